@@ -1,0 +1,3 @@
+from empathybench.cli import main
+
+main()

@@ -1,0 +1,25 @@
+"""The instruments EmpathyBench can run."""
+
+from empathybench.benchmarks.base import Benchmark
+from empathybench.errors import UserError
+
+
+def all_benchmarks() -> dict[str, Benchmark]:
+    from empathybench.benchmarks.eqbench.bench import EQBench
+
+    benchmarks: list[Benchmark] = [EQBench()]
+    return {b.name: b for b in benchmarks}
+
+
+def resolve_benchmarks(names: list[str] | None) -> list[Benchmark]:
+    available = all_benchmarks()
+    if not names:
+        return list(available.values())
+    chosen: list[Benchmark] = []
+    for raw in names:
+        for name in filter(None, (part.strip() for part in raw.split(","))):
+            if name not in available:
+                raise UserError(f"unknown benchmark {name!r}; available: {', '.join(available)}")
+            if available[name] not in chosen:
+                chosen.append(available[name])
+    return chosen

@@ -1,0 +1,227 @@
+"""The `empathybench` command. Thin: parses options and calls the library. Heavy imports stay lazy."""
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from empathybench.errors import UserError
+
+app = typer.Typer(
+    help="Run published empathy and emotional-intelligence instruments against any LLM, beside human norms.",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+data_app = typer.Typer(help="Fetch, verify and locate the pinned upstream data files.", no_args_is_help=True)
+rescore_app = typer.Typer(help="Score stored upstream result files with EmpathyBench's scorers.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+app.add_typer(rescore_app, name="rescore")
+
+console = Console(stderr=True)
+stdout = Console()
+
+
+def _parse_options(pairs: list[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or "." not in key:
+            raise UserError(f"--option {pair!r} is not BENCHMARK.NAME=VALUE (e.g. eqbench.language=de)")
+        options[key.strip()] = value.strip()
+    return options
+
+
+@app.callback(invoke_without_command=True)
+def _default(ctx: typer.Context) -> None:
+    """With no command: the quick preset of every benchmark on the embedded model."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(run)
+
+
+@app.command()
+def run(
+    model: Annotated[str, typer.Option("--model", "-m", help="local | openai/<model> | anthropic/<model> | "
+                                       "llamacpp/<file.gguf> | scripted/<name>")] = "local",
+    bench: Annotated[list[str] | None, typer.Option("--bench", "-b", help="Benchmark names (repeat or "
+                                                    "comma-separate); default: all")] = None,
+    preset: Annotated[str, typer.Option("--preset", "-p", help="quick | paper | full")] = "quick",
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N items per benchmark")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Run directory; the same command with the same "
+                                             "--out resumes")] = None,
+    max_concurrency: Annotated[int | None, typer.Option("--max-concurrency", "-c", min=1, help="Calls in "
+                                                        "flight (default 16 for HTTP, 1 in process)")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for sampling and item selection")] = 0,
+    base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-O", help="Benchmark option "
+                                                     "BENCH.NAME=VALUE, e.g. eqbench.language=de")] = None,
+    allow_unverified: Annotated[bool, typer.Option(help="Accept data files whose checksum differs from the "
+                                                   "pin (recorded in run.json)")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
+) -> None:
+    """Run benchmarks against a model and write a run directory."""
+    from empathybench.engine.runner import RunOptions, execute_run
+    from empathybench.report.terminal import print_summary
+
+    if preset not in ("quick", "paper", "full"):
+        raise UserError(f"unknown preset {preset!r}; choose quick, paper or full")
+    options = RunOptions(
+        model=model,
+        benchmarks=bench,
+        preset=preset,
+        limit=limit,
+        out=out,
+        max_concurrency=max_concurrency,
+        seed=seed,
+        base_url=base_url,
+        allow_unverified=allow_unverified,
+        options=_parse_options(option or []),
+        use_cache=not no_cache,
+        show_progress=not quiet,
+    )
+    result = execute_run(options, console)
+    print_summary(stdout, result.summary)
+    stdout.print(f"run directory: [bold]{result.directory}[/]", highlight=False)
+    if result.stats.items_failed:
+        console.print(
+            f"[red]{result.stats.items_failed} items could not be answered; run the same command again "
+            "to retry them[/]"
+        )
+        raise typer.Exit(1)
+
+
+@app.command("list")
+def list_command() -> None:
+    """Benchmarks, presets, options and model providers."""
+    from rich.table import Table
+
+    from empathybench.benchmarks.registry import all_benchmarks
+    from empathybench.models.registry import PROVIDERS
+
+    table = Table(title="Benchmarks", show_lines=True)
+    table.add_column("name", style="bold")
+    table.add_column("what")
+    table.add_column("presets")
+    table.add_column("options (--option NAME.KEY=VALUE)")
+    for benchmark in all_benchmarks().values():
+        table.add_row(
+            benchmark.name,
+            benchmark.title,
+            "\n".join(f"{k}: {v}" for k, v in benchmark.presets.items()),
+            "\n".join(f"{benchmark.name}.{k}: {v}" for k, v in benchmark.options.items()),
+        )
+    stdout.print(table)
+    providers = Table(title="Model providers")
+    providers.add_column("spec", style="bold")
+    providers.add_column("what")
+    for name, text in PROVIDERS.items():
+        providers.add_row(name, text)
+    stdout.print(providers)
+
+
+def _data_keys(bench: list[str] | None) -> list[str]:
+    from empathybench.benchmarks.registry import resolve_benchmarks
+    from empathybench.data.registry import REGISTRY
+
+    if not bench:
+        return list(REGISTRY)
+    keys: list[str] = []
+    for benchmark in resolve_benchmarks(bench):
+        keys.extend(getattr(benchmark, "data_keys", ()))
+    return keys
+
+
+@data_app.command("fetch")
+def data_fetch(
+    bench: Annotated[list[str] | None, typer.Option("--bench", "-b", help="Only these benchmarks' files")] = None,
+    allow_unverified: Annotated[bool, typer.Option(help="Keep files whose checksum differs")] = False,
+) -> None:
+    """Download (or copy from EMPATHYBENCH_MIRROR) and verify the pinned data files."""
+    from empathybench.data.fetch import describe_source, fetch
+    from empathybench.errors import DataError
+
+    console.print(f"fetching from {describe_source()}", highlight=False)
+    failures = 0
+    for key in _data_keys(bench):
+        try:
+            fetched = fetch(key, allow_unverified=allow_unverified)
+        except DataError as exc:
+            failures += 1
+            console.print(f"[red]✗[/] {exc}", highlight=False)
+            continue
+        mark = "[green]✓[/]" if fetched.verified else "[yellow]![/]"
+        stdout.print(f"{mark} {key}", highlight=False)
+    if failures:
+        raise UserError(f"{failures} data files could not be fetched")
+
+
+@data_app.command("verify")
+def data_verify(
+    bench: Annotated[list[str] | None, typer.Option("--bench", "-b", help="Only these benchmarks' files")] = None,
+) -> None:
+    """Check the cached data files against their pinned hashes (no download)."""
+    from empathybench.data.fetch import verify_cached
+
+    bad = 0
+    for key in _data_keys(bench):
+        status, detail = verify_cached(key)
+        if status == "ok":
+            stdout.print(f"[green]ok[/]       {key}", highlight=False)
+        elif status == "missing":
+            stdout.print(f"[yellow]missing[/]  {key}", highlight=False)
+        else:
+            bad += 1
+            stdout.print(f"[red]mismatch[/] {key}: {detail}", highlight=False)
+    if bad:
+        raise UserError(f"{bad} cached data files do not match their pins")
+
+
+@data_app.command("where")
+def data_where(
+    bench: Annotated[list[str] | None, typer.Option("--bench", "-b", help="Only these benchmarks' files")] = None,
+) -> None:
+    """Where data is read from and cached, and the pinned source of each file."""
+    from empathybench.data.fetch import cached_path, describe_source, source_url
+    from empathybench.data.registry import REGISTRY
+    from empathybench.paths import cache_dir
+
+    stdout.print(f"cache: {cache_dir()}", highlight=False)
+    stdout.print(f"source: {describe_source()}", highlight=False)
+    for key in _data_keys(bench):
+        entry = REGISTRY[key]
+        stdout.print(f"{key}\n  from {source_url(entry)}\n  at   {cached_path(entry)}", highlight=False)
+
+
+def _emit(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    else:
+        from rich.pretty import pprint
+
+        pprint(result, console=stdout, expand_all=False)
+
+
+@rescore_app.command("eqbench")
+def rescore_eqbench(
+    file: Annotated[Path, typer.Argument(help="An upstream *_eqbench_v2_results.json file")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Recompute the published score of an upstream EQ-Bench v2 results file from its stored answers."""
+    from empathybench.benchmarks.eqbench.bench import rescore_results_file
+
+    _emit(rescore_results_file(file), as_json)
+
+
+def main() -> None:
+    try:
+        app()
+    except UserError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        console.print("interrupted; finished items are saved, run the same command again to resume")
+        sys.exit(130)

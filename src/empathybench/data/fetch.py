@@ -1,0 +1,155 @@
+"""Fetch pinned upstream files over https (or from a mirror), verify them and cache them.
+
+`EMPATHYBENCH_MIRROR` replaces the `https://raw.githubusercontent.com` prefix. It may be a directory
+laid out `<owner>/<repo>/<commit>/<path>` or an http(s) URL with the same layout.
+"""
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from empathybench.data.registry import GITHUB_RAW_PREFIX, REGISTRY, DataFile
+from empathybench.errors import DataError
+from empathybench.paths import cache_dir
+
+FETCH_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class FetchedFile:
+    key: str
+    path: Path
+    sha256: str
+    verified: bool  # False only when --allow-unverified accepted content that does not match the pin
+    source: str
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def git_blob_sha1_of(data: bytes) -> str:
+    """Git's object id of a file: sha1 over `blob <size>\\0` + content."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def source_url(entry: DataFile, mirror: str | None = None) -> str:
+    """Where the file is read from: the mirror when one is set, else GitHub's raw-content host."""
+    mirror = os.environ.get("EMPATHYBENCH_MIRROR") if mirror is None else mirror
+    if not mirror:
+        return entry.url
+    if mirror.startswith(("http://", "https://")):
+        return f"{mirror.rstrip('/')}/{entry.relative_url}"
+    return str(Path(mirror).expanduser().resolve() / entry.repo / entry.commit / entry.path)
+
+
+def _read_source(location: str) -> bytes:
+    if not location.startswith(("http://", "https://")):
+        try:
+            return Path(location).read_bytes()
+        except FileNotFoundError:
+            raise DataError(f"data file not found in the mirror: {location}") from None
+        except OSError as exc:
+            raise DataError(f"cannot read {location}: {exc.strerror}") from None
+    request = urllib.request.Request(location, headers={"User-Agent": "empathybench"})
+    try:
+        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
+            return response.read()
+    except urllib.error.HTTPError as exc:
+        raise DataError(f"cannot download {location}: HTTP {exc.code}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise DataError(
+            f"cannot download {location} ({reason}); offline? set EMPATHYBENCH_MIRROR to a local mirror"
+        ) from None
+
+
+def _expected_hash(entry: DataFile) -> tuple[str, str]:
+    if entry.sha256:
+        return "sha256", entry.sha256
+    if entry.git_blob_sha1:
+        return "git blob sha1", entry.git_blob_sha1
+    raise DataError(f"{entry.key}: the registry has no hash for this file")
+
+
+def _actual_hash(kind: str, data: bytes) -> str:
+    return sha256_of(data) if kind == "sha256" else git_blob_sha1_of(data)
+
+
+def cached_path(entry: DataFile) -> Path:
+    return cache_dir() / "data" / entry.repo / entry.commit / entry.path
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _mismatch(entry: DataFile, where: str, kind: str, expected: str, actual: str) -> DataError:
+    return DataError(
+        f"checksum mismatch for {entry.key} ({where}): expected {kind} {expected}, got {actual}; "
+        "refusing it (pass --allow-unverified to accept a deliberately changed copy)"
+    )
+
+
+def fetch(key: str, *, allow_unverified: bool = False, refresh: bool = False) -> FetchedFile:
+    """Return a verified local copy of the registered file `key`, fetching it if needed."""
+    try:
+        entry = REGISTRY[key]
+    except KeyError:
+        raise DataError(f"unknown data file {key!r}; see `empathybench data where`") from None
+    kind, expected = _expected_hash(entry)
+    target = cached_path(entry)
+
+    if target.exists() and not refresh:
+        data = target.read_bytes()
+        actual = _actual_hash(kind, data)
+        if actual == expected:
+            return FetchedFile(key, target, sha256_of(data), True, str(target))
+        if allow_unverified:
+            return FetchedFile(key, target, sha256_of(data), False, str(target))
+        raise _mismatch(entry, f"cached copy {target}", kind, expected, actual)
+
+    location = source_url(entry)
+    data = _read_source(location)
+    actual = _actual_hash(kind, data)
+    verified = actual == expected
+    if not verified and not allow_unverified:
+        raise _mismatch(entry, location, kind, expected, actual)
+    _write_atomically(target, data)
+    return FetchedFile(key, target, sha256_of(data), verified, location)
+
+
+def fetch_file(key: str, *, allow_unverified: bool = False) -> Path:
+    """Shorthand for `fetch(key).path`."""
+    return fetch(key, allow_unverified=allow_unverified).path
+
+
+def verify_cached(key: str) -> tuple[str, str | None]:
+    """Check a cached file without fetching: returns (status, detail); status in ok|missing|mismatch."""
+    entry = REGISTRY[key]
+    kind, expected = _expected_hash(entry)
+    target = cached_path(entry)
+    if not target.exists():
+        return "missing", None
+    actual = _actual_hash(kind, target.read_bytes())
+    if actual == expected:
+        return "ok", None
+    return "mismatch", f"expected {kind} {expected}, got {actual}"
+
+
+def describe_source() -> str:
+    mirror = os.environ.get("EMPATHYBENCH_MIRROR")
+    return f"mirror {unquote(mirror)}" if mirror else GITHUB_RAW_PREFIX

@@ -1,0 +1,76 @@
+"""Live progress: done/total, calls in flight, retries, tokens, ETA."""
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from empathybench.engine.engine import RunStats
+
+
+class RunProgress:
+    """A rich progress bar on a terminal; a few plain lines elsewhere (CI logs, pipes)."""
+
+    def __init__(self, console: Console, stats: RunStats, *, enabled: bool = True) -> None:
+        self.console = console
+        self.stats = stats
+        self.enabled = enabled
+        self.live = enabled and console.is_terminal
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._last_plain = 0.0
+
+    def __enter__(self) -> "RunProgress":
+        if self.live:
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                TextColumn("[cyan]{task.fields[in_flight]} in flight"),
+                TextColumn("[yellow]{task.fields[retries]} retries"),
+                TextColumn("[magenta]{task.fields[tokens]} tokens"),
+                TextColumn("{task.fields[cached]} cached"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=self.console,
+                refresh_per_second=4,
+                transient=False,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("run", total=self.stats.items_total, **self._fields())
+        return self
+
+    def _fields(self) -> dict[str, Any]:
+        s = self.stats
+        return {
+            "in_flight": s.in_flight,
+            "retries": s.retries,
+            "tokens": s.prompt_tokens + s.completion_tokens,
+            "cached": s.cache_hits,
+        }
+
+    def set_description(self, text: str) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, description=text)
+
+    def update(self) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, completed=self.stats.items_done, **self._fields())
+        elif self.enabled:
+            now = time.monotonic()
+            finished = self.stats.items_done == self.stats.items_total
+            if now - self._last_plain >= 10 or finished:
+                self._last_plain = now
+                s = self.stats
+                self.console.print(
+                    f"  {s.items_done}/{s.items_total} items, {s.in_flight} in flight, {s.retries} retries, "
+                    f"{s.prompt_tokens + s.completion_tokens} tokens, {s.cache_hits} cached",
+                    highlight=False,
+                )
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self.update()
+            self._progress.stop()

