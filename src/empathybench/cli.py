@@ -44,22 +44,38 @@ def _default(ctx: typer.Context) -> None:
 
 @app.command()
 def run(
-    model: Annotated[str, typer.Option("--model", "-m", help="local | openai/<model> | anthropic/<model> | "
-                                       "llamacpp/<file.gguf> | scripted/<name>")] = "local",
-    bench: Annotated[list[str] | None, typer.Option("--bench", "-b", help="Benchmark names (repeat or "
-                                                    "comma-separate); default: all")] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="local | openai/<model> | anthropic/<model> | llamacpp/<file.gguf> | scripted/<name>",
+        ),
+    ] = "local",
+    bench: Annotated[
+        list[str] | None,
+        typer.Option("--bench", "-b", help="Benchmark names (repeat or comma-separate); default: all"),
+    ] = None,
     preset: Annotated[str, typer.Option("--preset", "-p", help="quick | paper | full")] = "quick",
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N items per benchmark")] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Run directory; the same command with the same "
-                                             "--out resumes")] = None,
-    max_concurrency: Annotated[int | None, typer.Option("--max-concurrency", "-c", min=1, help="Calls in "
-                                                        "flight (default 16 for HTTP, 1 in process)")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Run directory; the same command with the same --out resumes"),
+    ] = None,
+    max_concurrency: Annotated[
+        int | None,
+        typer.Option("--max-concurrency", "-c", min=1, help="Calls in flight (default 16 for HTTP, 1 in process)"),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and item selection")] = 0,
     base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-O", help="Benchmark option "
-                                                     "BENCH.NAME=VALUE, e.g. eqbench.language=de")] = None,
-    allow_unverified: Annotated[bool, typer.Option(help="Accept data files whose checksum differs from the "
-                                                   "pin (recorded in run.json)")] = False,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-O", help="Benchmark option BENCH.NAME=VALUE, e.g. eqbench.language=de"),
+    ] = None,
+    allow_unverified: Annotated[
+        bool,
+        typer.Option(help="Accept data files whose checksum differs from the pin (recorded in run.json)"),
+    ] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
 ) -> None:
@@ -88,8 +104,7 @@ def run(
     stdout.print(f"run directory: [bold]{result.directory}[/]", highlight=False)
     if result.stats.items_failed:
         console.print(
-            f"[red]{result.stats.items_failed} items could not be answered; run the same command again "
-            "to retry them[/]"
+            f"[red]{result.stats.items_failed} items could not be answered; run the same command again to retry them[/]"
         )
         raise typer.Exit(1)
 

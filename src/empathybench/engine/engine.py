@@ -179,11 +179,7 @@ class Engine:
             if failure is None:
                 self._any_success = True
                 return response, retries
-            if (
-                failure.kind == "connection"
-                and not self._any_success
-                and retries + 1 >= self.retry.unreachable_after
-            ):
+            if failure.kind == "connection" and not self._any_success and retries + 1 >= self.retry.unreachable_after:
                 where = self.identity.get("base_url") or self.identity.get("model")
                 raise BackendUnavailableError(f"cannot reach {where}: {failure}") from failure
             if retries >= self.retry.max_retries:
@@ -211,8 +207,6 @@ class ItemContext:
         repetition: int = 0,
         attempt: int = 0,
     ) -> Generation:
-        request, generation = await self._engine.generate(
-            messages, sampling, repetition=repetition, attempt=attempt
-        )
+        request, generation = await self._engine.generate(messages, sampling, repetition=repetition, attempt=attempt)
         self.calls.append(generation.as_record(request))
         return generation

@@ -78,9 +78,7 @@ def _fingerprint(identity: dict[str, Any], options: RunOptions, prepared: list[P
         "model": identity,
         "preset": options.preset,
         "seed": options.seed,
-        "benchmarks": [
-            {"name": p.name, "config": p.config, "items": [item.id for item in p.items]} for p in prepared
-        ],
+        "benchmarks": [{"name": p.name, "config": p.config, "items": [item.id for item in p.items]} for p in prepared],
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -90,9 +88,7 @@ def _model_description(backend: Backend) -> dict[str, Any]:
     return describe() if callable(describe) else backend.identity()
 
 
-def prepare_benchmarks(
-    options: RunOptions, console: Console
-) -> tuple[list[PreparedBenchmark], dict[str, str]]:
+def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[PreparedBenchmark], dict[str, str]]:
     prepared: list[PreparedBenchmark] = []
     skipped: dict[str, str] = {}
     for benchmark in resolve_benchmarks(options.benchmarks):

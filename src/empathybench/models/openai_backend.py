@@ -35,9 +35,7 @@ class OpenAIBackend:
 
         self._openai = openai
         # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
-        self._client = openai.AsyncOpenAI(
-            base_url=self.base_url, api_key=key, max_retries=0, timeout=REQUEST_TIMEOUT_S
-        )
+        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=REQUEST_TIMEOUT_S)
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
@@ -65,7 +63,9 @@ class OpenAIBackend:
             completion = await self._client.chat.completions.create(**kwargs)
         except openai.RateLimitError as exc:
             raise TransientBackendError(
-                "rate_limited", f"429 {exc.message}", parse_retry_after(exc.response.headers.get("retry-after"))
+                "rate_limited",
+                f"429 {exc.message}",
+                parse_retry_after(exc.response.headers.get("retry-after")),
             ) from exc
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise BackendUnavailableError(

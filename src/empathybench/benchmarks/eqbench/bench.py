@@ -1,0 +1,297 @@
+"""EQ-Bench on the engine: presets, per-item protocol, and run summary (specs/eqbench.md)."""
+
+import json
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
+from empathybench.benchmarks.eqbench.parse import ParsedAnswer, parse_answer
+from empathybench.benchmarks.eqbench.prompts import no_revise_prompt, revise_prompt
+from empathybench.benchmarks.eqbench.score import (
+    MIN_PARSEABLE_FRACTION,
+    aggregate_lm_eval,
+    aggregate_pipeline,
+    score_v1,
+    score_v2,
+)
+from empathybench.data.fetch import fetch
+from empathybench.engine.engine import ItemContext
+from empathybench.errors import UserError
+from empathybench.models.base import Message, Sampling
+
+# Question files per (version, language); keys of the data registry.
+QUESTION_FILES: dict[tuple[str, str], str] = {
+    ("v2", "en"): "eqbench/v2/eq_bench_v2_questions_171.json",
+    ("v2", "de"): "eqbench/v2/eq_bench_v2_questions_171_de.json",
+    ("v2", "de_v21"): "eqbench/v2/eq_bench_v2_questions_171_de_original_v2.1.json",
+    ("v2", "pl"): "eqbench/v2/eq_bench_v2_questions_171_pl.json",
+    ("v2", "ja"): "eqbench/v2/eq_bench_v2_questions_171_ja_community.json",
+    ("v2", "jahalf"): "eqbench/v2/eq_bench_v2_questions_171_jahalf_community.json",
+    ("v1", "en"): "eqbench/v1/eq_bench_v1_questions_60.json",
+}
+QUICK_SUBSET_SIZE = 30
+
+
+@dataclass(frozen=True)
+class EQBenchConfig:
+    """Everything that defines an EQ-Bench run; recorded in run.json.
+
+    protocol "pipeline" is the upstream pipeline (§3): temperature 0.01 sampling, 60 new tokens, up to 3
+    attempts each +0.15, unparseable items dropped, validity gate 83.33%. "lm-eval" is lm-evaluation-harness
+    `eq_bench` (§6): greedy, 80 tokens, stop at the first blank line, one attempt.
+    """
+
+    version: str = "v2"
+    language: str = "en"
+    revise: bool = False
+    protocol: str = "pipeline"
+    parse_mode: str = "strict_v23"
+    sigmoid_rule: str = "le5"  # released code; "lt5" reproduces the published Jan-Feb 2024 numbers (§5.1)
+    temperature: float = 0.01
+    temperature_step: float = 0.15
+    attempts: int = 3
+    max_tokens: int = 60
+    stop: tuple[str, ...] = ()
+    system_prompt: str | None = None  # API engines send no system message (§2.3)
+
+    def with_protocol_defaults(self) -> "EQBenchConfig":
+        if self.protocol == "lm-eval":
+            return replace(self, temperature=0.0, temperature_step=0.0, attempts=1, max_tokens=80, stop=("\n\n",))
+        if self.revise or self.version == "v1":
+            # v2.4 fixed the 60-token cap that broke revise mode (issue #25): 600 tokens with revise.
+            return replace(self, max_tokens=600)
+        return self
+
+
+OPTION_HELP = {
+    "version": "v2 (171 items) | v1 (60 items)",
+    "language": "en | de | de_v21 | pl | ja | jahalf (v2 only)",
+    "revise": "true | false: the stored revise prompt (first pass, critique, revised scores)",
+    "protocol": "pipeline (upstream: T=0.01, 3 attempts) | lm-eval (greedy, 80 tokens, stop at blank line)",
+    "parse_mode": "strict_v23 (official runs, lm-eval) | v24 (strip markdown, case-insensitive labels)",
+    "sigmoid_rule": "le5 (released code) | lt5 (reproduces the published 2024 leaderboard numbers)",
+    "system_prompt": "a system message to send (default: none, as upstream for API models)",
+}
+
+
+def _config_from(preset: str, options: dict[str, str]) -> EQBenchConfig:
+    config = EQBenchConfig()
+    for key, value in options.items():
+        if key not in OPTION_HELP:
+            raise UserError(f"unknown eqbench option {key!r}; known: {', '.join(OPTION_HELP)}")
+        if key == "revise":
+            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise UserError(f"eqbench.revise must be true or false, not {value!r}")
+            config = replace(config, revise=value.lower() in ("true", "1", "yes"))
+        else:
+            config = replace(config, **{key: value})
+    if (config.version, config.language) not in QUESTION_FILES:
+        raise UserError(f"EQ-Bench {config.version} has no language {config.language!r}")
+    if config.protocol not in ("pipeline", "lm-eval"):
+        raise UserError(f"eqbench.protocol must be pipeline or lm-eval, not {config.protocol!r}")
+    if config.parse_mode not in ("strict_v23", "v24"):
+        raise UserError(f"eqbench.parse_mode must be strict_v23 or v24, not {config.parse_mode!r}")
+    if config.sigmoid_rule not in ("le5", "lt5"):
+        raise UserError(f"eqbench.sigmoid_rule must be le5 or lt5, not {config.sigmoid_rule!r}")
+    return config.with_protocol_defaults()
+
+
+def quick_subset(ids: list[str], size: int = QUICK_SUBSET_SIZE) -> list[str]:
+    """A fixed, evenly spread subset: the same items on every machine and every run."""
+    if len(ids) <= size:
+        return ids
+    return [ids[math.floor(i * len(ids) / size)] for i in range(size)]
+
+
+@dataclass(frozen=True)
+class EQBenchItem:
+    prompt: str
+    reference: dict[str, Any]  # reference_answer_fullscale (v2) or reference_answer (v1)
+
+
+def _parse_language(language: str) -> str:
+    return "de" if language == "de_v21" else language
+
+
+def _prompt_language(language: str) -> str:
+    return "de" if language == "de_v21" else language
+
+
+class EQBench:
+    name = "eqbench"
+    title = "EQ-Bench v2/v1: rate the intensity of 4 emotions of a character in a dialogue (en, de, pl, ja)"
+    presets: ClassVar[dict[str, str]] = {
+        "quick": f"a fixed {QUICK_SUBSET_SIZE}-item subset of v2, upstream pipeline protocol",
+        "paper": "the upstream v2 pipeline on all 171 items (T=0.01, 60 tokens, 3 attempts +0.15)",
+        "full": "every item of the chosen version and language",
+    }
+    options = OPTION_HELP
+    data_keys = tuple(QUESTION_FILES.values())
+
+    def prepare(
+        self,
+        preset: str,
+        *,
+        options: dict[str, str],
+        limit: int | None,
+        seed: int,
+        allow_unverified: bool,
+    ) -> PreparedBenchmark:
+        config = _config_from(preset, options)
+        if preset == "paper" and (config.version, config.protocol) != ("v2", "pipeline"):
+            raise UserError("the eqbench paper preset is the v2 pipeline; use --preset full for other settings")
+        fetched = fetch(QUESTION_FILES[(config.version, config.language)], allow_unverified=allow_unverified)
+        questions: dict[str, Any] = json.loads(fetched.path.read_text("utf-8"))
+        ids = sorted(questions, key=int)
+        if preset == "quick":
+            ids = quick_subset(ids)
+        if limit is not None:
+            ids = ids[:limit]
+        reference_field = "reference_answer_fullscale" if config.version == "v2" else "reference_answer"
+        items = []
+        for qid in ids:
+            stored = questions[qid]["prompt"]
+            try:
+                prompt = (
+                    revise_prompt(stored)
+                    if config.revise
+                    else no_revise_prompt(stored, _prompt_language(config.language), item_id=qid)
+                )
+            except ValueError as exc:
+                raise UserError(f"EQ-Bench item {qid}: {exc}") from None
+            items.append(BenchItem(qid, EQBenchItem(prompt, dict(questions[qid][reference_field]))))
+
+        async def run_item(item: BenchItem, ctx: ItemContext) -> dict[str, Any]:
+            return await _run_item(config, item, ctx)
+
+        def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+            return summarize_records(config, len(items), records)
+
+        return PreparedBenchmark(
+            name=self.name,
+            config={**asdict(config), "preset": preset, "question_file": fetched.key},
+            items=items,
+            run_item=run_item,
+            summarize=summarize,
+            data_files=[fetched],
+        )
+
+
+def _score(config: EQBenchConfig, answers: dict[str, float] | None, reference: dict[str, Any]) -> float | None:
+    if answers is None:
+        return None
+    case_insensitive = config.parse_mode == "v24"
+    if config.version == "v1":
+        return score_v1(answers, reference, case_insensitive_validity=case_insensitive)
+    return score_v2(answers, reference, config.sigmoid_rule, case_insensitive=case_insensitive)  # type: ignore[arg-type]
+
+
+def _attempt_succeeded(config: EQBenchConfig, parsed: ParsedAnswer) -> bool:
+    """§3: an attempt fails if the first pass (or, with revise, either pass) does not parse."""
+    if config.revise:
+        return parsed.first_pass is not None and parsed.revised is not None
+    return parsed.first_pass is not None
+
+
+async def _run_item(config: EQBenchConfig, item: BenchItem, ctx: ItemContext) -> dict[str, Any]:
+    payload: EQBenchItem = item.payload
+    messages = [Message("user", payload.prompt)]
+    if config.system_prompt:
+        messages.insert(0, Message("system", config.system_prompt))
+    parsed: ParsedAnswer | None = None
+    fallback: ParsedAnswer | None = None
+    attempts_used = 0
+    for attempt in range(config.attempts):
+        sampling = Sampling(
+            temperature=round(config.temperature + config.temperature_step * attempt, 4),
+            max_tokens=config.max_tokens,
+            top_p=1.0,
+            stop=config.stop,
+            seed=ctx.seed,
+        )
+        generation = await ctx.generate(messages, sampling, attempt=attempt)
+        attempts_used = attempt + 1
+        parsed = parse_answer(
+            generation.text,
+            payload.reference,
+            mode=config.parse_mode,  # type: ignore[arg-type]
+            language=_parse_language(config.language),
+            revise=config.revise,
+            scoring=config.version,  # type: ignore[arg-type]
+        )
+        if _attempt_succeeded(config, parsed):
+            break
+        if config.revise and (parsed.first_pass is not None or parsed.revised is not None):
+            fallback = parsed  # §3: with revise, a partial result is kept after the last attempt
+    assert parsed is not None
+    if not _attempt_succeeded(config, parsed) and fallback is not None:
+        parsed = fallback
+    first_score = _score(config, parsed.first_pass, payload.reference)
+    revised_score = _score(config, parsed.revised, payload.reference) if config.revise else None
+    return {
+        "parsed": {"first_pass": parsed.first_pass, "revised": parsed.revised},
+        "score": first_score,
+        "revised_score": revised_score,
+        "parse_error": parsed.failure_reason if parsed.first_pass is None else None,
+        "revised_parse_error": parsed.revised_failure_reason if config.revise else None,
+        "parse_notes": list(parsed.notes),
+        "attempts": attempts_used,
+        "reference": payload.reference,
+    }
+
+
+def summarize_records(config: EQBenchConfig, n_items: int, records: list[dict[str, Any]]) -> dict[str, Any]:
+    first = {r["item_id"]: r.get("score") for r in records}
+    revised = {r["item_id"]: r.get("revised_score") for r in records} if config.revise else None
+    pipeline = aggregate_pipeline(first, revised, n_questions=n_items)
+    by_item = [first.get(r["item_id"]) for r in records] + [None] * (n_items - len(records))
+    lm_eval = aggregate_lm_eval(by_item) if n_items else None
+    n_parsed = sum(1 for s in first.values() if s is not None)
+    failures: dict[str, int] = {}
+    for record in records:
+        reason = record.get("parse_error")
+        if reason:
+            kind = reason.split(":")[0]
+            failures[kind] = failures.get(kind, 0) + 1
+    summary: dict[str, Any] = {
+        "score": pipeline.score,
+        "score_name": "EQ-Bench v2 pipeline score (0-100, mean over parseable items)"
+        if config.version == "v2"
+        else "EQ-Bench v1 score (mean over parseable items)",
+        "n_items": n_items,
+        "n_answered": len(records),
+        "n_parsed": n_parsed,
+        "percent_parseable": round(100 * n_parsed / n_items, 2) if n_items else 0.0,
+        "valid": pipeline.valid,
+        "validity_rule": f"parseable / items >= {MIN_PARSEABLE_FRACTION} (upstream gate)",
+        "selected_pass": pipeline.selected_pass,
+        "lm_eval_score": round(lm_eval.eqbench, 4) if lm_eval else None,
+        "lm_eval_note": "unparseable items count 0, mean over all items (lm-evaluation-harness style)",
+        "parse_failures": failures,
+        "mean_attempts": round(sum(r.get("attempts", 1) for r in records) / len(records), 3) if records else 0,
+        "config": {k: v for k, v in asdict(config).items() if k != "stop"},
+    }
+    if not pipeline.valid:
+        summary["headline_note"] = (
+            f"invalid run: {n_parsed}/{n_items} parseable, below the upstream {MIN_PARSEABLE_FRACTION:.2%} gate"
+        )
+    return summary
+
+
+def rescore_results_file(path: Path) -> dict[str, Any]:
+    """`empathybench rescore eqbench FILE`: recompute an upstream v2 results file from its stored answers."""
+    from empathybench.benchmarks.eqbench.rescore import rescore_upstream_results
+
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"no such file: {path}") from None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path} is not a JSON file: {exc}") from None
+    questions = json.loads(fetch(QUESTION_FILES[("v2", "en")]).path.read_text("utf-8"))
+    try:
+        return rescore_upstream_results(data, questions)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"{path} is not an upstream EQ-Bench results file: {exc}") from None
