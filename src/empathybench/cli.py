@@ -21,7 +21,7 @@ rescore_app = typer.Typer(help="Score stored upstream result files with EmpathyB
 app.add_typer(data_app, name="data")
 app.add_typer(rescore_app, name="rescore")
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
 stdout = Console()
 
 

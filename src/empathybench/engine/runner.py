@@ -91,7 +91,8 @@ def _model_description(backend: Backend) -> dict[str, Any]:
 def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[PreparedBenchmark], dict[str, str]]:
     prepared: list[PreparedBenchmark] = []
     skipped: dict[str, str] = {}
-    for benchmark in resolve_benchmarks(options.benchmarks):
+    chosen = resolve_benchmarks(options.benchmarks)
+    for benchmark in chosen:
         if options.preset not in benchmark.presets:
             raise UserError(
                 f"benchmark {benchmark.name} has no preset {options.preset!r}; "
@@ -113,8 +114,8 @@ def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[Prep
                 )
             )
         except UserError as exc:
-            if options.benchmarks and len(resolve_benchmarks(options.benchmarks)) == 1:
-                raise
+            if len(chosen) == 1:
+                raise  # the one benchmark asked for cannot run: that is the error to show
             skipped[benchmark.name] = str(exc)
             console.print(f"[yellow]skipping {benchmark.name}[/]: {exc}", highlight=False)
     return prepared, skipped
