@@ -231,6 +231,17 @@ def rescore_eqbench(
     _emit(rescore_results_file(file), as_json)
 
 
+@rescore_app.command("seceu")
+def rescore_seceu(
+    file: Annotated[Path, typer.Argument(help='A JSON file {"answers": [[4 numbers] x 40]} in item order, raw')],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Normalise 40 raw SECEU answers by the paper's rules and score them: distance, EQ, percentiles, pattern r."""
+    from empathybench.benchmarks.seceu.bench import rescore_answers_file
+
+    _emit(rescore_answers_file(file), as_json)
+
+
 def main() -> None:
     try:
         app()

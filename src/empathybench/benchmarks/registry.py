@@ -6,8 +6,10 @@ from empathybench.errors import UserError
 
 def all_benchmarks() -> dict[str, Benchmark]:
     from empathybench.benchmarks.eqbench.bench import EQBench
+    from empathybench.benchmarks.giebench.bench import GIEBench
+    from empathybench.benchmarks.seceu.bench import Seceu
 
-    benchmarks: list[Benchmark] = [EQBench()]
+    benchmarks: list[Benchmark] = [EQBench(), GIEBench(), Seceu()]
     return {b.name: b for b in benchmarks}
 
 

@@ -1,0 +1,1 @@
+"""GIEBench: group identity-based empathy, three prompt conditions (specs/giebench.md)."""

@@ -1,0 +1,1 @@
+"""SECEU: Situational Evaluation of Complex Emotional Understanding (specs/seceu.md)."""
