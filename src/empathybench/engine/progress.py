@@ -19,7 +19,8 @@ class RunProgress:
         self.live = enabled and console.is_terminal
         self._progress: Progress | None = None
         self._task: TaskID | None = None
-        self._last_plain = 0.0
+        # The first plain line comes after 10 s of work, so a run that fails at once prints only its error.
+        self._last_plain = time.monotonic()
 
     def __enter__(self) -> "RunProgress":
         if self.live:

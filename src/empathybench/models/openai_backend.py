@@ -31,11 +31,19 @@ class OpenAIBackend:
                     "at an OpenAI-compatible server that needs no key"
                 )
             key = "no-key"  # local servers (vLLM, llama.cpp, Ollama) ignore it, but the SDK wants one
-        import openai
+        self._api_key = key
+        self._client: Any = None  # made at the first call: a fully cached run never imports the SDK
 
-        self._openai = openai
-        # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
-        self._client = openai.AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=REQUEST_TIMEOUT_S)
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            self._openai = openai
+            # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
+            self._client = openai.AsyncOpenAI(
+                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=REQUEST_TIMEOUT_S
+            )
+        return self._client
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
@@ -58,9 +66,10 @@ class OpenAIBackend:
             extra["repeat_penalty"] = s.repeat_penalty
         if extra:
             kwargs["extra_body"] = extra  # understood by vLLM / llama.cpp servers, not by api.openai.com
+        client = self._get_client()
         openai = self._openai
         try:
-            completion = await self._client.chat.completions.create(**kwargs)
+            completion = await client.chat.completions.create(**kwargs)
         except openai.RateLimitError as exc:
             raise TransientBackendError(
                 "rate_limited",
@@ -90,7 +99,9 @@ class OpenAIBackend:
         return _to_response(completion)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
 
 
 def _to_response(completion: Any) -> ChatResponse:

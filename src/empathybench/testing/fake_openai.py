@@ -1,0 +1,509 @@
+"""A fake OpenAI-compatible chat-completions server for tests and benchmarks (standard library only).
+
+It serves `POST /v1/chat/completions` and `GET /v1/models` on 127.0.0.1 only, one thread per connection, so
+many slow requests overlap instead of queueing. Faults are injected at configurable rates from a seeded RNG
+(or scripted for the next requests):
+
+- "429": rate limited, with a Retry-After header (answered at once, as rate limiters do);
+- "500": server error (after the latency);
+- "drop": the socket is closed without any response (after the latency);
+- "malformed": 200 with a JSON body cut short (after the latency);
+- "400": a request rejected as invalid (scripted only; answered at once).
+
+It counts what it receives (total, per request-body hash, in flight, Authorization headers) so tests can
+assert "the server was asked nothing" or "no request was asked twice".
+
+    with FakeOpenAIServer(latency_s=0.2, rate_429=0.1) as server:
+        ... point a client at server.base_url ...
+        assert server.requests_total == 10
+
+Manual use: `python -m empathybench.testing.fake_openai --port 8000 --latency 1 --rate-429 0.15`.
+"""
+
+import argparse
+import contextlib
+import hashlib
+import json
+import random
+import re
+import signal
+import socket
+import socketserver
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+LOOPBACK = "127.0.0.1"
+FAULT_KINDS = ("429", "500", "drop", "malformed", "400")
+FALLBACK_REPLY = "I understand how they might feel."
+# Score placeholders of the EQ-Bench prompts in en, de, pl and ja ("<score>", "<revised score>", "<Punktzahl>"...).
+_SCORE_PLACEHOLDER = re.compile(r"^\s*([^\n:<>]+?):\s*<[^<>\n]*(?:score|Punktzahl|ocena|得点)[^<>\n]*>\s*$", re.M)
+_WORD = re.compile(r"\S+")
+
+AnswerFunction = Callable[[dict[str, Any]], str]
+
+
+def fill_score_lines(request: dict[str, Any], value: int = 5) -> str:
+    """The default answer: `Label: 5` for every `Label: <score>` line of the last user message."""
+    messages = request.get("messages") or []
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+    content = last_user.get("content") if isinstance(last_user, dict) else None
+    if not isinstance(content, str):
+        return FALLBACK_REPLY
+    labels = list(dict.fromkeys(m.group(1).strip() for m in _SCORE_PLACEHOLDER.finditer(content)))
+    return "\n".join(f"{label}: {value}" for label in labels) or FALLBACK_REPLY
+
+
+def request_body_hash(body: bytes) -> str:
+    """Hash of a request body; JSON is canonicalised so key order and spacing do not matter."""
+    try:
+        canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
+    except ValueError:
+        canonical = body
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def count_words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def truncate_words(text: str, limit: int) -> tuple[str, bool]:
+    """Cut `text` after `limit` whitespace-separated tokens, keeping its line breaks."""
+    matches = list(_WORD.finditer(text))
+    if len(matches) <= limit:
+        return text, False
+    return (text[: matches[limit - 1].end()] if limit > 0 else ""), True
+
+
+@dataclass(frozen=True)
+class RequestLogEntry:
+    """One chat-completions request as the server saw it."""
+
+    index: int
+    body_hash: str
+    outcome: str  # "ok", a fault kind, or "client_gone" when the client hung up before the answer
+    arrived: float  # time.monotonic() when the body had been read
+    finished: float  # time.monotonic() when the reply was ready, just before it was sent (or the socket dropped)
+    model: str | None
+
+
+class _LoopbackHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # Keep-alive connections keep their threads; never wait for them when closing.
+    block_on_close = False
+    request_queue_size = 256
+    allow_reuse_address = True
+
+    def __init__(self, fake: "FakeOpenAIServer", port: int) -> None:
+        self.fake = fake
+        super().__init__((LOOPBACK, port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up mid-request are part of the job here (kill tests, drops); only report real bugs.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on a box without DNS.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = LOOPBACK
+        self.server_port = self.server_address[1]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers and the SDK's pooled client expect
+    server: _LoopbackHTTPServer
+    timeout = 60  # an idle keep-alive connection ends its thread after this
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake._track_connection(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.fake._track_connection(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # quiet: tests and benchmarks read the counters instead
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        fake = self.server.fake
+        if path == "/v1/models":
+            data = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in fake.models]
+            self.send_json(200, {"object": "list", "data": data})
+        elif path == "/_fake/stats":
+            self.send_json(200, fake.stats())
+        else:
+            self.send_json(404, _error_body(f"no route GET {path}", "not_found_error"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path != "/v1/chat/completions":
+            self.send_json(404, _error_body(f"no route POST {path}", "not_found_error"))
+            return
+        self.server.fake._serve_chat(self, raw)
+
+    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self.send_raw(status, json.dumps(payload).encode("utf-8"), headers)
+
+    def send_raw(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def drop(self) -> None:
+        """Close the connection without sending a byte of response."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+def _error_body(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+class FakeOpenAIServer:
+    """A fake OpenAI-compatible server on 127.0.0.1; use as a context manager or call start()/stop()."""
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        latency_s: float = 0.0,
+        rate_429: float = 0.0,
+        retry_after: str | None = "1",
+        rate_500: float = 0.0,
+        rate_drop: float = 0.0,
+        rate_malformed: float = 0.0,
+        seed: int = 0,
+        answer: AnswerFunction | None = None,
+        models: Iterable[str] = ("fake",),
+    ) -> None:
+        if rate_429 + rate_500 + rate_drop + rate_malformed > 1.0:
+            raise ValueError("fault rates add up to more than 1")
+        self.requested_port = port
+        self.latency_s = latency_s
+        self.rate_429 = rate_429
+        self.retry_after = retry_after
+        self.rate_500 = rate_500
+        self.rate_drop = rate_drop
+        self.rate_malformed = rate_malformed
+        self.answer: AnswerFunction = answer or fill_score_lines
+        self.models = tuple(models)
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._scripted: deque[str] = deque()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _LoopbackHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._in_flight = 0
+        self.reset_counters()
+
+    # --- lifecycle -------------------------------------------------------------------------------------
+
+    def start(self) -> "FakeOpenAIServer":
+        if self._httpd is not None:
+            return self
+        self._httpd = _LoopbackHTTPServer(self, self.requested_port)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.server_close()
+        # Wake handler threads blocked on idle keep-alive connections so they end now.
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the fake server is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}/v1"
+
+    # --- faults and counters ---------------------------------------------------------------------------
+
+    def script_faults(self, *kinds: str) -> None:
+        """Serve these outcomes ("ok" or a fault kind) to the next requests, in arrival order."""
+        for kind in kinds:
+            if kind != "ok" and kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault {kind!r}; known: ok, {', '.join(FAULT_KINDS)}")
+        with self._lock:
+            self._scripted.extend(kinds)
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self._requests_total = 0
+            self._body_counts: Counter[str] = Counter()
+            self._outcomes: Counter[str] = Counter()
+            self._authorizations: set[str] = set()
+            self._max_in_flight = self._in_flight  # requests being served now are not forgotten
+            self._log: list[RequestLogEntry] = []
+
+    @property
+    def requests_total(self) -> int:
+        """Chat-completions requests received (every retry counts)."""
+        with self._lock:
+            return self._requests_total
+
+    @property
+    def body_counts(self) -> Counter[str]:
+        """How often each distinct request body arrived."""
+        with self._lock:
+            return Counter(self._body_counts)
+
+    @property
+    def outcomes(self) -> Counter[str]:
+        with self._lock:
+            return Counter(self._outcomes)
+
+    @property
+    def authorizations(self) -> set[str]:
+        with self._lock:
+            return set(self._authorizations)
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most chat-completions requests being served at one time."""
+        with self._lock:
+            return self._max_in_flight
+
+    @property
+    def log(self) -> list[RequestLogEntry]:
+        with self._lock:
+            return list(self._log)
+
+    def repeated_bodies(self) -> dict[str, int]:
+        """Request bodies that arrived more than once, with their counts."""
+        with self._lock:
+            return {h: n for h, n in self._body_counts.items() if n > 1}
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "requests_total": self._requests_total,
+                "distinct_bodies": len(self._body_counts),
+                "repeated_bodies": sum(1 for n in self._body_counts.values() if n > 1),
+                "outcomes": dict(self._outcomes),
+                "max_in_flight": self._max_in_flight,
+                "in_flight": self._in_flight,
+                "authorizations": sorted(self._authorizations),
+            }
+
+    def _track_connection(self, connection: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
+
+    def _choose_outcome(self) -> str:
+        # Called under the lock: the seeded RNG is consumed in arrival order.
+        if self._scripted:
+            return self._scripted.popleft()
+        draw = self._rng.random()
+        for kind, rate in (
+            ("429", self.rate_429),
+            ("500", self.rate_500),
+            ("drop", self.rate_drop),
+            ("malformed", self.rate_malformed),
+        ):
+            if draw < rate:
+                return kind
+            draw -= rate
+        return "ok"
+
+    # --- serving ---------------------------------------------------------------------------------------
+
+    def _serve_chat(self, handler: _Handler, raw: bytes) -> None:
+        arrived = time.monotonic()
+        body_hash = request_body_hash(raw)
+        with self._lock:
+            self._requests_total += 1
+            index = self._requests_total
+            self._body_counts[body_hash] += 1
+            authorization = handler.headers.get("Authorization")
+            if authorization is not None:
+                self._authorizations.add(authorization)
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            outcome = self._choose_outcome()
+            latency = self.latency_s
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            request = None
+        model = request.get("model") if isinstance(request, dict) and isinstance(request.get("model"), str) else None
+        try:
+            outcome, reply = self._reply(outcome, request, index, latency)
+        finally:
+            # Counted before the reply leaves, so a client that has its answer also sees it in the counters.
+            entry = RequestLogEntry(index, body_hash, outcome, arrived, time.monotonic(), model)
+            with self._lock:
+                self._in_flight -= 1
+                self._outcomes[outcome] += 1
+                self._log.append(entry)
+        try:
+            reply(handler)
+        except OSError:
+            # The client went away (e.g. killed mid-request): nobody is left to answer.
+            handler.close_connection = True
+            with self._lock:
+                if entry in self._log:  # unless the counters were reset meanwhile
+                    self._outcomes[outcome] -= 1
+                    self._outcomes["client_gone"] += 1
+                    self._log[self._log.index(entry)] = replace(entry, outcome="client_gone")
+
+    def _reply(self, outcome: str, request: Any, index: int, latency: float) -> tuple[str, Callable[[_Handler], None]]:
+        """The outcome actually served and how to send it; sleeps for the latency where the outcome has it."""
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+            body = _error_body("body must be a JSON object with messages", "invalid_request_error")
+            return "400", lambda handler: handler.send_json(400, body)
+        if outcome == "429":
+            headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+            body = _error_body("rate limited (fake)", "rate_limit_exceeded")
+            return outcome, lambda handler: handler.send_json(429, body, headers)
+        if outcome == "400":
+            body = _error_body("request rejected (fake)", "invalid_request_error")
+            return outcome, lambda handler: handler.send_json(400, body)
+        if latency > 0:
+            time.sleep(latency)
+        if outcome == "500":
+            body = _error_body("internal error (fake)", "server_error")
+            return outcome, lambda handler: handler.send_json(500, body)
+        if outcome == "drop":
+            return outcome, _Handler.drop
+        if outcome == "malformed":
+            cut = b'{"id": "chatcmpl-fake", "object": "chat.completion", "choices": [{"ind'
+            return outcome, lambda handler: handler.send_raw(200, cut)
+        try:
+            completion = self._completion(index, request)
+        except Exception as exc:  # the answer function failed: a 500 keeps the client honest
+            body = _error_body(f"fake server error: {exc}", "server_error")
+            return "500", lambda handler: handler.send_json(500, body)
+        return "ok", lambda handler: handler.send_json(200, completion)
+
+    def _completion(self, index: int, request: dict[str, Any]) -> dict[str, Any]:
+        text = self.answer(request)
+        finish_reason = "stop"
+        max_tokens = request.get("max_tokens") or request.get("max_completion_tokens")
+        if isinstance(max_tokens, int):
+            text, cut = truncate_words(text, max_tokens)
+            finish_reason = "length" if cut else "stop"
+        prompt_tokens = sum(count_words(m["content"]) for m in request["messages"] if isinstance(m.get("content"), str))
+        completion_tokens = count_words(text)
+        return {
+            "id": f"chatcmpl-fake-{index}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model") or "fake",
+            "system_fingerprint": "fake",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish_reason,
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m empathybench.testing.fake_openai",
+        description="A fake OpenAI-compatible chat-completions server on 127.0.0.1 with injected faults.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free port)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--rate-429", type=float, default=0.0, help="share of requests answered 429")
+    parser.add_argument("--retry-after", default="1", help="Retry-After header value sent with 429s")
+    parser.add_argument("--rate-500", type=float, default=0.0, help="share of requests answered 500")
+    parser.add_argument("--rate-drop", type=float, default=0.0, help="share of connections closed unanswered")
+    parser.add_argument("--rate-malformed", type=float, default=0.0, help="share answered with broken JSON")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
+    parser.add_argument("--stats-out", help="write the final counters as JSON to this file on exit")
+    args = parser.parse_args(argv)
+
+    server = FakeOpenAIServer(
+        port=args.port,
+        latency_s=args.latency,
+        rate_429=args.rate_429,
+        retry_after=args.retry_after,
+        rate_500=args.rate_500,
+        rate_drop=args.rate_drop,
+        rate_malformed=args.rate_malformed,
+        seed=args.seed,
+    )
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    with server:
+        print(f"fake OpenAI server listening on {server.base_url}", flush=True)
+        while not stop.wait(0.5):
+            pass
+        stats = server.stats()
+    if args.stats_out:
+        with open(args.stats_out, "w", encoding="utf-8") as handle:
+            json.dump(stats, handle, indent=2)
+    print(json.dumps(stats), flush=True)
+
+
+__all__ = [
+    "FAULT_KINDS",
+    "FakeOpenAIServer",
+    "RequestLogEntry",
+    "fill_score_lines",
+    "request_body_hash",
+]
+
+if __name__ == "__main__":
+    main()
