@@ -191,13 +191,39 @@ class Engine:
 
 
 class ItemContext:
-    """What a benchmark item sees: a `generate` that records every call for samples.jsonl."""
+    """What a benchmark item sees: a `generate` that records every call for samples.jsonl.
 
-    def __init__(self, engine: Engine, item_id: str, seed: int) -> None:
+    `judge_generate` asks the judge model (`run --judge`); without a judge the model under test judges itself,
+    and `judge_is_self` says so.
+    """
+
+    def __init__(self, engine: Engine, item_id: str, seed: int, judge_engine: Engine | None = None) -> None:
         self._engine = engine
+        self._judge_engine = judge_engine
         self.item_id = item_id
         self.seed = seed
         self.calls: list[dict[str, Any]] = []
+
+    @property
+    def judge_is_self(self) -> bool:
+        return self._judge_engine is None
+
+    @property
+    def judge_identity(self) -> dict[str, Any]:
+        return (self._judge_engine or self._engine).identity
+
+    async def judge_generate(
+        self,
+        messages: Sequence[Message] | str,
+        sampling: Sampling,
+        *,
+        repetition: int = 0,
+        attempt: int = 0,
+    ) -> Generation:
+        engine = self._judge_engine or self._engine
+        request, generation = await engine.generate(messages, sampling, repetition=repetition, attempt=attempt)
+        self.calls.append({"role": "judge", **generation.as_record(request)})
+        return generation
 
     async def generate(
         self,

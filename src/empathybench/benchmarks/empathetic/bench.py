@@ -1,0 +1,205 @@
+"""The Welivita & Pu (2024) study on the engine: generate a reply per prompt, then have a judge rate it blind.
+
+The judge also rates the human reply of every prompt, so model-vs-human figures are judge-vs-judge; the
+published human-rater figures for the same prompts are reported beside them as a reference, never mixed in.
+"""
+
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
+from empathybench.benchmarks.empathetic.data import HUMAN, SOURCE_NAMES, Prompt, load_released, one_per_emotion
+from empathybench.benchmarks.empathetic.judge import JUDGE_ATTEMPTS, judge_reply
+from empathybench.benchmarks.empathetic.prompts import (
+    GENERATION_PROMPT_SOURCE,
+    MAX_WORDS,
+    RATER_TEXT_SOURCE,
+    generation_messages,
+)
+from empathybench.benchmarks.empathetic.stats import RatedRow, analyse
+from empathybench.engine.engine import ItemContext
+from empathybench.errors import UserError
+from empathybench.models.base import Message, Sampling
+
+MODEL = "model"  # the source name of the model under test in the tables
+
+
+@dataclass(frozen=True)
+class EmpatheticConfig:
+    temperature: float = 0.0  # the paper does not state its sampling; greedy keeps runs repeatable
+    max_tokens: int = 256  # room above the prompt's 97-word maximum, so overruns are seen, not cut
+    judge_attempts: int = JUDGE_ATTEMPTS
+    released: tuple[str, ...] = ()  # released LLM replies the judge also rates (human is always rated)
+
+
+OPTION_HELP = {
+    "temperature": "sampling temperature of the model under test (default 0)",
+    "max_tokens": "token cap of the model's reply (default 256)",
+    "judge_attempts": "judge asks per reply, first ask included (default 3)",
+    "released": "comma-separated released sources the judge also rates, e.g. chatgpt_empathy,llama_empathy",
+}
+
+
+def _config_from(options: dict[str, str]) -> EmpatheticConfig:
+    config = EmpatheticConfig()
+    for key, value in options.items():
+        if key not in OPTION_HELP:
+            raise UserError(f"unknown empathetic option {key!r}; known: {', '.join(OPTION_HELP)}")
+        try:
+            if key == "temperature":
+                config = EmpatheticConfig(**{**asdict(config), "temperature": float(value)})
+            elif key in ("max_tokens", "judge_attempts"):
+                config = EmpatheticConfig(**{**asdict(config), key: int(value)})
+            else:
+                released = tuple(filter(None, (s.strip() for s in value.split(","))))
+                unknown = [s for s in released if s not in SOURCE_NAMES or s == HUMAN]
+                if unknown:
+                    raise UserError(f"empathetic.released: unknown source(s) {', '.join(unknown)}")
+                config = EmpatheticConfig(**{**asdict(config), "released": released})
+        except ValueError:
+            raise UserError(f"empathetic.{key}: cannot read {value!r}") from None
+    return config
+
+
+def clean_reply(text: str) -> str:
+    """Minimal post-processing (spec §6.1): strip a leading "Response:" and surrounding quotes."""
+    reply = text.strip()
+    if reply.lower().startswith("response:"):
+        reply = reply[len("response:") :].strip()
+    if len(reply) >= 2 and reply[0] == reply[-1] and reply[0] in "\"'":
+        reply = reply[1:-1].strip()
+    return reply
+
+
+async def run_prompt(config: EmpatheticConfig, prompt: Prompt, ctx: ItemContext) -> dict[str, Any]:
+    sampling = Sampling(temperature=config.temperature, max_tokens=config.max_tokens, top_p=1.0, seed=ctx.seed)
+    generation = await ctx.generate(generation_messages(prompt.situation, prompt.speaker_utterance), sampling)
+    reply = clean_reply(generation.text)
+
+    async def call(messages: list[Message], judge_sampling: Sampling, attempt: int) -> Any:
+        return await ctx.judge_generate(messages, judge_sampling, attempt=attempt)
+
+    to_rate = {MODEL: reply, HUMAN: prompt.replies[HUMAN]}
+    to_rate.update({s: prompt.replies[s] for s in config.released if s in prompt.replies})
+    verdicts = {}
+    for source, text in to_rate.items():
+        verdict = await judge_reply(
+            call,  # type: ignore[arg-type]
+            emotion=prompt.emotion,
+            situation=prompt.situation,
+            speaker_utterance=prompt.speaker_utterance,
+            reply=text,
+            seed=ctx.seed,
+            attempts=config.judge_attempts,
+        )
+        verdicts[source] = verdict.as_record()
+    return {
+        "emotion": prompt.emotion,
+        "valence": prompt.valence,
+        "reply": reply,  # the model's own text; benchmark content stays out of the record
+        "reply_words": len(reply.split()),
+        "finish_reason": generation.finish_reason,
+        "judge": {"self": ctx.judge_is_self, "identity": ctx.judge_identity},
+        "verdicts": verdicts,
+        "human_rater_ratings": dict(prompt.ratings),
+    }
+
+
+def summarize_records(records: list[dict[str, Any]], n_items: int) -> dict[str, Any]:
+    if not records:
+        return {"n_items": n_items, "n_rated": 0}
+    judge_self = bool(records[0]["judge"]["self"])
+    sources = list(dict.fromkeys([HUMAN, MODEL, *(s for r in records for s in r["verdicts"])]))
+    judged_rows = [
+        RatedRow(
+            r["emotion"],
+            r["valence"],
+            {s: v["rating"] for s, v in r["verdicts"].items() if v["rating"] is not None},
+        )
+        for r in records
+    ]
+    reference_sources = [s for s in SOURCE_NAMES if any(s in r["human_rater_ratings"] for r in records)]
+    reference_rows = [RatedRow(r["emotion"], r["valence"], r["human_rater_ratings"]) for r in records]
+    words = [r["reply_words"] for r in records]
+    unparsed = {s: sum(1 for r in records if r["verdicts"].get(s, {}).get("rating", 0) is None) for s in sources}
+    judged = analyse(judged_rows, sources) if any(MODEL in row.ratings for row in judged_rows) else None
+    model_entry = judged["sources"][MODEL] if judged else {}
+    summary: dict[str, Any] = {
+        "n_items": n_items,
+        "n_rated": len(records),
+        "judge": {
+            "self_judging": judge_self,
+            "identity": records[0]["judge"]["identity"],
+            **(
+                {"warning": "NO --judge GIVEN: the model under test rated its own replies and the human replies"}
+                if judge_self
+                else {}
+            ),
+            "unparseable": unparsed,
+        },
+        "score": model_entry.get("pct_good"),  # the model's Good% by the judge
+        "n_parsed": model_entry.get("n", 0),
+        "headline_note": (
+            "Good% by the model itself: NO --judge given"
+            if judge_self
+            else f"Good% by judge {records[0]['judge']['identity'].get('model')}; human replies "
+            f"{judged['sources'][HUMAN]['pct_good'] if judged else None}%"
+        ),
+        "good_increase_pct_vs_human_by_judge": model_entry.get("good_increase_pct"),
+        "length": {
+            "mean_words": round(sum(words) / len(words), 2),
+            "max_words": max(words),
+            "share_over_97_words_pct": round(100.0 * sum(w > MAX_WORDS for w in words) / len(words), 2),
+            "truncated_replies": sum(1 for r in records if r.get("finish_reason") == "length"),
+            "human_reference_mean_words": 24.2,  # spec §3.1, whitespace words on the released human replies
+        },
+        "judged": judged,
+        # The published human ratings of the released replies to the same prompts: a reference, not comparable
+        # item by item with the judge's ratings above.
+        "human_rater_reference": analyse(reference_rows, reference_sources, bootstrap=False),
+        "protocol": {"generation_prompt": GENERATION_PROMPT_SOURCE, "rater_texts": RATER_TEXT_SOURCE},
+    }
+    return summary
+
+
+class EmpatheticResponding:
+    name = "empathetic"
+    title = "Welivita & Pu 2024: replies to 2,000 EmpatheticDialogues prompts rated Good/Okay/Bad vs human replies"
+    presets: ClassVar[dict[str, str]] = {
+        "quick": "one prompt per emotion (32)",
+        "paper": "all 2,000 prompts of the study",
+        "full": "the same as paper",
+    }
+    options = OPTION_HELP
+
+    def prepare(
+        self,
+        preset: str,
+        *,
+        options: dict[str, str],
+        limit: int | None,
+        seed: int,
+        allow_unverified: bool,
+    ) -> PreparedBenchmark:
+        config = _config_from(options)
+        prompts, fetched = load_released(allow_unverified=allow_unverified)
+        if preset == "quick":
+            prompts = one_per_emotion(prompts)
+        if limit is not None:
+            prompts = prompts[:limit]
+        items = [BenchItem(p.dialog_id, p) for p in prompts]
+
+        async def run_item(item: BenchItem, ctx: ItemContext) -> dict[str, Any]:
+            return await run_prompt(config, item.payload, ctx)
+
+        def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+            return summarize_records(records, len(items))
+
+        return PreparedBenchmark(
+            name=self.name,
+            config={**asdict(config), "released": list(config.released), "preset": preset, "data_file": fetched.key},
+            items=items,
+            run_item=run_item,
+            summarize=summarize,
+            data_files=[fetched],
+        )
