@@ -1,0 +1,348 @@
+"""EmotionBench on the engine: presets, the default and evoked measures, and the run summary (spec §4-7, §11)."""
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any, ClassVar
+
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
+from empathybench.benchmarks.emotionbench.data import (
+    CROWD_KEY,
+    EMOTIONS,
+    SITUATIONS_KEY,
+    TESTED_SOURCE_KEY,
+    Situation,
+    load_situations_json,
+    load_tested_situations,
+)
+from empathybench.benchmarks.emotionbench.parse import parse_reply
+from empathybench.benchmarks.emotionbench.protocol import item_orders, messages, notebook_order, run_plan
+from empathybench.benchmarks.emotionbench.questionnaires import (
+    ALL_ITEMS,
+    CHALLENGING_BY_EMOTION,
+    QUESTIONNAIRES_KEY,
+    Questionnaire,
+    Scoring,
+    load_questionnaires,
+    panas_affect,
+)
+from empathybench.benchmarks.emotionbench.stats import ScoredResponse, group_table
+from empathybench.data.fetch import fetch
+from empathybench.engine.engine import ItemContext
+from empathybench.errors import UserError
+from empathybench.models.base import Sampling
+
+OPTION_HELP = {
+    "scale": "PANAS (default) | a challenging scale (AGQ, DASS-21, BDI, FDS, MJS, GASP, FSS, BFNE): its emotion only",
+    "variant": "repo (spec §5.3: 'Prompt: ' prefix, shared seeded orders) | notebook (§5.4, per-query shuffle)",
+    "system": "true | false: send the inner_setting as a system message (false = completion-style, as davinci)",
+    "orders": "number of item orders (order 0 canonical, 1.. seeded permutations shared by all situations)",
+    "default_runs": "default-measure runs in total, spread over the orders in blocks (paper: 50)",
+    "evoked_runs": "runs per situation, spread over the orders (paper: 10)",
+    "attempts": "queries per run before it counts as failed and is dropped (default 3)",
+    "reask_temperature_step": "temperature added per re-ask, so a greedy model can answer differently (0.3)",
+    "max_tokens": "reply budget per query (paper helper: 1024)",
+    "order_seed": "seed of the shared item permutations (default 0)",
+}
+INT_OPTIONS = ("orders", "default_runs", "evoked_runs", "attempts", "max_tokens", "order_seed")
+
+
+@dataclass(frozen=True)
+class EmotionBenchConfig:
+    """Everything that defines an EmotionBench run; recorded in run.json. Defaults are the paper design."""
+
+    scale: str = "PANAS"
+    situations: str = "tested"  # tested (the paper's 175) | all (situations.json's 428) | one_per_emotion
+    variant: str = "repo"
+    system: bool = True
+    orders: int = 10
+    default_runs: int = 50
+    evoked_runs: int = 10
+    temperature: float = 0.0
+    reask_temperature_step: float = 0.3
+    attempts: int = 3
+    max_tokens: int = 1024
+    order_seed: int = 0
+
+
+PRESET_CONFIGS = {
+    "paper": EmotionBenchConfig(),
+    "quick": EmotionBenchConfig(situations="one_per_emotion", orders=2, default_runs=5, evoked_runs=2),
+    "full": EmotionBenchConfig(situations="all"),
+}
+
+
+def config_from(preset: str, options: dict[str, str]) -> EmotionBenchConfig:
+    if preset not in PRESET_CONFIGS:
+        raise UserError(f"unknown emotionbench preset {preset!r}; known: {', '.join(PRESET_CONFIGS)}")
+    config = PRESET_CONFIGS[preset]
+    for key, value in options.items():
+        if key not in OPTION_HELP:
+            raise UserError(f"unknown emotionbench option {key!r}; known: {', '.join(OPTION_HELP)}")
+        try:
+            if key in INT_OPTIONS:
+                config = replace(config, **{key: int(value)})
+            elif key == "reask_temperature_step":
+                config = replace(config, reask_temperature_step=float(value))
+            elif key == "system":
+                if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                config = replace(config, system=value.lower() in ("true", "1", "yes"))
+            else:
+                config = replace(config, **{key: value})
+        except ValueError:
+            raise UserError(f"emotionbench.{key}: bad value {value!r}") from None
+    if config.scale != "PANAS" and config.scale not in CHALLENGING_BY_EMOTION.values():
+        raise UserError(f"emotionbench.scale must be PANAS or one of {', '.join(CHALLENGING_BY_EMOTION.values())}")
+    if config.variant not in ("repo", "notebook"):
+        raise UserError(f"emotionbench.variant must be repo or notebook, not {config.variant!r}")
+    if config.orders < 1 or config.default_runs < 2 or config.evoked_runs < 1 or config.attempts < 1:
+        raise UserError("emotionbench needs orders >= 1, default_runs >= 2, evoked_runs >= 1 and attempts >= 1")
+    return config
+
+
+def choose_situations(config: EmotionBenchConfig, *, allow_unverified: bool) -> list[Situation]:
+    if config.situations == "all":
+        return load_situations_json(allow_unverified=allow_unverified)[1]
+    tested = load_tested_situations(allow_unverified=allow_unverified)
+    if config.scale != "PANAS":
+        # A challenging scale is asked only after its own emotion's situations (spec §4.2).
+        emotion = next(e for e, scale in CHALLENGING_BY_EMOTION.items() if scale == config.scale)
+        tested = [s for s in tested if s.emotion == emotion]
+        if config.situations == "one_per_emotion":
+            return [
+                next(s for s in tested if s.factor_key == key) for key in dict.fromkeys(s.factor_key for s in tested)
+            ]
+        return tested
+    if config.situations == "one_per_emotion":
+        return [next(s for s in tested if s.emotion == emotion) for emotion in EMOTIONS]
+    return tested
+
+
+@dataclass(frozen=True)
+class MeasureItem:
+    situation: Situation | None  # None: the default measure
+
+
+class EmotionBench:
+    name = "emotionbench"
+    title = "EmotionBench: PANAS before and after imagining 175 negative situations, beside 1,266 people"
+    presets: ClassVar[dict[str, str]] = {
+        "quick": "one tested situation per emotion, 2 item orders, 5 default runs, 2 runs per situation",
+        "paper": "the paper design: 175 tested situations x 10 orders, default 10 orders x 5 (1,800 queries), T=0",
+        "full": "all 428 situations of situations.json, paper design (not comparable with the human baseline)",
+    }
+    options = OPTION_HELP
+    data_keys = (QUESTIONNAIRES_KEY, SITUATIONS_KEY, TESTED_SOURCE_KEY, CROWD_KEY)
+
+    def prepare(
+        self,
+        preset: str,
+        *,
+        options: dict[str, str],
+        limit: int | None,
+        seed: int,
+        allow_unverified: bool,
+    ) -> PreparedBenchmark:
+        config = config_from(preset, options)
+        questionnaire = load_questionnaires(allow_unverified=allow_unverified)[config.scale]
+        situations = choose_situations(config, allow_unverified=allow_unverified)
+        if limit is not None:
+            situations = situations[:limit]
+        orders = item_orders(len(questionnaire.items), config.orders, config.order_seed)
+        # The default item first, then situations in factor order: consecutive queries share long prompt prefixes.
+        items = [BenchItem("default", MeasureItem(None))] + [BenchItem(s.key, MeasureItem(s)) for s in situations]
+        data_files = [fetch(key, allow_unverified=allow_unverified) for key in (QUESTIONNAIRES_KEY, SITUATIONS_KEY)]
+        if config.situations != "all":
+            data_files.append(fetch(TESTED_SOURCE_KEY, allow_unverified=allow_unverified))
+
+        async def run_item(item: BenchItem, ctx: ItemContext) -> dict[str, Any]:
+            return await run_measure(config, questionnaire, orders, item, ctx)
+
+        def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+            if config.scale != "PANAS":
+                return summarize_challenging(config, questionnaire, records)
+            return summarize_records(config, records, allow_unverified=allow_unverified)
+
+        return PreparedBenchmark(
+            name=self.name,
+            config={**asdict(config), "preset": preset, "n_situations": len(situations), "item_orders": orders},
+            items=items,
+            run_item=run_item,
+            summarize=summarize,
+            data_files=data_files,
+        )
+
+
+async def run_measure(
+    config: EmotionBenchConfig,
+    questionnaire: Questionnaire,
+    orders: list[tuple[int, ...]],
+    item: BenchItem,
+    ctx: ItemContext,
+) -> dict[str, Any]:
+    measure: MeasureItem = item.payload
+    situation = measure.situation
+    n_runs = config.default_runs if situation is None else config.evoked_runs
+    low, high = questionnaire.answer_range
+    runs: list[dict[str, Any]] = []
+    for planned in run_plan(n_runs, config.orders):
+        answers: dict[int, int] | None = None
+        failure: str | None = None
+        attempts_used = 0
+        for attempt in range(config.attempts):
+            if config.variant == "notebook":
+                order = notebook_order(len(questionnaire.items), f"{item.id}/{planned.run}/{attempt}")
+            else:
+                order = orders[planned.order]
+            sampling = Sampling(
+                temperature=round(config.temperature + config.reask_temperature_step * attempt, 4),
+                max_tokens=config.max_tokens,
+                top_p=1.0,
+                seed=ctx.seed,
+            )
+            prompt = messages(
+                questionnaire,
+                order,
+                situation.text if situation else None,
+                variant=config.variant,  # type: ignore[arg-type]
+                system=config.system,
+            )
+            generation = await ctx.generate(prompt, sampling, repetition=planned.run, attempt=attempt)
+            attempts_used = attempt + 1
+            parsed = parse_reply(generation.text, [questionnaire.items[i] for i in order], low, high)
+            if parsed.values is not None:
+                # Answers are stored by canonical item id, whatever order they were asked in.
+                answers = {order[position - 1]: value for position, value in parsed.values.items()}
+                failure = None
+                break
+            failure = parsed.failure
+        run: dict[str, Any] = {"run": planned.run, "order": planned.order, "attempts": attempts_used}
+        if answers is None:
+            run.update(answers=None, failure=failure)
+        else:
+            run.update(answers=[answers[i] for i in sorted(answers)], failure=None)
+            if questionnaire.name == "PANAS":
+                run["PA"], run["NA"] = panas_affect(questionnaire, {k: float(v) for k, v in answers.items()})
+        runs.append(run)
+    return {
+        "condition": "default" if situation is None else "evoked",
+        "factor": situation.factor_key if situation else None,
+        "emotion": situation.emotion if situation else None,
+        "runs": runs,
+    }
+
+
+def _shift(row: dict[str, Any], affect: str) -> dict[str, Any]:
+    return {
+        "mean": row[f"{affect}_mean"],
+        "sd": row[f"{affect}_sd"],
+        "delta": row[f"{affect}_delta"],
+        "marker": row[f"{affect}_marker"],
+    }
+
+
+def summarize_records(
+    config: EmotionBenchConfig, records: list[dict[str, Any]], *, allow_unverified: bool = False
+) -> dict[str, Any]:
+    scored: list[ScoredResponse] = []
+    total_runs = failed_runs = reasked_runs = 0
+    for record in records:
+        for run in record.get("runs") or []:
+            total_runs += 1
+            reasked_runs += run["attempts"] > 1
+            if run["answers"] is None:
+                failed_runs += 1  # dropped from the statistics, as the paper dropped empty runs
+                continue
+            scored.append(ScoredResponse(record["factor"], {"PA": run["PA"], "NA": run["NA"]}))
+    n_default = sum(1 for r in scored if r.factor_key is None)
+    summary: dict[str, Any] = {
+        "score": None,
+        "score_name": "overall NA shift: mean evoked minus mean default Negative Affect (PANAS sums, 10-50)",
+        "n_items": total_runs,  # runs, not situations: each run is one PANAS questionnaire
+        "n_parsed": total_runs - failed_runs,
+        "parse_failure_rate": round(failed_runs / total_runs, 4) if total_runs else None,
+        "runs": {"total": total_runs, "failed_dropped": failed_runs, "reasked": reasked_runs},
+        "items_failed": sum(1 for r in records if r.get("status") == "error"),
+        "comparable_with_humans": config.situations != "all",
+        "config": asdict(config),
+    }
+    if n_default < 2 or len(scored) == n_default:
+        summary["headline_note"] = "too few parsed runs for the default-vs-evoked comparison"
+        return summary
+    rows = group_table(scored, ("PA", "NA"))
+    default, overall = rows[0], rows[-1]
+    summary["score"] = overall["NA_delta"]
+    summary["shifts"] = {"PA_delta": overall["PA_delta"], "NA_delta": overall["NA_delta"]}
+    summary["default"] = {"n": default["n"], "PA": _shift(default, "PA"), "NA": _shift(default, "NA")}
+    summary["overall"] = {"n": overall["n"], "PA": _shift(overall, "PA"), "NA": _shift(overall, "NA")}
+    summary["emotions"] = {
+        r["emotion"]: {"n": r["n"], "PA": _shift(r, "PA"), "NA": _shift(r, "NA")}
+        for r in rows
+        if r["level"] == "emotion"
+    }
+    summary["table"] = rows
+    summary["human_alignment"] = _human_alignment(rows, config, allow_unverified=allow_unverified)
+    return summary
+
+
+def _human_alignment(
+    rows: list[dict[str, Any]], config: EmotionBenchConfig, *, allow_unverified: bool
+) -> dict[str, Any] | None:
+    """Model delta beside the crowd's paired delta per factor; only meaningful on the tested situations."""
+    if config.situations == "all":
+        return {"note": "situations.json texts differ from what people saw; run the paper preset to compare"}
+    from empathybench.benchmarks.emotionbench.crowd import alignment, human_table, load_crowd
+    from empathybench.errors import DataError
+
+    try:
+        human_rows = human_table(load_crowd(allow_unverified=allow_unverified))
+    except DataError as exc:
+        return {"note": f"crowd data unavailable: {exc}"}
+    result = alignment(rows, human_rows, seed=config.order_seed)
+    human_overall = human_rows[-1]
+    result["human_overall"] = {"PA_delta": human_overall["PA_delta"], "NA_delta": human_overall["NA_delta"]}
+    if config.situations == "one_per_emotion":
+        result["note"] = "one situation per factor of 8 only: a smoke test, not an alignment estimate"
+    return result
+
+
+def summarize_challenging(
+    config: EmotionBenchConfig, questionnaire: Questionnaire, records: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A challenging scale: every category under both scorings, "paper" (plain sums) and "corrected" (spec §3.2)."""
+    answered: list[tuple[str | None, dict[int, float]]] = []
+    total_runs = failed_runs = 0
+    for record in records:
+        for run in record.get("runs") or []:
+            total_runs += 1
+            if run["answers"] is None:
+                failed_runs += 1
+                continue
+            answered.append((record["factor"], {i + 1: float(v) for i, v in enumerate(run["answers"])}))
+    summary: dict[str, Any] = {
+        "score": None,
+        "score_name": f"{questionnaire.name}: emotion-level shift of the plain item sum (the paper's scoring)",
+        "n_items": total_runs,
+        "n_parsed": total_runs - failed_runs,
+        "parse_failure_rate": round(failed_runs / total_runs, 4) if total_runs else None,
+        "config": asdict(config),
+    }
+    n_default = sum(1 for factor, _ in answered if factor is None)
+    if n_default < 2 or len(answered) == n_default:
+        summary["headline_note"] = "too few parsed runs for the default-vs-evoked comparison"
+        return summary
+    rows: list[dict[str, Any]] = []
+    scorings: tuple[Scoring, ...] = ("paper", "corrected")
+    for scoring in scorings:
+        for category in questionnaire.category_names(scoring):
+            scored = [ScoredResponse(f, {"score": questionnaire.score(a, category, scoring)}) for f, a in answered]
+            rows.extend(
+                {"scoring": scoring, "category": category, **row}
+                for row in group_table(scored, ("score",))
+                if row["level"] != "overall"
+            )
+    headline = next(
+        r for r in rows if r["scoring"] == "paper" and r["category"] == ALL_ITEMS and r["level"] == "emotion"
+    )
+    summary["score"] = headline["score_delta"]
+    summary["table"] = rows
+    return summary

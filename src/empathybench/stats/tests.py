@@ -1,0 +1,118 @@
+"""Two-sample and paired tests from summary statistics, and a percentile bootstrap (general purpose)."""
+
+import math
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from scipy import stats as scipy_stats
+
+Marker = Literal["up", "down", "none"]
+
+
+@dataclass(frozen=True)
+class Describe:
+    n: int
+    mean: float
+    sd: float  # sample SD (n - 1); 0.0 when n < 2
+
+
+def describe(values: Sequence[float]) -> Describe:
+    n = len(values)
+    if n == 0:
+        return Describe(0, math.nan, math.nan)
+    return Describe(n, statistics.fmean(values), statistics.stdev(values) if n > 1 else 0.0)
+
+
+def f_test_p(sd_a: float, n_a: int, sd_b: float, n_b: int) -> float:
+    """Two-sided F-test of equal variances: larger variance over smaller, p = 2 * (1 - CDF)."""
+    var_a, var_b = sd_a**2, sd_b**2
+    if var_a >= var_b:
+        ratio, df_num, df_den = var_a / var_b, n_a - 1, n_b - 1
+    else:
+        ratio, df_num, df_den = var_b / var_a, n_b - 1, n_a - 1
+    return float(2 * (1 - scipy_stats.f.cdf(ratio, df_num, df_den)))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    delta: float  # mean(treated) - mean(reference)
+    f_p: float
+    test: Literal["student", "welch"]
+    t: float
+    p: float
+    marker: Marker
+
+
+def marker_for(t: float, p: float, alpha: float) -> Marker:
+    if not p <= alpha:  # also catches NaN
+        return "none"
+    return "up" if t > 0 else "down"
+
+
+def compare_independent(
+    treated: Describe, reference: Describe, *, alpha: float = 0.01, epsilon: float = 1e-8
+) -> Comparison:
+    """F-test for equal variances, then Student's (equal) or Welch's t-test, all from summary statistics.
+
+    epsilon is added to both SDs so that a zero-variance group (every run identical) still gives a finite test.
+    """
+    sd_t, sd_r = treated.sd + epsilon, reference.sd + epsilon
+    f_p = f_test_p(sd_t, treated.n, sd_r, reference.n)
+    equal_var = f_p > alpha
+    result = scipy_stats.ttest_ind_from_stats(
+        treated.mean, sd_t, treated.n, reference.mean, sd_r, reference.n, equal_var=equal_var
+    )
+    t, p = float(result.statistic), float(result.pvalue)
+    return Comparison(
+        treated.mean - reference.mean, f_p, "student" if equal_var else "welch", t, p, marker_for(t, p, alpha)
+    )
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    delta: float  # mean of (after - before)
+    t: float
+    p: float
+    marker: Marker
+
+
+def compare_paired(before: Sequence[float], after: Sequence[float], *, alpha: float = 0.01) -> PairedComparison:
+    if len(before) != len(after):
+        raise ValueError("paired samples must have the same length")
+    differences = [a - b for a, b in zip(after, before, strict=True)]
+    result = scipy_stats.ttest_rel(after, before)
+    t, p = float(result.statistic), float(result.pvalue)
+    return PairedComparison(statistics.fmean(differences), t, p, marker_for(t, p, alpha))
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
+        return math.nan
+    return float(statistics.correlation(x, y))
+
+
+def bootstrap_interval(
+    n: int,
+    statistic: Callable[[list[int]], float],
+    *,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile interval of `statistic` over index resamples (with replacement) of n units."""
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        value = statistic([rng.randrange(n) for _ in range(n)])
+        if not math.isnan(value):
+            values.append(value)
+    if not values:
+        return (math.nan, math.nan)
+    values.sort()
+    tail = (1 - confidence) / 2
+    low = values[min(len(values) - 1, int(tail * len(values)))]
+    high = values[min(len(values) - 1, int((1 - tail) * len(values)))]
+    return (low, high)

@@ -1,0 +1,70 @@
+"""The pure statistics behind EmotionBench: F-test, Student/Welch choice, paired test, bootstrap."""
+
+import math
+
+import pytest
+from scipy import stats as scipy_stats
+
+from empathybench.stats.tests import (
+    Describe,
+    bootstrap_interval,
+    compare_independent,
+    compare_paired,
+    describe,
+    f_test_p,
+    marker_for,
+)
+
+
+def test_describe_uses_sample_sd() -> None:
+    summary = describe([1.0, 2.0, 3.0, 4.0])
+    assert summary.n == 4
+    assert summary.mean == 2.5
+    assert summary.sd == pytest.approx(math.sqrt(5 / 3))
+
+
+def test_f_test_is_two_sided_larger_over_smaller() -> None:
+    p = f_test_p(2.0, 11, 1.0, 21)
+    assert p == pytest.approx(2 * (1 - scipy_stats.f.cdf(4.0, 10, 20)))
+    assert f_test_p(1.0, 21, 2.0, 11) == pytest.approx(p)
+
+
+def test_equal_variances_use_student_and_unequal_use_welch() -> None:
+    reference = Describe(50, 30.0, 5.0)
+    student = compare_independent(Describe(50, 25.0, 5.2), reference)
+    assert student.test == "student"
+    assert student.marker == "down"
+    assert student.delta == pytest.approx(-5.0)
+    welch = compare_independent(Describe(50, 31.0, 15.0), reference)
+    assert welch.test == "welch"
+    assert welch.marker == "none"
+
+
+def test_zero_variance_default_still_gives_a_test() -> None:
+    comparison = compare_independent(Describe(50, 31.0, 5.8), Describe(50, 10.0, 0.0))
+    assert comparison.test == "welch"
+    assert comparison.marker == "up"
+    assert math.isfinite(comparison.t)
+
+
+def test_marker_needs_p_at_most_alpha() -> None:
+    assert marker_for(3.0, 0.01, 0.01) == "up"
+    assert marker_for(-3.0, 0.0101, 0.01) == "none"
+    assert marker_for(-3.0, float("nan"), 0.01) == "none"
+
+
+def test_paired_test_matches_mean_difference() -> None:
+    paired = compare_paired([10, 12, 11, 13, 10], [20, 25, 19, 30, 22])
+    assert paired.delta == pytest.approx(12.0)
+    assert paired.marker == "up"
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_estimate() -> None:
+    values = [float(i % 7) for i in range(40)]
+
+    def mean_of(indices: list[int]) -> float:
+        return sum(values[i] for i in indices) / len(indices)
+
+    first = bootstrap_interval(len(values), mean_of, resamples=300, seed=3)
+    assert first == bootstrap_interval(len(values), mean_of, resamples=300, seed=3)
+    assert first[0] < sum(values) / len(values) < first[1]
