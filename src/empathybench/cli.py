@@ -19,7 +19,9 @@ app = typer.Typer(
 data_app = typer.Typer(help="Fetch, verify and locate the pinned upstream data files.", no_args_is_help=True)
 rescore_app = typer.Typer(help="Score stored upstream result files with EmpathyBench's scorers.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
+judge_app = typer.Typer(help="Check an LLM judge against published human ratings.", no_args_is_help=True)
 app.add_typer(rescore_app, name="rescore")
+app.add_typer(judge_app, name="judge")
 
 console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
 stdout = Console()
@@ -78,6 +80,10 @@ def run(
     ] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
+    judge: Annotated[
+        str | None,
+        typer.Option("--judge", help="Model spec of the judge for judged benchmarks (default: the model itself)"),
+    ] = None,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.engine.runner import RunOptions, execute_run
@@ -98,6 +104,7 @@ def run(
         options=_parse_options(option or []),
         use_cache=not no_cache,
         show_progress=not quiet,
+        judge=judge,
     )
     result = execute_run(options, console)
     print_summary(stdout, result.summary)
@@ -240,6 +247,63 @@ def rescore_seceu(
     from empathybench.benchmarks.seceu.bench import rescore_answers_file
 
     _emit(rescore_answers_file(file), as_json)
+
+
+@rescore_app.command("emotionbench")
+def rescore_emotionbench(
+    file: Annotated[
+        Path, typer.Argument(help="An upstream *-PANAS-testing.csv (or, with --challenging, *-<scale>-testing.csv)")
+    ],
+    challenging: Annotated[
+        bool, typer.Option("--challenging", help="A challenging-scale sheet: both scorings")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Recompute the EmotionBench default-vs-evoked table (n, means, SDs, deltas, test markers) of an answer sheet."""
+    from empathybench.benchmarks.emotionbench.rescore import rescore_answer_sheet
+
+    _emit(rescore_answer_sheet(file, challenging=challenging), as_json)
+
+
+@rescore_app.command("empathetic")
+def rescore_empathetic(
+    file: Annotated[Path, typer.Argument(help="A ratings CSV in the released Welivita & Pu format (or a subset)")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """The paper's statistics from released ratings: Good %, Good increase, chi-square; by valence and emotion."""
+    from empathybench.benchmarks.empathetic.stats import rescore_ratings_file
+
+    if not file.is_file():
+        raise UserError(f"no such file: {file}")
+    _emit(rescore_ratings_file(file), as_json)
+
+
+@judge_app.command("validate")
+def judge_validate(
+    judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to validate")],
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="At most N replies, stratified by source and emotion")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for the judge's calls")] = 0,
+    base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
+    max_concurrency: Annotated[int | None, typer.Option("--max-concurrency", "-c", min=1)] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
+    allow_unverified: Annotated[bool, typer.Option(help="Accept data whose checksum differs from the pin")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
+    from empathybench.benchmarks.empathetic.validate import run_validation
+
+    report = run_validation(
+        judge,
+        limit=limit,
+        seed=seed,
+        base_url=base_url,
+        max_concurrency=max_concurrency,
+        use_cache=not no_cache,
+        allow_unverified=allow_unverified,
+    )
+    _emit(report, as_json)
 
 
 def main() -> None:

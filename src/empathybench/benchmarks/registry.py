@@ -5,11 +5,13 @@ from empathybench.errors import UserError
 
 
 def all_benchmarks() -> dict[str, Benchmark]:
+    from empathybench.benchmarks.emotionbench.bench import EmotionBench
+    from empathybench.benchmarks.empathetic.bench import EmpatheticResponding
     from empathybench.benchmarks.eqbench.bench import EQBench
     from empathybench.benchmarks.giebench.bench import GIEBench
     from empathybench.benchmarks.seceu.bench import Seceu
 
-    benchmarks: list[Benchmark] = [EQBench(), GIEBench(), Seceu()]
+    benchmarks: list[Benchmark] = [EQBench(), GIEBench(), Seceu(), EmpatheticResponding(), EmotionBench()]
     return {b.name: b for b in benchmarks}
 
 

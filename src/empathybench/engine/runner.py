@@ -42,6 +42,7 @@ class RunOptions:
     use_cache: bool = True
     show_progress: bool = True
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    judge: str | None = None  # model spec of the judge for judged benchmarks; None: the model judges itself
 
 
 @dataclass
@@ -73,9 +74,15 @@ def _package_versions() -> dict[str, str | None]:
     return versions
 
 
-def _fingerprint(identity: dict[str, Any], options: RunOptions, prepared: list[PreparedBenchmark]) -> str:
+def _fingerprint(
+    identity: dict[str, Any],
+    options: RunOptions,
+    prepared: list[PreparedBenchmark],
+    judge_identity: dict[str, Any] | None = None,
+) -> str:
     material = {
         "model": identity,
+        **({"judge": judge_identity} if judge_identity is not None else {}),
         "preset": options.preset,
         "seed": options.seed,
         "benchmarks": [{"name": p.name, "config": p.config, "items": [item.id for item in p.items]} for p in prepared],
@@ -123,12 +130,17 @@ def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[Prep
 
 def execute_run(options: RunOptions, console: Console) -> RunResult:
     spec = parse_model_spec(options.model)
+    # Backends first: a missing key or extra is the error to show, before any data is fetched.
+    backend = create_backend(spec, base_url=options.base_url)
+    judge_backend = None
+    if options.judge is not None:
+        judge_backend = create_backend(parse_model_spec(options.judge), base_url=options.base_url)
     prepared, skipped = prepare_benchmarks(options, console)
     if not prepared:
         raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
-    backend = create_backend(spec, base_url=options.base_url)
     identity = backend.identity()
-    fingerprint = _fingerprint(identity, options, prepared)
+    judge_identity = judge_backend.identity() if judge_backend is not None else None
+    fingerprint = _fingerprint(identity, options, prepared, judge_identity)
     directory = options.out or Path("runs") / f"{_slug(str(spec))}-{options.preset}-{fingerprint[:10]}"
     store = RunStore(directory)
     finished = store.open(fingerprint)
@@ -152,6 +164,11 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         "platform": platform.platform(),
         "packages": _package_versions(),
         "model": {"spec": str(spec), **_model_description(backend)},
+        "judge": (
+            {"spec": str(parse_model_spec(options.judge)), **_model_description(judge_backend)}
+            if options.judge is not None and judge_backend is not None
+            else {"spec": "self", "note": "no --judge: the model under test judges itself"}
+        ),
         "options": {
             "preset": options.preset,
             "limit": options.limit,
@@ -185,11 +202,22 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         stats=stats,
         seed=options.seed,
     )
+    judge_engine = None
+    if judge_backend is not None:
+        # Same cache, counters and retry policy; its own concurrency slots, sized for the judge's provider.
+        judge_engine = Engine(judge_backend, cache=cache, retry=options.retry, stats=stats, seed=options.seed)
     started = time.monotonic()
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress:
             progress.set_description(", ".join(b.name for b in prepared))
-            new_records = asyncio.run(_run_pending(engine, pending, store, options.seed, progress))
+            new_records = asyncio.run(_run_pending(engine, pending, store, options.seed, progress, judge_engine))
+    except BaseException as exc:
+        # Finished items are in samples.jsonl; run.json says why the rest are not.
+        run_info["status"] = "failed" if isinstance(exc, Exception) else "interrupted"
+        run_info["error"] = str(exc) or type(exc).__name__
+        run_info["usage"] = stats.as_dict()
+        store.write_run(run_info)
+        raise
     finally:
         store.close()
         if cache is not None:
@@ -242,6 +270,7 @@ async def _run_pending(
     store: RunStore,
     run_seed: int,
     progress: RunProgress,
+    judge_engine: Engine | None = None,
 ) -> list[dict[str, Any]]:
     queue: asyncio.Queue[tuple[PreparedBenchmark, Any]] = asyncio.Queue()
     for entry in pending:
@@ -255,7 +284,7 @@ async def _run_pending(
                 bench, item = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            ctx = ItemContext(engine, item.id, item_seed(run_seed, bench.name, item.id))
+            ctx = ItemContext(engine, item.id, item_seed(run_seed, bench.name, item.id), judge_engine)
             started = time.monotonic()
             record: dict[str, Any] = {"benchmark": bench.name, "item_id": item.id}
             try:
@@ -292,4 +321,6 @@ async def _run_pending(
             task.cancel()
         await asyncio.gather(*workers, tick, return_exceptions=True)
         await engine.backend.aclose()
+        if judge_engine is not None:
+            await judge_engine.backend.aclose()
     return new_records
