@@ -1,11 +1,14 @@
 """What an instrument provides to the engine."""
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
+from empathybench.errors import UserError
 
 PRESETS = ("quick", "paper", "full")
 
@@ -43,3 +46,13 @@ class Benchmark(Protocol):
         seed: int,
         allow_unverified: bool,
     ) -> PreparedBenchmark: ...
+
+
+def read_json_argument(path: Path) -> Any:
+    """A JSON file named on the command line; a missing or broken file is a one-line UserError."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"no such file: {path}") from None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path} is not a JSON file: {exc}") from None

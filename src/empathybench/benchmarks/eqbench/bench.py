@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, read_json_argument
 from empathybench.benchmarks.eqbench.parse import ParsedAnswer, parse_answer
 from empathybench.benchmarks.eqbench.prompts import no_revise_prompt, revise_prompt
 from empathybench.benchmarks.eqbench.score import (
@@ -284,12 +284,7 @@ def rescore_results_file(path: Path) -> dict[str, Any]:
     """`empathybench rescore eqbench FILE`: recompute an upstream v2 results file from its stored answers."""
     from empathybench.benchmarks.eqbench.rescore import rescore_upstream_results
 
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"no such file: {path}") from None
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path} is not a JSON file: {exc}") from None
+    data = read_json_argument(path)
     questions = json.loads(fetch(QUESTION_FILES[("v2", "en")]).path.read_text("utf-8"))
     try:
         return rescore_upstream_results(data, questions)

@@ -1,11 +1,10 @@
 """SECEU on the engine: presets, per-item protocol, run summary, and rescoring of raw answers (specs/seceu.md)."""
 
-import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, read_json_argument
 from empathybench.benchmarks.seceu.data import (
     ITEMS_KEY,
     N_ITEMS,
@@ -317,12 +316,7 @@ def rescore_answers(answers: Any, *, allow_unverified: bool = False) -> dict[str
 
 def rescore_answers_file(path: Path) -> dict[str, Any]:
     """`empathybench rescore seceu FILE`: FILE is {"answers": [[4 numbers] x 40]} in item order."""
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"no such file: {path}") from None
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path} is not a JSON file: {exc}") from None
+    data = read_json_argument(path)
     if not isinstance(data, dict) or "answers" not in data:
         raise UserError(f'{path} must be a JSON object {{"answers": [[4 numbers] x 40]}}')
     try:
