@@ -221,9 +221,7 @@ class ItemContext:
         attempt: int = 0,
     ) -> Generation:
         engine = self._judge_engine or self._engine
-        request, generation = await engine.generate(messages, sampling, repetition=repetition, attempt=attempt)
-        self.calls.append({"role": "judge", **generation.as_record(request)})
-        return generation
+        return await self._ask(engine, messages, sampling, repetition, attempt, role="judge")
 
     async def generate(
         self,
@@ -233,6 +231,20 @@ class ItemContext:
         repetition: int = 0,
         attempt: int = 0,
     ) -> Generation:
-        request, generation = await self._engine.generate(messages, sampling, repetition=repetition, attempt=attempt)
-        self.calls.append(generation.as_record(request))
+        return await self._ask(self._engine, messages, sampling, repetition, attempt, role=None)
+
+    async def _ask(
+        self,
+        engine: Engine,
+        messages: Sequence[Message] | str,
+        sampling: Sampling,
+        repetition: int,
+        attempt: int,
+        *,
+        role: str | None,
+    ) -> Generation:
+        """One call through `engine`, recorded for samples.jsonl (judge calls carry their role)."""
+        request, generation = await engine.generate(messages, sampling, repetition=repetition, attempt=attempt)
+        record = generation.as_record(request)
+        self.calls.append({"role": role, **record} if role else record)
         return generation
