@@ -1,16 +1,18 @@
 """What an instrument provides to the engine."""
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 
 PRESETS = ("quick", "paper", "full")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -56,3 +58,19 @@ def read_json_argument(path: Path) -> Any:
         raise UserError(f"no such file: {path}") from None
     except (OSError, ValueError) as exc:
         raise UserError(f"{path} is not a JSON file: {exc}") from None
+
+
+def evenly_spread(items: Sequence[T], size: int) -> list[T]:
+    """A fixed subset of `size` items spread evenly over `items` (all of them when there are fewer):
+    the same items on every machine and every run, for quick presets."""
+    if len(items) <= size:
+        return list(items)
+    return [items[i * len(items) // size] for i in range(size)]
+
+
+def bool_option(name: str, value: str) -> bool:
+    """A true/false `--option` value; anything else is a one-line UserError."""
+    lowered = value.strip().lower()
+    if lowered not in ("true", "false", "1", "0", "yes", "no"):
+        raise UserError(f"{name} must be true or false, not {value!r}")
+    return lowered in ("true", "1", "yes")

@@ -3,7 +3,7 @@
 from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, bool_option
 from empathybench.benchmarks.emotionbench.data import (
     CROWD_KEY,
     EMOTIONS,
@@ -83,9 +83,7 @@ def config_from(preset: str, options: dict[str, str]) -> EmotionBenchConfig:
             elif key == "reask_temperature_step":
                 config = replace(config, reask_temperature_step=float(value))
             elif key == "system":
-                if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                    raise ValueError(value)
-                config = replace(config, system=value.lower() in ("true", "1", "yes"))
+                config = replace(config, system=bool_option("emotionbench.system", value))
             else:
                 config = replace(config, **{key: value})
         except ValueError:

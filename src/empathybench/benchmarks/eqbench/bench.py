@@ -1,12 +1,11 @@
 """EQ-Bench on the engine: presets, per-item protocol, and run summary (specs/eqbench.md)."""
 
 import json
-import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, read_json_argument
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, bool_option, evenly_spread, read_json_argument
 from empathybench.benchmarks.eqbench.parse import ParsedAnswer, parse_answer
 from empathybench.benchmarks.eqbench.prompts import no_revise_prompt, revise_prompt
 from empathybench.benchmarks.eqbench.score import (
@@ -82,9 +81,7 @@ def _config_from(preset: str, options: dict[str, str]) -> EQBenchConfig:
         if key not in OPTION_HELP:
             raise UserError(f"unknown eqbench option {key!r}; known: {', '.join(OPTION_HELP)}")
         if key == "revise":
-            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise UserError(f"eqbench.revise must be true or false, not {value!r}")
-            config = replace(config, revise=value.lower() in ("true", "1", "yes"))
+            config = replace(config, revise=bool_option("eqbench.revise", value))
         else:
             config = replace(config, **{key: value})
     if (config.version, config.language) not in QUESTION_FILES:
@@ -100,9 +97,7 @@ def _config_from(preset: str, options: dict[str, str]) -> EQBenchConfig:
 
 def quick_subset(ids: list[str], size: int = QUICK_SUBSET_SIZE) -> list[str]:
     """A fixed, evenly spread subset: the same items on every machine and every run."""
-    if len(ids) <= size:
-        return ids
-    return [ids[math.floor(i * len(ids) / size)] for i in range(size)]
+    return evenly_spread(ids, size)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,11 @@
 """GIEBench on the engine: data source, presets, the three prompt conditions per item, summary (specs/giebench.md)."""
 
-import math
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, bool_option, evenly_spread
 from empathybench.benchmarks.giebench.data import (
     DIMENSIONS,
     GIEItem,
@@ -88,13 +87,6 @@ class GIEBenchConfig:
         return "items" if self.items_file else "official"
 
 
-def _bool_option(key: str, value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered not in ("true", "false", "1", "0", "yes", "no"):
-        raise UserError(f"giebench.{key} must be true or false, not {value!r}")
-    return lowered in ("true", "1", "yes")
-
-
 def _number_option(key: str, value: str, kind: type[int] | type[float]) -> Any:
     try:
         number = kind(value)
@@ -131,9 +123,9 @@ def config_from(preset: str, options: dict[str, str]) -> GIEBenchConfig:
         scoring=chosen["scoring"],
     )
     if "shuffle" in options:
-        config = replace(config, shuffle=_bool_option("shuffle", options["shuffle"]))
+        config = replace(config, shuffle=bool_option("giebench.shuffle", options["shuffle"]))
     if "fallbacks" in options:
-        config = replace(config, fallbacks=_bool_option("fallbacks", options["fallbacks"]))
+        config = replace(config, fallbacks=bool_option("giebench.fallbacks", options["fallbacks"]))
     if "temperature" in options:
         config = replace(config, temperature=_number_option("temperature", options["temperature"], float))
     if "top_p" in options:
@@ -153,11 +145,7 @@ def quick_subset(items: list[GIEItem], per_dimension: int) -> list[GIEItem]:
     rank = {name: index for index, name in enumerate(DIMENSIONS)}
     chosen: list[GIEItem] = []
     for dimension in sorted(by_dimension, key=lambda d: (rank.get(d, len(rank)), d)):
-        group = by_dimension[dimension]
-        if len(group) <= per_dimension:
-            chosen.extend(group)
-        else:
-            chosen.extend(group[math.floor(i * len(group) / per_dimension)] for i in range(per_dimension))
+        chosen.extend(evenly_spread(by_dimension[dimension], per_dimension))
     return chosen
 
 

@@ -4,7 +4,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, read_json_argument
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, evenly_spread, read_json_argument
 from empathybench.benchmarks.seceu.data import (
     ITEMS_KEY,
     N_ITEMS,
@@ -93,9 +93,7 @@ def config_from_options(options: dict[str, str]) -> SeceuConfig:
 
 
 def quick_subset(numbers: list[int], size: int = QUICK_SUBSET_SIZE) -> list[int]:
-    if len(numbers) <= size:
-        return numbers
-    return [numbers[i * len(numbers) // size] for i in range(size)]
+    return evenly_spread(numbers, size)
 
 
 @dataclass(frozen=True)
