@@ -10,9 +10,9 @@ from empathybench.benchmarks.giebench.score import (
     accuracy_cell,
     change_cell,
     legacy_delta_pp,
-    mcnemar_exact_p,
     score_outcomes,
 )
+from empathybench.stats.contingency import mcnemar_exact_p
 
 CONDITIONS = ("Raw", "ID", "COT")
 PUBLISHED_DIR = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "giebench" / "derived"

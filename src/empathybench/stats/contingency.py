@@ -1,5 +1,6 @@
 """Contingency-table tests, multiple-comparison adjustment and bootstrap intervals for proportions."""
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,3 +56,13 @@ def bootstrap_share_interval(
     shares = 100.0 * values[draws].mean(axis=1)
     low, high = np.quantile(shares, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
+
+
+def mcnemar_exact_p(wrong_to_right: int, right_to_wrong: int) -> float:
+    """Two-sided exact McNemar test: a binomial test of the discordant pairs against p = 0.5."""
+    discordant = wrong_to_right + right_to_wrong
+    if discordant == 0:
+        return 1.0
+    tail = min(wrong_to_right, right_to_wrong)
+    probability = sum(math.comb(discordant, k) for k in range(tail + 1)) / 2**discordant
+    return min(1.0, 2 * probability)

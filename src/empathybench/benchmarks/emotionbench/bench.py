@@ -3,6 +3,8 @@
 from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
+import numpy as np
+
 from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, bool_option
 from empathybench.benchmarks.emotionbench.data import (
     CROWD_KEY,
@@ -29,6 +31,7 @@ from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.models.base import Sampling
+from empathybench.stats.intervals import RESAMPLES, bootstrap_method, mean_metric, metric
 
 OPTION_HELP = {
     "scale": "PANAS (default) | a challenging scale (AGQ, DASS-21, BDI, FDS, MJS, GASP, FSS, BFNE): its emotion only",
@@ -158,7 +161,7 @@ class EmotionBench:
         def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             if config.scale != "PANAS":
                 return summarize_challenging(config, questionnaire, records)
-            return summarize_records(config, records, allow_unverified=allow_unverified)
+            return summarize_records(config, records, allow_unverified=allow_unverified, seed=seed)
 
         return PreparedBenchmark(
             name=self.name,
@@ -239,7 +242,7 @@ def _shift(row: dict[str, Any], affect: str) -> dict[str, Any]:
 
 
 def summarize_records(
-    config: EmotionBenchConfig, records: list[dict[str, Any]], *, allow_unverified: bool = False
+    config: EmotionBenchConfig, records: list[dict[str, Any]], *, allow_unverified: bool = False, seed: int = 0
 ) -> dict[str, Any]:
     scored: list[ScoredResponse] = []
     total_runs = failed_runs = reasked_runs = 0
@@ -279,7 +282,98 @@ def summarize_records(
     }
     summary["table"] = rows
     summary["human_alignment"] = _human_alignment(rows, config, allow_unverified=allow_unverified)
+    summary["headline_metric"] = "alignment_NA_r"
+    summary["score_metric"] = "NA_delta"
+    summary["metrics"] = _emotionbench_metrics(records, summary["human_alignment"], seed)
     return summary
+
+
+def _shift_metric(records: list[dict[str, Any]], affect: str, human_delta: float | None, seed: int) -> dict[str, Any]:
+    """Evoked minus default mean for one affect. The items are the evoked runs (each minus the default mean), so
+    their mean is the published delta; the interval resamples situations (with all their runs, which share the
+    situation) and default runs independently."""
+    default = [run[affect] for r in records if r["factor"] is None for run in r["runs"] if run["answers"] is not None]
+    situations = [
+        (str(r["item_id"]), [(run["run"], run[affect]) for run in r["runs"] if run["answers"] is not None])
+        for r in records
+        if r["factor"] is not None
+    ]
+    situations = [(key, runs) for key, runs in situations if runs]
+    default_mean = sum(default) / len(default)
+    items = {f"{key}#{run}": value - default_mean for key, runs in situations for run, value in runs}
+    reference = (
+        {"kind": "human_crowd", "label": "people (1,266, paired before/after)", "value": human_delta}
+        if human_delta is not None
+        else None
+    )
+    result = mean_metric(
+        f"{affect} shift (evoked minus default)",
+        items,
+        unit="PANAS points",
+        higher_is_better=None,
+        paired_test="paired_t",
+        reference=reference,
+        seed=seed,
+    )
+    rng = np.random.default_rng(seed)
+    default_values = np.asarray(default, dtype=float)
+    situation_values = [np.asarray([v for _, v in runs], dtype=float) for _, runs in situations]
+    draws = []
+    for _ in range(RESAMPLES):
+        picked = rng.integers(0, len(situation_values), size=len(situation_values))
+        evoked = np.concatenate([situation_values[i] for i in picked])
+        baseline = default_values[rng.integers(0, len(default_values), size=len(default_values))]
+        draws.append(evoked.mean() - baseline.mean())
+    low, high = np.quantile(draws, [0.025, 0.975])
+    result["ci95"] = [round(float(low), 4), round(float(high), 4)]
+    result["method"] = bootstrap_method(seed=seed, unit="situations (clustered runs) and default runs")
+    return result
+
+
+def _interval(pair: list[float | None] | None) -> tuple[float, float] | None:
+    if not pair or pair[0] is None or pair[1] is None:
+        return None
+    return float(pair[0]), float(pair[1])
+
+
+def _percent_interval(pair: list[float | None] | None) -> tuple[float, float] | None:
+    interval = _interval(pair)
+    return None if interval is None else (100.0 * interval[0], 100.0 * interval[1])
+
+
+def _emotionbench_metrics(
+    records: list[dict[str, Any]], alignment: dict[str, Any] | None, seed: int
+) -> dict[str, dict[str, Any]]:
+    human_overall = (alignment or {}).get("human_overall", {})
+    metrics = {
+        f"{affect}_delta": _shift_metric(records, affect, human_overall.get(f"{affect}_delta"), seed)
+        for affect in ("PA", "NA")
+    }
+    for affect in ("PA", "NA"):
+        figures = (alignment or {}).get(affect)
+        if not isinstance(figures, dict):
+            continue
+        n_factors = int((alignment or {}).get("n_factors", 0))
+        method = bootstrap_method(unit="factors")
+        metrics[f"alignment_{affect}_r"] = metric(
+            f"alignment with people: Pearson r of {affect} shifts across factors",
+            figures["pearson_r"],
+            _interval(figures.get("pearson_r_ci95")),
+            n=n_factors,
+            method=method,
+            unit="r",
+            reference={"kind": "perfect_alignment", "label": "same pattern as people", "value": 1.0},
+        )
+        metrics[f"alignment_{affect}_sign"] = metric(
+            f"alignment with people: factors where the {affect} shift has the people's sign",
+            None if figures["sign_agreement"] is None else 100.0 * figures["sign_agreement"],
+            _percent_interval(figures.get("sign_agreement_ci95")),
+            n=n_factors,
+            method=method,
+            unit="% of factors",
+            reference={"kind": "chance", "label": "coin flip", "value": 50.0},
+        )
+    return metrics
 
 
 def _human_alignment(
@@ -298,6 +392,11 @@ def _human_alignment(
     result = alignment(rows, human_rows, seed=config.order_seed)
     human_overall = human_rows[-1]
     result["human_overall"] = {"PA_delta": human_overall["PA_delta"], "NA_delta": human_overall["NA_delta"]}
+    result["human_by_emotion"] = {
+        row["emotion"]: {"PA_delta": row["PA_delta"], "NA_delta": row["NA_delta"]}
+        for row in human_rows
+        if row["level"] == "emotion"
+    }
     if config.situations == "one_per_emotion":
         result["note"] = "one situation per factor of 8 only: a smoke test, not an alignment estimate"
     return result

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
-from empathybench.benchmarks.empathetic.data import HUMAN, SOURCE_NAMES, Prompt, load_released, one_per_emotion
+from empathybench.benchmarks.empathetic.data import GOOD, HUMAN, SOURCE_NAMES, Prompt, load_released, one_per_emotion
 from empathybench.benchmarks.empathetic.judge import JUDGE_ATTEMPTS, judge_reply
 from empathybench.benchmarks.empathetic.prompts import (
     GENERATION_PROMPT_SOURCE,
@@ -20,7 +20,9 @@ from empathybench.benchmarks.empathetic.stats import RatedRow, analyse
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.models.base import Message, Sampling
+from empathybench.stats.intervals import bootstrap_method, mean_metric, metric, statistic_interval
 
+SCORE_NAME = "% of the model's replies rated Good (Good / Okay / Bad) by the judge"
 MODEL = "model"  # the source name of the model under test in the tables
 
 
@@ -105,9 +107,9 @@ async def run_prompt(config: EmpatheticConfig, prompt: Prompt, ctx: ItemContext)
     }
 
 
-def summarize_records(records: list[dict[str, Any]], n_items: int) -> dict[str, Any]:
+def summarize_records(records: list[dict[str, Any]], n_items: int, *, seed: int = 0) -> dict[str, Any]:
     if not records:
-        return {"n_items": n_items, "n_rated": 0}
+        return {"n_items": n_items, "n_rated": 0, "n_parsed": 0, "score": None, "score_name": SCORE_NAME}
     judge_self = bool(records[0]["judge"]["self"])
     sources = list(dict.fromkeys([HUMAN, MODEL, *(s for r in records for s in r["verdicts"])]))
     judged_rows = [
@@ -138,6 +140,7 @@ def summarize_records(records: list[dict[str, Any]], n_items: int) -> dict[str, 
             "unparseable": unparsed,
         },
         "score": model_entry.get("pct_good"),  # the model's Good% by the judge
+        "score_name": SCORE_NAME,
         "n_parsed": model_entry.get("n", 0),
         "headline_note": (
             "Good% by the model itself: NO --judge given"
@@ -158,8 +161,85 @@ def summarize_records(records: list[dict[str, Any]], n_items: int) -> dict[str, 
         # item by item with the judge's ratings above.
         "human_rater_reference": analyse(reference_rows, reference_sources, bootstrap=False),
         "protocol": {"generation_prompt": GENERATION_PROMPT_SOURCE, "rater_texts": RATER_TEXT_SOURCE},
+        "headline_metric": "good_pct",
+        "metrics": _empathetic_metrics(records, _published_human_good_pct(reference_rows), seed),
     }
     return summary
+
+
+def _published_human_good_pct(reference_rows: list[RatedRow]) -> float | None:
+    """Good% that the study's raters gave the human replies to these prompts (the published reference)."""
+    ratings = [row.ratings[HUMAN] for row in reference_rows if HUMAN in row.ratings]
+    return round(100.0 * sum(r == GOOD for r in ratings) / len(ratings), 2) if ratings else None
+
+
+def _empathetic_metrics(records: list[dict[str, Any]], published_human: float | None, seed: int) -> dict[str, Any]:
+    def ratings_of(source: str) -> dict[str, int]:
+        return {
+            str(r["item_id"]): r["verdicts"][source]["rating"]
+            for r in records
+            if r["verdicts"].get(source, {}).get("rating") is not None
+        }
+
+    model, human = ratings_of(MODEL), ratings_of(HUMAN)
+    both = [item for item in model if item in human]
+    judged_by = "the model itself" if records and records[0]["judge"]["self"] else "the judge"
+    human_metric = mean_metric(
+        f"human replies rated Good by {judged_by}",
+        {item: 100.0 * (rating == GOOD) for item, rating in human.items()},
+        unit="% Good",
+        paired_test="mcnemar",
+        seed=seed,
+    )
+
+    def relative_increase(indices: Any) -> float:
+        good_model = sum(model[both[i]] == GOOD for i in indices)
+        good_human = sum(human[both[i]] == GOOD for i in indices)
+        return 100.0 * (good_model - good_human) / good_human if good_human else float("nan")
+
+    return {
+        "good_pct": mean_metric(
+            f"replies rated Good by {judged_by}",
+            {item: 100.0 * (rating == GOOD) for item, rating in model.items()},
+            unit="% Good",
+            paired_test="mcnemar",
+            reference={
+                "kind": "human_replies",
+                "label": f"human replies, rated by {judged_by}",
+                "value": human_metric["value"],
+                "ci95": human_metric["ci95"],
+                "published_raters": published_human,
+                "published_raters_label": "human replies, rated by the study's crowd raters (same prompts)",
+                "source": "Welivita & Pu 2024, released ratings (specs/empathetic_responding.md §4)",
+            },
+            seed=seed,
+        ),
+        "good_pct_human_replies": human_metric,
+        "good_diff_pp": mean_metric(
+            "Good% minus human replies' Good% (same judge, same prompts)",
+            {item: 100.0 * (int(model[item] == GOOD) - int(human[item] == GOOD)) for item in both},
+            unit="percentage points",
+            paired_test="wilcoxon",
+            reference={"kind": "no_change", "label": "as good as human replies", "value": 0.0},
+            seed=seed,
+        ),
+        "good_increase_pct": metric(
+            "relative increase in Good over human replies",
+            relative_increase(range(len(both))) if both else None,
+            statistic_interval(len(both), relative_increase, seed=seed) if both else None,
+            n=len(both),
+            method=bootstrap_method(seed=seed, unit="prompts"),
+            unit="%",
+            reference={"kind": "published_models", "label": "published (GPT-4 by crowd raters)", "value": 31.34},
+        ),
+        "mean_rating": mean_metric(
+            "mean rating (1 Bad, 2 Okay, 3 Good)",
+            {item: float(rating) for item, rating in model.items()},
+            unit="1-3",
+            paired_test="wilcoxon",
+            seed=seed,
+        ),
+    }
 
 
 class EmpatheticResponding:
@@ -193,7 +273,7 @@ class EmpatheticResponding:
             return await run_prompt(config, item.payload, ctx)
 
         def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-            return summarize_records(records, len(items))
+            return summarize_records(records, len(items), seed=seed)
 
         return PreparedBenchmark(
             name=self.name,

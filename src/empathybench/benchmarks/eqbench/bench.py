@@ -19,6 +19,8 @@ from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.models.base import Message, Sampling
+from empathybench.norms.eqbench import PUBLISHED_V2_SCORES, RANDOM_BASELINE
+from empathybench.stats.intervals import mean_metric
 
 # Question files per (version, language); keys of the data registry.
 QUESTION_FILES: dict[tuple[str, str], str] = {
@@ -162,7 +164,7 @@ class EQBench:
             return await _run_item(config, item, ctx)
 
         def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-            return summarize_records(config, len(items), records)
+            return summarize_records(config, len(items), records, seed=seed)
 
         return PreparedBenchmark(
             name=self.name,
@@ -237,7 +239,45 @@ async def _run_item(config: EQBenchConfig, item: BenchItem, ctx: ItemContext) ->
     }
 
 
-def summarize_records(config: EQBenchConfig, n_items: int, records: list[dict[str, Any]]) -> dict[str, Any]:
+def _eqbench_metrics(
+    config: EQBenchConfig,
+    records: list[dict[str, Any]],
+    selected: dict[str, float | None],
+    seed: int,
+) -> dict[str, dict[str, Any]]:
+    reference = None
+    if config.version == "v2" and config.language == "en":
+        reference = {
+            "kind": "published_models",
+            "label": "published EQ-Bench v2 scores (revise prompt, en)",
+            "models": [{"label": name, "value": score} for name, score in PUBLISHED_V2_SCORES],
+            "random_baseline": RANDOM_BASELINE,
+            "source": "official EQ-Bench v2 result files (specs/eqbench.md §5.3)",
+        }
+    parsed = {item_id: float(score) for item_id, score in selected.items() if score is not None}
+    return {
+        "score": mean_metric(
+            "EQ-Bench score",
+            parsed,
+            scale=10.0,
+            unit="points (0-100)",
+            paired_test="wilcoxon",
+            reference=reference,
+            seed=seed,
+        ),
+        "percent_parseable": mean_metric(
+            "parseable items",
+            {r["item_id"]: 100.0 if r.get("score") is not None else 0.0 for r in records},
+            unit="%",
+            paired_test="mcnemar",
+            seed=seed,
+        ),
+    }
+
+
+def summarize_records(
+    config: EQBenchConfig, n_items: int, records: list[dict[str, Any]], *, seed: int = 0
+) -> dict[str, Any]:
     first = {r["item_id"]: r.get("score") for r in records}
     revised = {r["item_id"]: r.get("revised_score") for r in records} if config.revise else None
     pipeline = aggregate_pipeline(first, revised, n_questions=n_items)
@@ -267,6 +307,10 @@ def summarize_records(config: EQBenchConfig, n_items: int, records: list[dict[st
         "parse_failures": failures,
         "mean_attempts": round(sum(r.get("attempts", 1) for r in records) / len(records), 3) if records else 0,
         "config": {k: v for k, v in asdict(config).items() if k != "stop"},
+        "headline_metric": "score",
+        "metrics": _eqbench_metrics(
+            config, records, revised if revised is not None and pipeline.selected_pass == "revised" else first, seed
+        ),
     }
     if not pipeline.valid:
         summary["headline_note"] = (

@@ -20,6 +20,7 @@ from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.models.base import Message, Sampling
+from empathybench.stats.intervals import mean_metric
 
 PARSERS: tuple[str, ...] = ("recommended", "legacy")
 QUICK_PER_DIMENSION = 2
@@ -189,7 +190,7 @@ class GIEBench:
             return await run_giebench_item(config, item.payload, ctx)
 
         def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-            return summarize_records(config, len(items), records, data_verified=verified)
+            return summarize_records(config, len(items), records, data_verified=verified, seed=seed)
 
         return PreparedBenchmark(
             name=self.name,
@@ -267,8 +268,42 @@ def _overall_only(table: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in table.items() if k not in ("by_dimension", "by_identity")}
 
 
+def _giebench_metrics(outcomes: list[ItemOutcome], seed: int) -> dict[str, dict[str, Any]]:
+    chance = {"kind": "chance", "label": "chance (4 options)", "value": 25.0}
+    metrics = {
+        f"accuracy_{condition.lower()}": mean_metric(
+            f"{condition} accuracy",
+            {o.item_id: 100.0 if o.correct[condition] else 0.0 for o in outcomes if condition in o.correct},
+            unit="% of items",
+            paired_test="mcnemar",
+            reference=chance,
+            seed=seed,
+        )
+        for condition in CONDITIONS
+    }
+    for condition in CONDITIONS[1:]:
+        metrics[f"delta_{condition.lower()}_pp"] = mean_metric(
+            f"change from Raw to {condition}",
+            {
+                o.item_id: 100.0 * (float(o.correct[condition]) - float(o.correct["Raw"]))
+                for o in outcomes
+                if condition in o.correct and "Raw" in o.correct
+            },
+            unit="percentage points",
+            paired_test="wilcoxon",
+            reference={"kind": "no_change", "label": "no change", "value": 0.0},
+            seed=seed,
+        )
+    return metrics
+
+
 def summarize_records(
-    config: GIEBenchConfig, n_items: int, records: list[dict[str, Any]], *, data_verified: bool = True
+    config: GIEBenchConfig,
+    n_items: int,
+    records: list[dict[str, Any]],
+    *,
+    data_verified: bool = True,
+    seed: int = 0,
 ) -> dict[str, Any]:
     by_parser = {parser: score_outcomes(outcomes_for(records, parser), CONDITIONS) for parser in PARSERS}
     headline = by_parser[config.parser]
@@ -333,6 +368,9 @@ def summarize_records(
                 for c, table in legacy["change_from_raw"].items()
             },
         }
+    summary["headline_metric"] = "delta_cot_pp"
+    summary["score_metric"] = "accuracy_cot"
+    summary["metrics"] = _giebench_metrics(headline_outcomes, seed)
     notes = []
     if n_answers and n_answers_parsed < n_answers / 2:
         # Unparsed replies count as wrong (§2.3), so with few verdicts the accuracies say little about empathy.

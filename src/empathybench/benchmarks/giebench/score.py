@@ -5,10 +5,11 @@ in the denominator (§2.3). Changes are percentage points of a condition minus R
 wrong->right and right->wrong and an exact McNemar p-value on those flips.
 """
 
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from empathybench.stats.contingency import mcnemar_exact_p
 
 BASELINE = "Raw"
 
@@ -27,16 +28,6 @@ class ItemOutcome:
 def legacy_delta_pp(baseline_correct: int, condition_correct: int, denominator: int) -> float:
     """Δ as the released script printed it: each accuracy rounded to 3 decimals, difference x100, 1 decimal."""
     return round((round(condition_correct / denominator, 3) - round(baseline_correct / denominator, 3)) * 100, 1)
-
-
-def mcnemar_exact_p(wrong_to_right: int, right_to_wrong: int) -> float:
-    """Two-sided exact McNemar test: a binomial test of the discordant pairs against p = 0.5."""
-    discordant = wrong_to_right + right_to_wrong
-    if discordant == 0:
-        return 1.0
-    tail = min(wrong_to_right, right_to_wrong)
-    probability = sum(math.comb(discordant, k) for k in range(tail + 1)) / 2**discordant
-    return min(1.0, 2 * probability)
 
 
 def _percent(numerator: int, denominator: int) -> float | None:

@@ -30,6 +30,9 @@ from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.models.base import Message, Sampling
+from empathybench.norms import seceu as norms
+from empathybench.stats.intervals import bootstrap_method, mean_metric, metric, statistic_interval
+from empathybench.stats.tests import pearson
 
 # quick: 10 of the 40 items, evenly spread (items 1, 5, 9, ..., 37): the same items on every machine.
 QUICK_SUBSET_SIZE = 10
@@ -157,7 +160,7 @@ class Seceu:
             return await _run_item(config, item, ctx)
 
         def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-            return summarize_records(config, chosen, records)
+            return summarize_records(config, chosen, records, seed=seed)
 
         return PreparedBenchmark(
             name=self.name,
@@ -231,7 +234,9 @@ def _variant_summary(
     return scores, detail
 
 
-def summarize_records(config: SeceuConfig, chosen: list[SeceuItem], records: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize_records(
+    config: SeceuConfig, chosen: list[SeceuItem], records: list[dict[str, Any]], *, seed: int = 0
+) -> dict[str, Any]:
     n_items = len(chosen)
     base: dict[str, Any] = {
         "score_name": "EQ = 15 x (2.79 - SECEU distance) / 0.822 + 100 (human mean 100, SD 15)",
@@ -282,7 +287,79 @@ def summarize_records(config: SeceuConfig, chosen: list[SeceuItem], records: lis
         )
     if notes:
         summary["headline_note"] = "; ".join(notes)
+    summary["headline_metric"] = "eq"
+    summary["metrics"] = _seceu_metrics(records, answered, scores, summary, seed)
+    by_id = {str(item.number): item for item in answered}
+    # For the per-item chart: which item each distance belongs to, and the people's mean distance on it.
+    summary["item_ids"] = [str(r["item_id"]) for r in records]
+    summary["human_item_distances"] = [round(by_id[str(r["item_id"])].human_mean_distance, 4) for r in records]
+    if scores.status == "FAILED":
+        summary["metrics"]["eq"].update(value=None, ci95=None)  # no EQ for a FAILED run (paper rule)
     return summary
+
+
+def _seceu_metrics(
+    records: list[dict[str, Any]],
+    answered: list[SeceuItem],
+    scores: SeceuScores,
+    summary: dict[str, Any],
+    seed: int,
+) -> dict[str, dict[str, Any]]:
+    """EQ is linear in the mean item distance, so its item bootstrap is the distance bootstrap rescaled."""
+    distances = {str(r["item_id"]): d for r, d in zip(records, scores.item_distances, strict=True)}
+    eq_scale = -norms.EQ_SCALE_SD / norms.SECEU_SD
+    eq_offset = norms.EQ_SCALE_MEAN + norms.EQ_SCALE_SD * norms.SECEU_MEAN / norms.SECEU_SD
+    by_id = {str(item.number): item for item in answered}
+    template = [by_id[str(r["item_id"])].human_mean_distance for r in records]  # in record order, as the distances
+    item_distances = list(scores.item_distances)
+
+    def pattern_r(indices: Any) -> float:
+        return pearson([item_distances[i] for i in indices], [template[i] for i in indices])
+
+    return {
+        "eq": mean_metric(
+            "SECEU EQ",
+            distances,
+            scale=eq_scale,
+            offset=eq_offset,
+            unit="EQ (people: mean 100, SD 15)",
+            paired_test="wilcoxon",
+            reference={
+                "kind": "human_norm",
+                "label": f"{norms.NORM_SAMPLE_SIZE} people (norm sample)",
+                "mean": norms.EQ_SCALE_MEAN,
+                "sd": norms.EQ_SCALE_SD,
+                "percentile": summary.get("percentiles", {}).get("normal_approximation", {}).get("value"),
+                "uniform_baseline": summary.get("uniform_baseline", {}).get("eq"),
+                "source": "Wang et al. 2023, SECEU_norm.docx (specs/seceu.md §2, §4)",
+            },
+            seed=seed,
+        ),
+        "seceu_score": mean_metric(
+            "SECEU distance",
+            distances,
+            unit="mean Euclidean distance",
+            higher_is_better=False,
+            paired_test="wilcoxon",
+            reference={"kind": "human_norm", "label": "people", "mean": norms.SECEU_MEAN, "sd": norms.SECEU_SD},
+            seed=seed,
+        ),
+        "pattern_r": metric(
+            "pattern similarity r",
+            scores.pattern_r,
+            statistic_interval(len(item_distances), pattern_r, seed=seed) if len(item_distances) > 2 else None,
+            n=len(item_distances),
+            method=bootstrap_method(seed=seed),
+            unit="Pearson r with the human template",
+            reference={
+                "kind": "human_norm",
+                "label": "people (leave-one-out)",
+                "mean": norms.PATTERN_R_MEAN,
+                "sd": norms.PATTERN_R_SD,
+                "threshold": norms.PATTERN_R_THRESHOLD,
+            },
+        ),
+    }
 
 
 def rescore_answers(answers: Any, *, allow_unverified: bool = False) -> dict[str, Any]:

@@ -1,0 +1,194 @@
+"""Several runs side by side: a leaderboard with intervals and paired differences on the items they share."""
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from empathybench.engine.store import read_samples
+from empathybench.errors import UserError
+from empathybench.report.profile import INSTRUMENTS
+from empathybench.stats.contingency import mcnemar_exact_p
+from empathybench.stats.intervals import RESAMPLES, bootstrap_method, mean_interval
+
+
+@dataclass
+class RunData:
+    directory: Path
+    summary: dict[str, Any]
+    run_info: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return str(self.summary.get("model", self.directory.name))
+
+    def samples(self) -> list[dict[str, Any]]:
+        return read_samples(self.directory)
+
+
+def load_run(directory: Path) -> RunData:
+    """A finished run directory (summary.json and run.json); anything else is a one-line UserError."""
+    if not directory.is_dir():
+        raise UserError(f"no such run directory: {directory}")
+    summary_path = directory / "summary.json"
+    if not summary_path.exists():
+        raise UserError(f"{directory} has no summary.json: the run did not finish (re-run the same command to resume)")
+    try:
+        summary = json.loads(summary_path.read_text("utf-8"))
+        run_path = directory / "run.json"
+        run_info = json.loads(run_path.read_text("utf-8")) if run_path.exists() else {}
+    except ValueError as exc:
+        raise UserError(f"{directory}: unreadable run files: {exc}") from None
+    if "benchmarks" not in summary:
+        raise UserError(f"{summary_path} is not an EmpathyBench summary")
+    return RunData(directory, summary, run_info)
+
+
+def unique_labels(runs: list[RunData]) -> list[str]:
+    """Model names, with the run directory added where two runs share a model."""
+    labels = [run.label for run in runs]
+    return [
+        f"{label} ({run.directory.name})" if labels.count(label) > 1 else label
+        for label, run in zip(labels, runs, strict=True)
+    ]
+
+
+def _p_value(test: str, first: np.ndarray, second: np.ndarray) -> float | None:
+    from scipy import stats
+
+    differences = first - second
+    if differences.size < 2:
+        return None
+    if test == "mcnemar":
+        return mcnemar_exact_p(int(np.sum((first > 0) & (second <= 0))), int(np.sum((first <= 0) & (second > 0))))
+    if np.allclose(differences, 0.0):
+        return 1.0
+    if test == "wilcoxon":
+        return float(stats.wilcoxon(first, second, zero_method="wilcox").pvalue)
+    if test == "paired_t":
+        return float(stats.ttest_rel(first, second).pvalue)
+    return None
+
+
+TEST_NAMES = {
+    "mcnemar": "exact McNemar",
+    "wilcoxon": "Wilcoxon signed-rank",
+    "paired_t": "paired t-test",
+}
+
+
+def paired_difference(first: dict[str, Any], second: dict[str, Any], *, seed: int = 0) -> dict[str, Any] | None:
+    """first minus second for one mean-type metric, on the items both runs have.
+
+    The offset cancels, so the difference is scale * mean(item differences); the interval is a paired bootstrap
+    over the shared items, the p-value the metric's paired test on the item values.
+    """
+    items_a, items_b = first.get("items"), second.get("items")
+    if not items_a or not items_b or first.get("scale") != second.get("scale"):
+        return None
+    shared = [key for key in items_a if key in items_b]
+    if not shared:
+        return {"n_shared": 0, "difference": None, "ci95": None, "test": None, "p": None}
+    a = np.asarray([items_a[key] for key in shared], dtype=float)
+    b = np.asarray([items_b[key] for key in shared], dtype=float)
+    scale = float(first.get("scale", 1.0))
+    difference = scale * float(np.mean(a - b))
+    interval = mean_interval(list(a - b), scale=scale, seed=seed)
+    test = str(first.get("paired_test", "none"))
+    p = _p_value(test, a, b)
+    return {
+        "n_shared": len(shared),
+        "difference": round(difference, 4),
+        "ci95": [round(interval[0], 4), round(interval[1], 4)] if interval else None,
+        "method": bootstrap_method(RESAMPLES, seed, "shared items (paired)"),
+        "test": TEST_NAMES.get(test),
+        "p": None if p is None or math.isnan(p) else round(p, 6),
+        "first_on_shared": round(scale * float(np.mean(a)) + float(first.get("offset", 0.0)), 4),
+        "second_on_shared": round(scale * float(np.mean(b)) + float(second.get("offset", 0.0)), 4),
+    }
+
+
+def _benchmark_names(runs: list[RunData]) -> list[str]:
+    names: list[str] = []
+    for run in runs:
+        for name in run.summary.get("benchmarks", {}):
+            if name not in names:
+                names.append(name)
+    ordered = [n for n in INSTRUMENTS if n in names]
+    return ordered + [n for n in names if n not in ordered]
+
+
+def compare_runs(runs: list[RunData], *, seed: int = 0) -> dict[str, Any]:
+    """Leaderboard (every run's metrics with intervals) and each later run paired against the first."""
+    if len(runs) < 2:
+        raise UserError("a comparison needs at least two run directories")
+    labels = unique_labels(runs)
+    benchmarks: dict[str, Any] = {}
+    for name in _benchmark_names(runs):
+        results = [run.summary["benchmarks"].get(name) for run in runs]
+        metric_keys: list[str] = []
+        for result in results:
+            for key in (result or {}).get("metrics") or {}:
+                if key not in metric_keys:
+                    metric_keys.append(key)
+        headline = next((r.get("headline_metric") for r in results if r and r.get("headline_metric")), None)
+        leaderboard = {
+            key: [
+                _leaderboard_cell(label, (result or {}).get("metrics", {}).get(key))
+                for label, result in zip(labels, results, strict=True)
+            ]
+            for key in metric_keys
+        }
+        paired = []
+        base = results[0]
+        for label, result in zip(labels[1:], results[1:], strict=True):
+            if not base or not result:
+                continue
+            for key in metric_keys:
+                a, b = result.get("metrics", {}).get(key), base.get("metrics", {}).get(key)
+                if a is None or b is None:
+                    continue
+                difference = paired_difference(a, b, seed=seed)
+                paired.append(
+                    {
+                        "metric": key,
+                        "label": a["label"],
+                        "unit": a["unit"],
+                        "higher_is_better": a.get("higher_is_better"),
+                        "first": label,
+                        "second": labels[0],
+                        **(difference or {"note": "not a mean over items: compare the intervals side by side"}),
+                    }
+                )
+        labels_by_key = {
+            key: next(r["metrics"][key]["label"] for r in results if r and key in (r.get("metrics") or {}))
+            for key in metric_keys
+        }
+        benchmarks[name] = {
+            "title": INSTRUMENTS.get(name, name),
+            "metric_labels": labels_by_key,
+            "headline_metric": headline,
+            "configs_match": _configs_match(runs, name),
+            "leaderboard": leaderboard,
+            "paired": paired,
+        }
+    return {
+        "runs": [{"label": label, "directory": str(run.directory)} for label, run in zip(labels, runs, strict=True)],
+        "benchmarks": benchmarks,
+    }
+
+
+def _leaderboard_cell(label: str, entry: dict[str, Any] | None) -> dict[str, Any]:
+    if entry is None:
+        return {"run": label, "value": None, "ci95": None, "n": 0}
+    return {"run": label, "value": entry["value"], "ci95": entry["ci95"], "n": entry["n"], "unit": entry["unit"]}
+
+
+def _configs_match(runs: list[RunData], name: str) -> bool:
+    configs = [
+        json.dumps(run.run_info.get("benchmarks", {}).get(name, {}).get("config"), sort_keys=True) for run in runs
+    ]
+    return len(set(configs)) == 1

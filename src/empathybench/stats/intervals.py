@@ -1,0 +1,150 @@
+"""Headline numbers with their intervals: one shape for every instrument, so reports and comparisons are generic.
+
+A headline metric is a JSON object in `summary.json` (`benchmarks.<name>.metrics.<key>`):
+
+    {"label", "value", "ci95": [low, high] | null, "n", "unit", "higher_is_better", "method",
+     "items": {item_id: value} | null, "scale", "offset", "paired_test", "reference": {...} | null}
+
+For a *mean-type* metric, `value = scale * mean(items.values()) + offset`, and the interval is a seeded percentile
+bootstrap over items. Keeping the per-item values lets `empathybench report A B` pair two runs on their shared
+items without re-reading the benchmark data. Other metrics (correlations, ratios) carry their own interval and
+`items: null`; they are compared side by side, not paired.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+RESAMPLES = 2000
+LEVEL = 0.95
+
+PairedTest = Literal["paired_t", "wilcoxon", "mcnemar", "none"]
+
+
+def _finite_or_none(value: float | None, digits: int = 4) -> float | None:
+    if value is None or not np.isfinite(value):
+        return None
+    return round(float(value), digits)
+
+
+def bootstrap_method(resamples: int = RESAMPLES, seed: int = 0, unit: str = "items") -> str:
+    return f"percentile bootstrap over {unit}, {resamples} resamples, seed {seed}, 95%"
+
+
+def mean_interval(
+    values: Sequence[float],
+    *,
+    scale: float = 1.0,
+    offset: float = 0.0,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of `scale * mean + offset`, resampling the values with replacement."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return None
+    draws = np.random.default_rng(seed).integers(0, data.size, size=(resamples, data.size))
+    means = scale * data[draws].mean(axis=1) + offset
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(min(low, high)), float(max(low, high))
+
+
+def statistic_interval(
+    n: int,
+    statistic: Callable[[np.ndarray], float],
+    *,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of any statistic of n units; `statistic` gets an index array per resample."""
+    if n == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    values = [statistic(rng.integers(0, n, size=n)) for _ in range(resamples)]
+    finite = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    if finite.size == 0:
+        return None
+    low, high = np.quantile(finite, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
+def metric(
+    label: str,
+    value: float | None,
+    ci95: tuple[float, float] | None,
+    *,
+    n: int,
+    method: str,
+    unit: str = "",
+    higher_is_better: bool | None = True,
+    reference: Mapping[str, Any] | None = None,
+    digits: int = 4,
+) -> dict[str, Any]:
+    """A headline metric whose interval was computed by the caller (not a plain mean over items)."""
+    return {
+        "label": label,
+        "value": _finite_or_none(value, digits),
+        "ci95": [_finite_or_none(ci95[0], digits), _finite_or_none(ci95[1], digits)] if ci95 is not None else None,
+        "n": n,
+        "unit": unit,
+        "higher_is_better": higher_is_better,
+        "method": method,
+        "items": None,
+        "scale": 1.0,
+        "offset": 0.0,
+        "paired_test": "none",
+        "reference": dict(reference) if reference is not None else None,
+    }
+
+
+def mean_metric(
+    label: str,
+    items: Mapping[str, float],
+    *,
+    scale: float = 1.0,
+    offset: float = 0.0,
+    unit: str = "",
+    higher_is_better: bool | None = True,
+    paired_test: PairedTest = "paired_t",
+    reference: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    value: float | None = None,
+    digits: int = 4,
+) -> dict[str, Any]:
+    """A metric that is `scale * mean(items) + offset`, with its item-bootstrap interval.
+
+    `value` may be given when the instrument rounds its published figure differently; it must agree with the
+    items (checked to 1e-6 relative), so the stored items always reproduce the headline.
+    """
+    values = [float(v) for v in items.values()]
+    computed = scale * float(np.mean(values)) + offset if values else None
+    if value is not None and computed is not None and not np.isclose(value, computed, rtol=1e-6, atol=1e-6):
+        raise ValueError(f"{label}: value {value} does not follow from its items ({computed})")
+    ci = mean_interval(values, scale=scale, offset=offset, seed=seed)
+    result = metric(
+        label,
+        computed if value is None else value,
+        ci,
+        n=len(values),
+        method=bootstrap_method(seed=seed),
+        unit=unit,
+        higher_is_better=higher_is_better,
+        reference=reference,
+        digits=digits,
+    )
+    result.update(
+        items={key: round(float(v), 6) for key, v in items.items()},
+        scale=scale,
+        offset=offset,
+        paired_test=paired_test,
+    )
+    return result
+
+
+def score_interval(metrics: Mapping[str, Mapping[str, Any]], key: str) -> list[float | None] | None:
+    """The `ci95` of one metric, for the `score_ci95` field beside a benchmark's `score`."""
+    entry = metrics.get(key)
+    return list(entry["ci95"]) if entry and entry.get("ci95") is not None else None
