@@ -278,6 +278,102 @@ def rescore_empathetic(
     _emit(rescore_ratings_file(file), as_json)
 
 
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _print_validation(report: dict[str, Any]) -> None:
+    """The validation report as tables; the judge's kappa beside the human-human reference."""
+    from rich.table import Table
+
+    judge = report["judge"]
+    stdout.print(
+        f"[bold]judge {judge['spec']}[/]: {report['n_cases']} released replies, {report['n_rated']} rated, "
+        f"{report['n_unparseable']} unparseable after {report['settings']['attempts']} asks, "
+        f"{report['n_reasked']} read only after a re-ask, {report['n_failed_calls']} failed calls",
+        highlight=False,
+    )
+
+    agreement = Table(title="Item-level agreement with the single human rating (spec §6.1 5a)")
+    agreement.add_column("figure")
+    agreement.add_column("judge vs human", justify="right")
+    agreement.add_column("reference", justify="right")
+    reference = f"{report['human_human_kappa_reference']:.2f} human vs human"
+    agreement.add_row("weighted kappa, linear", _fmt(report["weighted_kappa_linear"]), reference)
+    agreement.add_row("weighted kappa, quadratic", _fmt(report["weighted_kappa_quadratic"]), reference)
+    agreement.add_row("accuracy (3 classes)", _fmt(report["accuracy"]), "0.333 chance")
+    stdout.print(agreement)
+    stdout.print(f"reference: {report['human_human_kappa_note']}", highlight=False)
+
+    matrix = report["confusion_matrix"]
+    confusion = Table(title="Confusion matrix: rows human rating, columns judge rating")
+    confusion.add_column("human \\ judge")
+    for label in matrix["order"]:
+        confusion.add_column(label, justify="right")
+    for label, row in zip(matrix["order"], matrix["counts"], strict=True):
+        confusion.add_row(label, *(str(n) for n in row))
+    stdout.print(confusion)
+
+    sources = Table(title="By source (spec §6.1 5b)")
+    for name in ("source", "n", "Good% judge", "Good% human", "accuracy"):
+        sources.add_column(name, justify="left" if name == "source" else "right")
+    for source, entry in report["by_source"].items():
+        sources.add_row(
+            source,
+            str(entry["n"]),
+            _fmt(entry["good_pct_judge"], 2),
+            _fmt(entry["good_pct_human"], 2),
+            _fmt(entry["accuracy"]),
+        )
+    stdout.print(sources)
+    ranking = report["ranking"]
+    stdout.print(
+        f"sources by Good%: human raters {' > '.join(ranking['human'])}; judge {' > '.join(ranking['judge'])}; "
+        f"Kendall tau {_fmt(ranking['kendall_tau'])}; {ranking['pairs_ordered_alike']}/{ranking['pairs']} pairs "
+        f"ordered alike; reproduced: {ranking['reproduced']}",
+        highlight=False,
+    )
+    if report["valence"]:
+        valence = Table(title="Valence pattern: Good% and relative Good increase over human replies (spec §6.1 5c)")
+        for name in ("valence", "source", "Good% judge", "increase judge", "Good% human", "increase human"):
+            valence.add_column(name, justify="left" if name in ("valence", "source") else "right")
+        for name, by_source in report["valence"]["judge"].items():
+            for source, entry in by_source.items():
+                human_entry = report["valence"]["human"][name][source]
+                valence.add_row(
+                    name,
+                    source,
+                    _fmt(entry["pct_good"], 2),
+                    _fmt(entry["good_increase_pct"], 2),
+                    _fmt(human_entry["pct_good"], 2),
+                    _fmt(human_entry["good_increase_pct"], 2),
+                )
+        stdout.print(valence)
+    length = report["length_bias"]
+    stdout.print(
+        f"length bias (5d): Spearman rho words vs judge {_fmt(length['spearman_words_vs_judge'])}, "
+        f"vs human {_fmt(length['spearman_words_vs_human'])} (the human raters: about 0)",
+        highlight=False,
+    )
+    preference = report["self_preference"]
+    if preference["own_sources"]:
+        stdout.print(
+            f"self-preference (5e): judge family {preference['judge_family']}; judge minus human Good% "
+            f"{_fmt(preference['good_gap_pp_own'], 2)} pp on its own family's replies "
+            f"({', '.join(preference['own_sources'])}), {_fmt(preference['good_gap_pp_others'], 2)} pp on the others",
+            highlight=False,
+        )
+    else:
+        stdout.print("self-preference (5e): no released source from the judge's model family", highlight=False)
+    if report["raw_unparseable"]:
+        stdout.print(f"unreadable judge answers, first ones: {report['raw_unparseable'][:3]}", highlight=False)
+    stdout.print("all figures (p-values, usage): --json or --out FILE", highlight=False)
+
+
 @judge_app.command("validate")
 def judge_validate(
     judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to validate")],
@@ -286,14 +382,22 @@ def judge_validate(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for the judge's calls")] = 0,
     base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
-    max_concurrency: Annotated[int | None, typer.Option("--max-concurrency", "-c", min=1)] = None,
+    max_concurrency: Annotated[
+        int | None,
+        typer.Option("--max-concurrency", "-c", min=1, help="Calls in flight (default 16 for HTTP, 1 in process)"),
+    ] = None,
+    attempts: Annotated[int, typer.Option(min=1, help="Judge asks per reply, the first included")] = 3,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
     allow_unverified: Annotated[bool, typer.Option(help="Accept data whose checksum differs from the pin")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the full figures as JSON instead of tables")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write the full figures as JSON here")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
 ) -> None:
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
     from empathybench.benchmarks.empathetic.validate import run_validation
 
+    if out is not None and out.is_dir():
+        raise UserError(f"--out {out} is a directory; give a file name, e.g. {out / 'judge-validation.json'}")
     report = run_validation(
         judge,
         limit=limit,
@@ -302,8 +406,23 @@ def judge_validate(
         max_concurrency=max_concurrency,
         use_cache=not no_cache,
         allow_unverified=allow_unverified,
+        attempts=attempts,
+        console=None if quiet else console,
     )
-    _emit(report, as_json)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if as_json:
+        _emit(report, as_json=True)
+    else:
+        _print_validation(report)
+    if report["n_failed_calls"]:
+        console.print(
+            f"[red]{report['n_failed_calls']} judge calls failed and are left out of the figures "
+            f"(first: {report['call_errors'][0]}); run the same command again to retry them[/]",
+            highlight=False,
+        )
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -59,8 +59,13 @@ def compare(ratings: Sequence[int], baseline: Sequence[int]) -> dict[str, Any]:
     good_vs_not = chi_square([[good, len(ratings) - good], [base_good, len(baseline) - base_good]], yates=True)
     distribution = chi_square([[bad, okay, good], [base_bad, base_okay, base_good]])
     return {
-        # Relative increase in the count of Good ratings (not percentage points), as the paper reports it.
-        "good_increase_pct": _round(100.0 * (good - base_good) / base_good, 2) if base_good else None,
+        # Relative increase in Good (not percentage points), as the paper reports it. The paper's sources all have
+        # 2,000 ratings, so its count ratio equals this share ratio; shares stay right when a judge left some unread.
+        "good_increase_pct": _round(
+            100.0 * (good / len(ratings) - base_good / len(baseline)) / (base_good / len(baseline)), 2
+        )
+        if base_good and ratings
+        else None,
         "good_diff_pp": _round(
             100.0 * (good / len(ratings) - base_good / len(baseline)) if ratings and baseline else None, 2
         ),
