@@ -84,9 +84,13 @@ def run(
         str | None,
         typer.Option("--judge", help="Model spec of the judge for judged benchmarks (default: the model itself)"),
     ] = None,
+    repeats: Annotated[
+        int,
+        typer.Option("--repeats", min=1, help="Run N times with seeds seed..seed+N-1 and report run-to-run variation"),
+    ] = 1,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
-    from empathybench.engine.runner import RunOptions, execute_run
+    from empathybench.engine.runner import RunOptions, execute_repeats
     from empathybench.report.terminal import print_summary
 
     if preset not in ("quick", "paper", "full"):
@@ -106,7 +110,7 @@ def run(
         show_progress=not quiet,
         judge=judge,
     )
-    result = execute_run(options, console)
+    result = execute_repeats(options, repeats, console)
     print_summary(stdout, result.summary)
     stdout.print(f"run directory: [bold]{result.directory}[/]", highlight=False)
     if result.stats.items_failed:
@@ -114,6 +118,44 @@ def run(
             f"[red]{result.stats.items_failed} items could not be answered; run the same command again to retry them[/]"
         )
         raise typer.Exit(1)
+
+
+@app.command("report")
+def report_command(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One run directory (re-render) or several (compare)")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output .html (also writes .md and .json beside it for a comparison)"),
+    ] = None,
+) -> None:
+    """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid."""
+    from empathybench.report.compare import compare_runs, load_run
+    from empathybench.report.html import render_comparison, render_run_report
+    from empathybench.report.markdown import render_comparison_markdown, render_run_markdown
+
+    runs = [load_run(directory) for directory in run_dirs]
+    if len(runs) == 1:
+        run = runs[0]
+        target = out or run.directory / "report.html"
+        target.write_text(render_run_report(run.summary, run.run_info, run.samples()), encoding="utf-8")
+        target.with_suffix(".md").write_text(render_run_markdown(run.summary), encoding="utf-8")
+        stdout.print(f"report: [bold]{target}[/]", highlight=False)
+        return
+    comparison = compare_runs(runs)
+    target = out or Path("comparison.html")
+    target.write_text(render_comparison(comparison, [r.summary for r in runs]), encoding="utf-8")
+    target.with_suffix(".md").write_text(render_comparison_markdown(comparison), encoding="utf-8")
+    target.with_suffix(".json").write_text(json.dumps(comparison, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    for entry in comparison["benchmarks"].values():
+        for row in entry["paired"]:
+            if row.get("metric") == entry["headline_metric"] and row.get("difference") is not None:
+                stdout.print(
+                    f"{entry['title']}: {row['first']} − {row['second']} = {row['difference']:+.2f} "
+                    f"[{row['ci95'][0]:+.2f}, {row['ci95'][1]:+.2f}] on {row['n_shared']} shared items, "
+                    f"{row['test']} p = {row['p']}",
+                    highlight=False,
+                )
+    stdout.print(f"comparison: [bold]{target}[/]", highlight=False)
 
 
 @app.command("list")

@@ -7,7 +7,7 @@ import platform
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,8 @@ from empathybench.errors import UserError
 from empathybench.models.base import Backend
 from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
+from empathybench.report.profile import attach_score_interval, build_profile
+from empathybench.report.schema import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
 
 
 @dataclass
@@ -232,6 +234,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         records_by_bench[record["benchmark"]].append(record)
 
     summary: dict[str, Any] = {
+        "$schema": SUMMARY_SCHEMA_ID,
+        "schema_version": SUMMARY_SCHEMA_VERSION,
         "model": str(spec),
         "preset": options.preset,
         "run_dir": str(directory),
@@ -246,16 +250,20 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         result.setdefault("n_items", len(bench.items))
         result["n_failed_calls"] = failed
         result["status"] = "complete" if len(records) == len(bench.items) else "incomplete"
+        attach_score_interval(result)
         summary["benchmarks"][bench.name] = result
     for name, reason in skipped.items():
         summary["benchmarks"][name] = {"status": "skipped", "error": reason}
+    summary["profile"] = build_profile(summary["benchmarks"])
     summary["usage"] = stats.as_dict()
     summary["elapsed_s"] = round(elapsed, 3)
     store.write_summary(summary)
 
     from empathybench.report.html import write_html_report
+    from empathybench.report.markdown import write_markdown_report
 
     write_html_report(directory, summary, run_info)
+    write_markdown_report(directory, summary)
     run_info["status"] = "complete" if stats.items_failed == 0 else "incomplete"
     run_info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     run_info["usage"] = stats.as_dict()
@@ -324,3 +332,67 @@ async def _run_pending(
         if judge_engine is not None:
             await judge_engine.backend.aclose()
     return new_records
+
+
+def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunResult:
+    """`run --repeats N`: the same run N times with seeds seed..seed+N-1, each in `<dir>/repeat-K`, and a summary
+    of the parent directory that adds each headline metric's run-to-run mean and SD to the first run's figures.
+
+    Where decoding is greedy (temperature 0, most paper presets) the repeats differ only through backend
+    nondeterminism; the spread then shows how reproducible the model's serving is, not sampling variance.
+    """
+    if repeats < 2:
+        return execute_run(options, console)
+    if options.out is not None:
+        parent = options.out
+    else:
+        label = f"{options.model}|{options.preset}|{options.seed}|{options.benchmarks}|{options.limit}|{options.judge}"
+        digest = hashlib.sha256(f"{label}|{sorted(options.options.items())}".encode()).hexdigest()[:10]
+        parent = Path("runs") / f"{_slug(options.model)}-{options.preset}-x{repeats}-{digest}"
+    results: list[RunResult] = []
+    for index in range(repeats):
+        console.print(f"repeat {index + 1}/{repeats} (seed {options.seed + index})", highlight=False)
+        repeat_options = replace(options, seed=options.seed + index, out=parent / f"repeat-{index + 1}")
+        results.append(execute_run(repeat_options, console))
+    summary = json.loads(json.dumps(results[0].summary))
+    summary["run_dir"] = str(parent)
+    summary["repeats"] = repeat_summary([r.summary for r in results], [str(r.directory) for r in results])
+    summary["elapsed_s"] = round(sum(r.summary.get("elapsed_s", 0.0) for r in results), 3)
+    store = RunStore(parent)
+    store.write_summary(summary)
+    run_info = json.loads((results[0].directory / "run.json").read_text("utf-8"))
+    run_info["repeats"] = {"n": repeats, "seeds": [options.seed + i for i in range(repeats)]}
+    store.write_run(run_info)
+
+    from empathybench.report.html import write_html_report
+    from empathybench.report.markdown import write_markdown_report
+
+    write_html_report(parent, summary, run_info, samples_from=results[0].directory)
+    write_markdown_report(parent, summary)
+    stats = RunStats()
+    for result in results:
+        stats.items_total += result.stats.items_total
+        stats.items_done += result.stats.items_done
+        stats.items_failed += result.stats.items_failed
+    return RunResult(parent, summary, stats)
+
+
+def repeat_summary(summaries: list[dict[str, Any]], directories: list[str]) -> dict[str, Any]:
+    """Every metric's value in each repeat, with its mean and sample SD across repeats."""
+    metrics: dict[str, Any] = {}
+    for name, result in summaries[0].get("benchmarks", {}).items():
+        for key in result.get("metrics") or {}:
+            values = [s["benchmarks"].get(name, {}).get("metrics", {}).get(key, {}).get("value") for s in summaries]
+            present = [float(v) for v in values if v is not None]
+            mean = sum(present) / len(present) if present else None
+            sd = (
+                (sum((v - mean) ** 2 for v in present) / (len(present) - 1)) ** 0.5
+                if mean is not None and len(present) > 1
+                else None
+            )
+            metrics[f"{name}.{key}"] = {
+                "values": values,
+                "mean": None if mean is None else round(mean, 4),
+                "sd": None if sd is None else round(sd, 4),
+            }
+    return {"n": len(summaries), "runs": directories, "metrics": metrics}

@@ -7,6 +7,7 @@ from typing import Any
 
 from empathybench.errors import ModelConfigError
 from empathybench.models.base import ChatRequest, ChatResponse
+from empathybench.models.plausible import PlausibleResponder, plausible_variant
 
 Responder = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]
 
@@ -41,8 +42,10 @@ class ScriptedBackend:
     def __init__(self, name: str, responder: Responder | None = None) -> None:
         self.model = name
         responder = responder or _registered.get(name) or BUILTIN_SCRIPTS.get(name)
+        if responder is None and (variant := plausible_variant(name)) is not None:
+            responder = PlausibleResponder(variant)
         if responder is None:
-            known = ", ".join(sorted({*BUILTIN_SCRIPTS, *_registered}))
+            known = ", ".join(sorted({*BUILTIN_SCRIPTS, *_registered, "plausible[-K]"}))
             raise ModelConfigError(f"unknown script {name!r} for scripted/<name>; known: {known}")
         self._responder = responder
         self.calls: list[ChatRequest] = []

@@ -1,99 +1,768 @@
-"""A self-contained report.html per run (no network, no scripts from elsewhere)."""
+"""The self-contained report.html: the EI profile at the top, one section per instrument with its charts, the samples
+behind every number, and the comparison page of several runs. No network: charts are inline SVG, the one script is
+inline and only opens the collapsed sample table a link points into."""
 
 import html
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from empathybench.engine.store import read_samples
+from empathybench.report import svg
+from empathybench.report.profile import INSTRUMENTS, build_profile
+from empathybench.report.svg import Point, Reference
 
 _STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;
-color:#1d2433;line-height:1.45}
-h1{margin-bottom:.2rem}.muted{color:#5b6478}table{border-collapse:collapse;width:100%;margin:.8rem 0}
-th,td{border-bottom:1px solid #e3e6ee;padding:.35rem .5rem;text-align:left;vertical-align:top}
-th{background:#f4f6fb}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.card{border:1px solid #e3e6ee;border-radius:8px;padding:1rem 1.2rem;margin:1rem 0}
-.score{font-size:2rem;font-weight:600}.bad{color:#b42318}.ok{color:#067647}
+:root{--ink:#1d2433;--muted:#5b6478;--line:#e3e6ee;--soft:#f6f7fb;--accent:#0072B2;--warn:#9a3412}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1120px;margin:0 auto;padding:1.5rem 1rem 4rem;
+color:var(--ink);line-height:1.45;font-size:15px}
+h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin:2rem 0 .4rem;padding-top:.6rem;
+border-top:2px solid var(--line)}h3{font-size:1.02rem;margin:1.2rem 0 .3rem}
+a{color:var(--accent)}.muted{color:var(--muted)}.small{font-size:.85rem}
+.banner{border-left:4px solid #d97706;background:#fff7ed;padding:.6rem .9rem;margin:.8rem 0;border-radius:4px}
+.banner.strong{border-color:#b42318;background:#fef3f2}
+.profile{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:.9rem;margin:1rem 0}
+.card{border:1px solid var(--line);border-radius:10px;padding:.9rem 1rem;background:#fff;break-inside:avoid}
+.card h3{margin:0}.card .q{color:var(--muted);font-size:.86rem;margin:.15rem 0 .5rem}
+.big{font-size:2rem;font-weight:650;font-variant-numeric:tabular-nums}.unit{color:var(--muted);font-size:.9rem}
+.ci{color:var(--muted);font-variant-numeric:tabular-nums}.ref{font-size:.86rem;margin:.3rem 0}
+.status{display:inline-block;font-size:.75rem;padding:.05rem .45rem;border-radius:999px;background:var(--soft);
+border:1px solid var(--line);margin-left:.4rem;vertical-align:middle}
+.status.skipped,.status.incomplete{background:#fff7ed;border-color:#fed7aa}
+table{border-collapse:collapse;width:100%;margin:.6rem 0;font-size:.9rem}
+th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem;align-items:start}
+figure{margin:.4rem 0}figcaption{font-size:.82rem;color:var(--muted)}
 details{margin:.6rem 0}summary{cursor:pointer;font-weight:600}
-pre{white-space:pre-wrap;word-break:break-word;background:#f7f8fb;padding:.4rem;border-radius:4px;margin:0;
-font-size:.85rem;max-height:16rem;overflow:auto}
-@media print{details{display:block}details>*{display:block}}
+pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);padding:.4rem;border-radius:4px;margin:0;
+font-size:.8rem;max-height:14rem;overflow:auto}
+.up{color:#b42318}.down{color:#0072B2}.sig{font-weight:600}
+nav.toc a{margin-right:.9rem}
+@media print{details{display:block}details>summary{list-style:none}pre{max-height:none}
+.charts{grid-template-columns:1fr}body{max-width:none}}
+"""
+
+# Opens the <details> that holds the element a link points to (a sample row), on load and on every jump.
+_SCRIPT = """
+function openTarget(){var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
+var el=document.getElementById(id);while(el){if(el.tagName==='DETAILS'){el.open=true;}el=el.parentElement;}
+var t=document.getElementById(id);if(t&&t.scrollIntoView){t.scrollIntoView();}}
+window.addEventListener('hashchange',openTarget);window.addEventListener('DOMContentLoaded',openTarget);
 """
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    if isinstance(value, (dict, list)):
-        return html.escape(json.dumps(value, ensure_ascii=False)[:400])
+def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _benchmark_section(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    if result.get("status") == "skipped":
-        return (
-            f'<div class="card"><h2>{html.escape(name)}</h2>'
-            f'<p class="bad">skipped: {html.escape(str(result.get("error")))}</p></div>'
-        )
-    headline = result.get("score")
-    rows = "".join(
-        f"<tr><th>{html.escape(k)}</th><td>{_fmt(v)}</td></tr>"
-        for k, v in result.items()
-        if not isinstance(v, (dict, list)) or k in ("warnings",)
+def _num(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return _e(value)
+
+
+def _ci(ci: Sequence[float | None] | None, digits: int = 2) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _anchor(*parts: str) -> str:
+    return "-".join("".join(c if c.isalnum() else "_" for c in str(p)) for p in parts)
+
+
+def _figure(chart: str, caption: str = "") -> str:
+    return f"<figure>{chart}" + (f"<figcaption>{_e(caption)}</figcaption>" if caption else "") + "</figure>"
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+    head = "".join(f'<th class="{"num" if i in numeric else ""}">{_e(h)}</th>' for i, h in enumerate(headers))
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="{"num" if i in numeric else ""}">{cell}</td>' for i, cell in enumerate(r))
+        + "</tr>"
+        for r in rows
     )
-    sample_rows = []
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+# ----------------------------------------------------------------------------------------------------------- profile
+
+
+def _reference_text(reference: dict[str, Any] | None) -> str:
+    if not reference:
+        return ""
+    kind = reference.get("kind")
+    if kind == "human_norm":
+        parts = [f"{_e(reference['label'])}: mean {_num(reference.get('mean'))}, SD {_num(reference.get('sd'))}"]
+        if reference.get("percentile") is not None:
+            parts.append(f"above {_num(reference['percentile'], 0)}% of people (normal approximation)")
+        if reference.get("uniform_baseline") is not None:
+            parts.append(f"uniform-answer baseline {_num(reference['uniform_baseline'], 1)}")
+        return " · ".join(parts)
+    if kind == "human_replies":
+        text = f"{_e(reference['label'])}: {_num(reference.get('value'), 1)}% {_ci(reference.get('ci95'), 1)}"
+        if reference.get("published_raters") is not None:
+            text += f" · {_e(reference.get('published_raters_label'))}: {_num(reference['published_raters'], 1)}%"
+        return text
+    if kind == "published_models":
+        models = reference.get("models") or []
+        if models:
+            shown = ", ".join(f"{_e(m['label'])} {_num(m['value'], 1)}" for m in models[:4])
+            return f"{_e(reference['label'])}: {shown}"
+        return f"{_e(reference['label'])}: {_num(reference.get('value'), 1)}"
+    return f"{_e(reference['label'])}: {_num(reference.get('value'), 2)}"
+
+
+def _domain(name: str, values: Sequence[float | None]) -> tuple[float, float]:
+    present = [v for v in values if v is not None]
+    base = {
+        "eqbench": (0.0, 100.0),
+        "seceu": (40.0, 140.0),
+        "emotionbench": (-1.0, 1.0),
+        "giebench": (-40.0, 40.0),
+        "empathetic": (0.0, 100.0),
+    }.get(name)
+    if base is None:
+        base = (min(present, default=0.0), max(present, default=1.0))
+    low = min([base[0], *present])
+    high = max([base[1], *present])
+    return (low, high) if high > low else (low - 1, high + 1)
+
+
+def _profile_points(row: dict[str, Any], series: int = 0, label: str = "this model") -> list[Point]:
+    ci = row.get("ci95") or [None, None]
+    return [Point(label, row.get("value"), ci[0], ci[1], series)]
+
+
+def _reference_marks(row: dict[str, Any]) -> tuple[list[Point], list[Reference]]:
+    """Human references drawn as a second point (when they carry an interval) or as reference lines."""
+    reference = row.get("reference") or {}
+    kind = reference.get("kind")
+    points: list[Point] = []
+    lines: list[Reference] = []
+    if kind == "human_norm" and reference.get("mean") is not None:
+        lines.append(Reference(float(reference["mean"]), "people", "solid"))
+        if reference.get("uniform_baseline") is not None:
+            lines.append(Reference(float(reference["uniform_baseline"]), "uniform answer", "dotted"))
+    elif kind == "human_replies" and reference.get("value") is not None:
+        ci = reference.get("ci95") or [None, None]
+        points.append(Point("human replies", reference["value"], ci[0], ci[1], 2))
+        if reference.get("published_raters") is not None:
+            lines.append(Reference(float(reference["published_raters"]), "study raters", "dotted"))
+    elif kind == "published_models":
+        for model in (reference.get("models") or [])[:3]:
+            lines.append(Reference(float(model["value"]), str(model["label"]), "dotted"))
+    elif reference.get("value") is not None:
+        lines.append(Reference(float(reference["value"]), str(reference.get("label", "")), "dashed"))
+    return points, lines
+
+
+def _profile_card(row: dict[str, Any]) -> str:
+    name = row["benchmark"]
+    status = row.get("status") or ""
+    head = (
+        f'<h3><a href="#bench-{_anchor(name)}">{_e(row["title"])}</a>'
+        f'<span class="status {_e(status)}">{_e(status)}</span></h3><div class="q">{_e(row.get("question"))}</div>'
+    )
+    if row.get("value") is None:
+        note = row.get("note") or "no headline figure"
+        return (
+            f'<div class="card" data-benchmark="{_e(name)}">{head}<div class="big">—</div>'
+            f'<p class="small">{_e(note)}</p></div>'
+        )
+    points, lines = _reference_marks(row)
+    values = [row["value"], *(row.get("ci95") or []), *(p.value for p in points), *(r.value for r in lines)]
+    chart = svg.interval_strip(
+        _profile_points(row) + points,
+        domain=_domain(name, values),
+        references=lines,
+        unit="",
+        width=360,
+    )
+    return (
+        f'<div class="card" data-benchmark="{_e(name)}">{head}'
+        f'<div><a class="big" href="#samples-{_anchor(name)}" title="the items behind this number">'
+        f"{_num(row['value'], 2)}</a> <span class=unit>{_e(row.get('unit'))}</span></div>"
+        f'<div class="ci">95% CI {_ci(row.get("ci95"))} · n = {_e(row.get("n"))} · {_e(row.get("label"))}</div>'
+        f'<div class="ref">{_reference_text(row.get("reference"))}</div>{chart}'
+        + (f'<p class="small muted">{_e(row["note"])}</p>' if row.get("note") else "")
+        + "</div>"
+    )
+
+
+# ----------------------------------------------------------------------------------------------- instrument sections
+
+
+def _metrics_table(name: str, result: dict[str, Any]) -> str:
+    rows = []
+    for key, entry in (result.get("metrics") or {}).items():
+        rows.append(
+            [
+                f'<a href="#samples-{_anchor(name)}">{_e(entry["label"])}</a>',
+                _num(entry["value"]),
+                _ci(entry["ci95"]),
+                _e(entry["unit"]),
+                _num(entry["n"]),
+                _reference_text(entry.get("reference")),
+                f'<span class="small muted">{_e(entry["method"])}</span>',
+                _e(key),
+            ]
+        )
+    return _table(["figure", "value", "95% CI", "unit", "n", "reference", "interval", "key"], rows, numeric=(1, 4))
+
+
+def _eqbench_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    score = (result.get("metrics") or {}).get("score") or {}
+    reference = score.get("reference") or {}
+    ci = score.get("ci95") or [None, None]
+    points = [Point("this model", score.get("value"), ci[0], ci[1], 0)]
+    points += [Point(str(m["label"]), float(m["value"]), series=7) for m in reference.get("models") or []]
+    charts = [
+        _figure(
+            svg.interval_strip(
+                points,
+                domain=_domain("eqbench", [p.value for p in points] + list(ci)),
+                references=[Reference(0.0, "random", "dotted")],
+                title="EQ-Bench score beside published reference models",
+            ),
+            "Published scores: official EQ-Bench v2 result files (revise prompt, English).",
+        ),
+        _figure(
+            svg.histogram(
+                [10 * v for v in (score.get("items") or {}).values()],
+                bins=10,
+                unit="",
+                title="item scores (x10, parsed items)",
+            ),
+            "Each item: 10 minus the scaled distance to the reference intensities, x10.",
+        ),
+    ]
+    failures = result.get("parse_failures") or {}
+    facts = _table(
+        ["parsed", "valid (upstream 83.33% gate)", "lm-eval score (unparsed = 0)", "parse failures"],
+        [
+            [
+                f"{_num(result.get('n_parsed'))}/{_num(result.get('n_items'))}",
+                _num(result.get("valid")),
+                _num(result.get("lm_eval_score")),
+                _e(", ".join(f"{k}: {v}" for k, v in failures.items()) or "none"),
+            ]
+        ],
+    )
+    return f'<div class="charts">{"".join(charts)}</div>{facts}'
+
+
+def _seceu_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    eq = (result.get("metrics") or {}).get("eq") or {}
+    uniform = (result.get("uniform_baseline") or {}).get("eq")
+    charts = [
+        _figure(
+            svg.normal_curve(
+                mean=100.0,
+                sd=15.0,
+                marker=eq.get("value"),
+                marker_label="this model",
+                interval=tuple(eq["ci95"]) if eq.get("ci95") and None not in eq["ci95"] else None,
+                references=[Reference(float(uniform), "uniform answer", "dotted")] if uniform is not None else [],
+                title="SECEU EQ on the human norm (mean 100, SD 15)",
+            ),
+            "Shaded: the share of people below (normal approximation; the human distances are right-skewed).",
+        ),
+        _figure(
+            svg.line_chart(
+                [f"#{i}" for i in result.get("item_ids") or []],
+                {
+                    "this model": result.get("item_distances") or [],
+                    "people (mean distance)": result.get("human_item_distances") or [],
+                },
+                title="distance to the human standard, per item (lower = closer to people)",
+            ),
+            "The pattern r is the correlation of the two lines across items.",
+        ),
+    ]
+    facts = _table(
+        ["SECEU distance", "band", "pattern r", "human-like", "no response", "status"],
+        [
+            [
+                _num(result.get("seceu_score"), 3),
+                _e(result.get("band")),
+                _num(result.get("pattern_r"), 3),
+                _num(result.get("human_like")),
+                _num(result.get("n_no_response")),
+                _e(result.get("seceu_status")),
+            ]
+        ],
+    )
+    return f'<div class="charts">{"".join(charts)}</div>{facts}'
+
+
+def _marker(marker: str | None) -> str:
+    return {"up": '<span class="up sig">▲</span>', "down": '<span class="down sig">▼</span>'}.get(marker or "", "")
+
+
+def _emotionbench_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    emotions = result.get("emotions") or {}
+    alignment = result.get("human_alignment") or {}
+    human = alignment.get("human_by_emotion") or {}
+    if not emotions:
+        return f"<p>{_e(result.get('headline_note') or 'no parsed runs')}</p>"
+    names = list(emotions)
+    charts = []
+    for affect, meaning in (("NA", "Negative Affect"), ("PA", "Positive Affect")):
+        series = {
+            "this model": [Point(e, emotions[e][affect]["delta"]) for e in names],
+            "people": [Point(e, (human.get(e) or {}).get(f"{affect}_delta"), series=2) for e in names],
+        }
+        charts.append(
+            _figure(
+                svg.grouped_bars(names, series, title=f"{meaning} shift after imagining the situations"),
+                "Evoked minus default PANAS sum; people: paired before/after of the crowd study.",
+            )
+        )
+    factors = alignment.get("factors") or []
+    if factors:
+        charts.append(
+            _figure(
+                svg.heatmap(
+                    [f["factor"] for f in factors],
+                    ["model PA", "people PA", "model NA", "people NA"],
+                    [
+                        [f["model_PA_delta"], f["human_PA_delta"], f["model_NA_delta"], f["human_NA_delta"]]
+                        for f in factors
+                    ],
+                    title="shift per factor (red up, blue down)",
+                ),
+                "One row per factor of the situations asked.",
+            )
+        )
+        charts.append(
+            _figure(
+                svg.scatter(
+                    [
+                        (f["human_NA_delta"], f["model_NA_delta"], f["factor"])
+                        for f in factors
+                        if f["model_NA_delta"] is not None and f["human_NA_delta"] is not None
+                    ],
+                    x_label="people: NA shift",
+                    y_label="model: NA shift",
+                    diagonal=True,
+                    title="alignment with people (NA), one dot per factor",
+                )
+            )
+        )
+    first_item = {}
     for record in samples:
-        reply = record["calls"][-1]["reply"] if record.get("calls") else ""
-        sample_rows.append(
-            "<tr>"
-            f"<td>{html.escape(str(record.get('item_id')))}</td>"
-            f"<td>{_fmt(record.get('parsed'))}</td>"
-            f'<td class="num">{_fmt(record.get("score"))}</td>'
-            f"<td>{_fmt(record.get('parse_error') or record.get('error'))}</td>"
-            f"<td><pre>{html.escape(reply)}</pre></td>"
-            "</tr>"
+        first_item.setdefault(record.get("emotion"), record["item_id"])
+    rows = [
+        [
+            f'<a href="#{_anchor("item", "emotionbench", first_item.get(e, ""))}">{_e(e)}</a>',
+            _num(emotions[e]["n"]),
+            f"{_num(emotions[e]['PA']['delta'])} {_marker(emotions[e]['PA']['marker'])}",
+            _num((human.get(e) or {}).get("PA_delta")),
+            f"{_num(emotions[e]['NA']['delta'])} {_marker(emotions[e]['NA']['marker'])}",
+            _num((human.get(e) or {}).get("NA_delta")),
+        ]
+        for e in names
+    ]
+    table = _table(
+        ["emotion", "runs", "model PA shift", "people PA shift", "model NA shift", "people NA shift"],
+        rows,
+        numeric=(1, 2, 3, 4, 5),
+    )
+    facts = (
+        f"<p class=small>Parse failures: {_num(result.get('parse_failure_rate'), 3)} of runs "
+        f"({_e((result.get('runs') or {}).get('failed_dropped'))} dropped, as the paper did). ▲/▼: significant at "
+        f"α = 0.01 (F-test, then Student or Welch t-test). {_e(alignment.get('note') or '')}</p>"
+    )
+    return f'<div class="charts">{"".join(charts)}</div>{table}{facts}'
+
+
+def _giebench_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    conditions = result.get("conditions") or {}
+    if not conditions:
+        return f"<p>{_e(result.get('headline_note') or 'no answers')}</p>"
+    dimensions = sorted({d for c in conditions.values() for d in (c.get("by_dimension") or {})})
+    series = {
+        condition: [
+            Point(d, ((conditions[condition].get("by_dimension") or {}).get(d) or {}).get("accuracy"), series=i)
+            for d in dimensions
+        ]
+        for i, condition in enumerate(conditions)
+    }
+    metrics = result.get("metrics") or {}
+    strip_points = [
+        Point(m["label"], m["value"], *(m["ci95"] or [None, None]), series=i)
+        for i, m in enumerate(
+            metrics[f"accuracy_{c.lower()}"] for c in conditions if f"accuracy_{c.lower()}" in metrics
+        )
+    ]
+    charts = [
+        _figure(
+            svg.grouped_bars(
+                dimensions, series, unit="%", domain=(0, 100), title="accuracy per dimension by condition"
+            ),
+            "Raw: no identity; ID: with the identity; COT: identity and an instruction to take its standpoint.",
+        ),
+        _figure(
+            svg.interval_strip(
+                strip_points,
+                domain=(0, 100),
+                references=[Reference(25.0, "chance", "dotted")],
+                unit="%",
+                title="accuracy by condition",
+            )
+        ),
+    ]
+    changes = result.get("change_from_raw") or {}
+    rows = [
+        [
+            _e(c),
+            _num(t.get("delta_pp")),
+            _num(t.get("wrong_to_right")),
+            _num(t.get("right_to_wrong")),
+            _num(t.get("mcnemar_p"), 4),
+        ]
+        for c, t in changes.items()
+    ]
+    table = _table(["condition vs Raw", "Δ pp", "wrong→right", "right→wrong", "McNemar p"], rows, numeric=(1, 2, 3, 4))
+    return f'<div class="charts">{"".join(charts)}</div>{table}'
+
+
+_SOURCE_LABELS = {
+    "model": "this model",
+    "human": "human replies",
+    "chatgpt_empathy": "GPT-4 (released)",
+    "llama_empathy": "LLaMA-2-70B-Chat (released)",
+    "gemini_empathy": "Gemini-1.0-Pro (released)",
+    "mixtral_empathy": "Mixtral-8x7B (released)",
+}
+
+
+def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    judged = result.get("judged") or {}
+    reference = result.get("human_rater_reference") or {}
+    judge = result.get("judge") or {}
+    judge_name = (
+        "the model itself" if judge.get("self_judging") else f"judge {(judge.get('identity') or {}).get('model')}"
+    )
+    rows: list[tuple[str, dict[str, float]]] = []
+    for source, figures in (judged.get("sources") or {}).items():
+        rows.append(
+            (
+                f"{_SOURCE_LABELS.get(source, source)}, by {judge_name}",
+                {"Good": figures["pct_good"], "Okay": figures["pct_okay"], "Bad": figures["pct_bad"]},
+            )
+        )
+    for source, figures in (reference.get("sources") or {}).items():
+        rows.append(
+            (
+                f"{_SOURCE_LABELS.get(source, source)}, by the study's raters",
+                {"Good": figures["pct_good"], "Okay": figures["pct_okay"], "Bad": figures["pct_bad"]},
+            )
+        )
+    charts = [
+        _figure(
+            svg.stacked_bars(
+                rows,
+                segments=["Good", "Okay", "Bad"],
+                colors=["#009E73", "#E69F00", "#D55E00"],
+                title="ratings of replies to the same prompts",
+            ),
+            "Judge ratings and the study's crowd ratings are calibrated differently: compare within each group.",
+        )
+    ]
+    warning = (
+        '<div class="banner strong">No --judge was given: the model under test rated its own replies and the human '
+        "replies. Use --judge with a strong model for a fair comparison.</div>"
+        if judge.get("self_judging")
+        else ""
+    )
+    first_item = {}
+    for record in samples:
+        first_item.setdefault(record.get("emotion"), record["item_id"])
+    emotion_rows = []
+    for emotion, entry in (judged.get("emotions") or {}).items():
+        sources = entry.get("sources") or {}
+        model, human_entry = sources.get("model") or {}, sources.get("human") or {}
+        emotion_rows.append(
+            [
+                f'<a href="#{_anchor("item", "empathetic", first_item.get(emotion, ""))}">{_e(emotion)}</a>',
+                _e(entry.get("valence")),
+                _num(entry.get("n")),
+                _num(model.get("pct_good"), 1),
+                _num(human_entry.get("pct_good"), 1),
+                _num(model.get("good_increase_pct"), 1),
+                _num(model.get("p_holm", model.get("p")), 4),
+            ]
+        )
+    table = _table(
+        ["emotion", "valence", "prompts", "model Good %", "human replies Good %", "increase %", "p (Holm)"],
+        emotion_rows,
+        numeric=(2, 3, 4, 5, 6),
+    )
+    length = result.get("length") or {}
+    facts = (
+        f"<p class=small>Reply length: mean {_num(length.get('mean_words'), 1)} words "
+        f"(human replies {_num(length.get('human_reference_mean_words'), 1)}), "
+        f"{_num(length.get('share_over_97_words_pct'), 1)}% over 97 words.</p>"
+    )
+    return f'{warning}<div class="charts">{"".join(charts)}</div><h3>Per emotion (same judge)</h3>{table}{facts}'
+
+
+_SECTIONS = {
+    "eqbench": _eqbench_section,
+    "seceu": _seceu_section,
+    "emotionbench": _emotionbench_section,
+    "giebench": _giebench_section,
+    "empathetic": _empathetic_section,
+}
+
+
+# ---------------------------------------------------------------------------------------------------------- samples
+
+
+def _last_reply(record: dict[str, Any]) -> str:
+    calls = record.get("calls") or []
+    return str(calls[-1].get("reply", "")) if calls else ""
+
+
+def _sample_summary(record: dict[str, Any]) -> str:
+    """A short, benchmark-aware view of what was parsed from the replies."""
+    if record.get("status") != "ok":
+        return f'<span class="up">{_e(record.get("error"))}</span>'
+    name = record.get("benchmark")
+    if name == "emotionbench":
+        runs = record.get("runs") or []
+        parsed = [r for r in runs if r.get("answers") is not None]
+        na = [r["NA"] for r in parsed if "NA" in r]
+        pa = [r["PA"] for r in parsed if "PA" in r]
+        text = f"{len(parsed)}/{len(runs)} runs parsed"
+        if na:
+            text += f"; PA {sum(pa) / len(pa):.1f}, NA {sum(na) / len(na):.1f}"
+        return _e(text)
+    if name == "empathetic":
+        verdicts = record.get("verdicts") or {}
+        return _e(
+            ", ".join(f"{_SOURCE_LABELS.get(s, s)}: {v.get('label') or v.get('rating')}" for s, v in verdicts.items())
+        )
+    if name == "giebench":
+        return _e(json.dumps({"parsed": record.get("parsed"), "correct": record.get("correct")}))
+    if name == "seceu":
+        return _e(f"distance {record.get('distance')}" + (" (no response)" if record.get("no_response") else ""))
+    return _e(json.dumps(record.get("parsed"), ensure_ascii=False)[:300])
+
+
+def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
+    rows = []
+    for record in samples:
+        score = record.get("score")
+        rows.append(
+            f'<tr id="{_anchor("item", name, record["item_id"])}"><td>{_e(record["item_id"])}</td>'
+            f"<td>{_sample_summary(record)}</td>"
+            f'<td class="num">{_num(score, 3) if isinstance(score, float | int) else "—"}</td>'
+            f"<td>{_e(record.get('parse_error') or '')}</td>"
+            f"<td>{len(record.get('calls') or [])}</td>"
+            f"<td><pre>{_e(_last_reply(record))}</pre></td></tr>"
         )
     return (
-        f'<div class="card"><h2>{html.escape(name)}</h2>'
-        f'<div class="score">{_fmt(headline)}</div>'
-        f"<table>{rows}</table>"
-        f"<details><summary>{len(samples)} items with raw replies</summary>"
-        "<table><tr><th>item</th><th>parsed</th><th>score</th><th>parse error</th><th>last reply</th></tr>"
-        + "".join(sample_rows)
-        + "</table></details></div>"
+        f'<details id="samples-{_anchor(name)}"><summary>{len(samples)} items with the raw replies</summary>'
+        "<table><thead><tr><th>item</th><th>parsed</th><th class=num>score</th><th>parse error</th><th>calls</th>"
+        "<th>last reply</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></details>"
     )
 
 
-def render_html_report(summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    sections = []
-    for name, result in summary.get("benchmarks", {}).items():
-        bench_samples = [s for s in samples if s.get("benchmark") == name]
-        sections.append(_benchmark_section(name, result, bench_samples))
-    usage = summary.get("usage", {})
-    model = run_info.get("model", {})
+def _benchmark_section(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    title = INSTRUMENTS.get(name, name)
+    status = _e(result.get("status"))
+    head = f'<h2 id="bench-{_anchor(name)}">{_e(title)} <span class="status {status}">{status}</span></h2>'
+    if result.get("status") == "skipped":
+        skipped = f'<p class="banner">skipped: {_e(result.get("error"))}</p>'
+        return f'<section data-benchmark="{_e(name)}">{head}{skipped}</section>'
+    body = _SECTIONS.get(name, lambda r, s: "")(result, samples)
+    note = f'<p class="banner">{_e(result["headline_note"])}</p>' if result.get("headline_note") else ""
+    return (
+        f'<section data-benchmark="{_e(name)}">{head}<p class="muted small">{_e(result.get("score_name"))}</p>{note}'
+        f"{body}<h3>Figures with intervals</h3>{_metrics_table(name, result)}"
+        f"{_samples_section(name, samples)}</section>"
+    )
+
+
+# ------------------------------------------------------------------------------------------------------------- pages
+
+
+def _page(title: str, body: str) -> str:
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>EmpathyBench: {html.escape(str(summary.get('model')))}</title><style>{_STYLE}</style></head><body>"
-        f"<h1>EmpathyBench report</h1><p class='muted'>model <b>{html.escape(str(summary.get('model')))}</b>"
-        f" · preset {html.escape(str(summary.get('preset')))} · EmpathyBench "
-        f"{html.escape(str(run_info.get('empathybench_version')))} · {html.escape(str(run_info.get('created')))}</p>"
-        + (
-            "<p class='muted'>The embedded model (SmolLM2-135M) shows the pipeline working end to end; "
-            "it is far too small to measure emotional intelligence.</p>"
-            if str(summary.get("model")) == "local"
-            else ""
-        )
-        + "".join(sections)
-        + "<div class='card'><h2>Run</h2><table>"
-        + "".join(f"<tr><th>{html.escape(k)}</th><td>{_fmt(v)}</td></tr>" for k, v in usage.items())
-        + f"<tr><th>model</th><td>{_fmt(model)}</td></tr>"
-        + "</table></div></body></html>"
+        f"<title>{_e(title)}</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>{body}</body></html>"
     )
 
 
-def write_html_report(directory: Path, summary: dict[str, Any], run_info: dict[str, Any]) -> Path:
+def _repeats_section(summary: dict[str, Any]) -> str:
+    repeats = summary.get("repeats")
+    if not repeats:
+        return ""
+    rows = [
+        [_e(key), " · ".join(_num(v) for v in entry["values"]), _num(entry["mean"]), _num(entry["sd"])]
+        for key, entry in repeats["metrics"].items()
+    ]
+    return (
+        f"<h2 id=repeats>Run-to-run variation ({repeats['n']} repeats)</h2><p class='small muted'>Seeds differ per "
+        "repeat; at temperature 0 the spread shows serving nondeterminism only. The sections above show repeat 1.</p>"
+        + _table(["figure", "values", "mean", "SD"], rows, numeric=(2, 3))
+    )
+
+
+def render_run_report(summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    model = str(summary.get("model"))
+    profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
+    judge = run_info.get("judge") or {}
+    banners = []
+    if model == "local":
+        banners.append(
+            '<div class="banner">The embedded model (SmolLM2-135M) shows the pipeline working end to end; it is far '
+            "too small to measure emotional intelligence.</div>"
+        )
+    if model.startswith("scripted/"):
+        banners.append(
+            '<div class="banner">A scripted model: the figures exercise the pipeline and mean nothing.</div>'
+        )
+    sections = [
+        _benchmark_section(name, result, [s for s in samples if s.get("benchmark") == name])
+        for name, result in summary.get("benchmarks", {}).items()
+    ]
+    toc = " ".join(f'<a href="#bench-{_anchor(r["benchmark"])}">{_e(r["title"])}</a>' for r in profile)
+    usage = summary.get("usage", {})
+    run_rows = [[_e(k), _num(v)] for k, v in usage.items()]
+    run_rows.append(["judge", _e(judge.get("spec"))])
+    run_rows.append(["elapsed", f"{_num(summary.get('elapsed_s'), 1)} s"])
+    data_rows = [
+        [_e(name), _e(f["key"]), f"<code>{_e(str(f['sha256'])[:16])}…</code>", _num(f["verified"])]
+        for name, info in (run_info.get("benchmarks") or {}).items()
+        for f in info.get("data_files", [])
+    ]
+    body = (
+        f"<header><h1>EmpathyBench · {_e(model)}</h1><p class='muted'>preset {_e(summary.get('preset'))} · "
+        f"EmpathyBench {_e(run_info.get('empathybench_version'))} · {_e(run_info.get('created'))} · "
+        f"seed {_e((run_info.get('options') or {}).get('seed'))}</p>{''.join(banners)}"
+        f"<nav class='toc small'>{toc} <a href='#run'>Run</a></nav></header>"
+        "<h2 id=profile>Emotional-intelligence profile</h2><p class='small muted'>Each instrument's headline with its "
+        "95% interval (seeded item bootstrap) beside its human or published reference. Numbers link to the items "
+        "behind them.</p>"
+        f"<div class='profile'>{''.join(_profile_card(r) for r in profile)}</div>"
+        + "".join(sections)
+        + _repeats_section(summary)
+        + "<h2 id=run>Run</h2>"
+        + _table(["", ""], run_rows)
+        + "<h3>Data files</h3>"
+        + _table(["benchmark", "file", "sha256", "verified"], data_rows)
+    )
+    return _page(f"EmpathyBench: {model}", body)
+
+
+def write_html_report(
+    directory: Path, summary: dict[str, Any], run_info: dict[str, Any], *, samples_from: Path | None = None
+) -> Path:
     path = directory / "report.html"
-    path.write_text(render_html_report(summary, run_info, read_samples(directory)), encoding="utf-8")
+    samples = read_samples(samples_from or directory)
+    path.write_text(render_run_report(summary, run_info, samples), encoding="utf-8")
     return path
+
+
+# -------------------------------------------------------------------------------------------------------- comparison
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    ci, p = row.get("ci95"), row.get("p")
+    if not ci or ci[0] is None or p is None:
+        return "—"
+    if ci[0] > 0 or ci[1] < 0:
+        direction = "higher" if ci[0] > 0 else "lower"
+        return f"<b>{_e(row['first'])}</b> {direction}"
+    return "no clear difference"
+
+
+def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]]) -> str:
+    labels = [r["label"] for r in comparison["runs"]]
+    profiles = [s.get("profile") or build_profile(s.get("benchmarks", {})) for s in summaries]
+    overlay = []
+    for name, entry in comparison["benchmarks"].items():
+        rows = [next((r for r in p if r["benchmark"] == name), None) for p in profiles]
+        points = [
+            Point(label, (row or {}).get("value"), *((row or {}).get("ci95") or [None, None]), series=i)
+            for i, (label, row) in enumerate(zip(labels, rows, strict=True))
+        ]
+        first = next((r for r in rows if r and r.get("value") is not None), None)
+        _, lines = _reference_marks(first or {})
+        overlay.append(
+            f'<div class="card" data-benchmark="{_e(name)}"><h3>{_e(entry["title"])}</h3>'
+            f'<div class="q">{_e((first or {}).get("label") or "")}</div>'
+            + svg.interval_strip(
+                points,
+                domain=_domain(name, [p.value for p in points] + [v for p in points for v in (p.low, p.high)]),
+                references=lines,
+                width=360,
+            )
+            + "</div>"
+        )
+    board_rows = []
+    for entry in comparison["benchmarks"].values():
+        for key, cells in entry["leaderboard"].items():
+            board_rows.append(
+                [
+                    f"{_e(entry['title'])}{' ★' if key == entry['headline_metric'] else ''}",
+                    _e(entry["metric_labels"].get(key, key)),
+                ]
+                + [f"{_num(c['value'])} <span class=ci>{_ci(c['ci95'])}</span>" for c in cells]
+            )
+    paired_rows = []
+    for entry in comparison["benchmarks"].values():
+        for row in entry["paired"]:
+            paired_rows.append(
+                [
+                    _e(entry["title"]),
+                    _e(row["label"]),
+                    f"{_e(row['first'])} − {_e(row['second'])}",
+                    _num(row.get("n_shared")),
+                    f"{_num(row.get('difference'))} <span class=ci>{_ci(row.get('ci95'))}</span>",
+                    _e(row.get("test") or row.get("note") or ""),
+                    _num(row.get("p"), 4),
+                    _verdict(row),
+                ]
+            )
+    mismatched = [e["title"] for e in comparison["benchmarks"].values() if not e["configs_match"]]
+    body = (
+        "<header><h1>EmpathyBench comparison</h1><p class='muted'>"
+        + " · ".join(f"<b>{_e(label)}</b>" for label in labels)
+        + "</p>"
+        + (
+            f"<div class='banner'>Configurations differ for {_e(', '.join(mismatched))}: paired figures use the "
+            "items both runs share.</div>"
+            if mismatched
+            else ""
+        )
+        + "</header><h2 id=profile>Profiles overlaid</h2><div class='profile'>"
+        + "".join(overlay)
+        + "</div><h2 id=leaderboard>Leaderboard</h2><p class='small muted'>★ the instrument's headline figure; "
+        "brackets: 95% item-bootstrap intervals.</p>"
+        + _table(["instrument", "figure", *labels], board_rows)
+        + "<h2 id=paired>Paired differences on shared items</h2><p class='small muted'>Each run minus the first; "
+        "interval: paired bootstrap over the shared items; test: the instrument's paired test (McNemar for right/"
+        "wrong and Good/not, Wilcoxon signed-rank for item scores, paired t for mood shifts).</p>"
+        + _table(
+            ["instrument", "figure", "difference", "shared items", "Δ [95% CI]", "test", "p", "reading"],
+            paired_rows,
+            numeric=(3, 6),
+        )
+    )
+    return _page("EmpathyBench comparison: " + " vs ".join(labels), body)

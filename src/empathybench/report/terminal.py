@@ -14,27 +14,44 @@ def _num(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
+def _interval(ci: Any) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
+
+
 def print_summary(console: Console, summary: dict[str, Any]) -> None:
     table = Table(title=f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}")
     table.add_column("benchmark", style="bold")
     table.add_column("score", justify="right")
+    table.add_column("95% CI", justify="right")
     table.add_column("parsed", justify="right")
     table.add_column("status")
     table.add_column("notes")
     for name, result in summary.get("benchmarks", {}).items():
         if result.get("status") == "skipped":
-            table.add_row(name, "—", "—", "[yellow]skipped[/]", str(result.get("error", "")))
+            table.add_row(name, "—", "", "—", "[yellow]skipped[/]", str(result.get("error", "")))
             continue
         status = result.get("status", "")
         style = "green" if status == "complete" else "yellow"
         table.add_row(
             name,
             _num(result.get("score")),
+            _interval(result.get("score_ci95")),
             f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}",
             f"[{style}]{status}[/]",
             str(result.get("headline_note", "")),
         )
     console.print(table)
+    repeats = summary.get("repeats")
+    if repeats:
+        spread = Table(title=f"run-to-run variation over {repeats['n']} repeats")
+        spread.add_column("figure")
+        spread.add_column("mean", justify="right")
+        spread.add_column("SD", justify="right")
+        for key, entry in repeats["metrics"].items():
+            spread.add_row(key, _num(entry["mean"]), _num(entry["sd"]))
+        console.print(spread)
     usage = summary.get("usage", {})
     console.print(
         f"{usage.get('calls', 0)} calls, {usage.get('cache_hits', 0)} from cache, {usage.get('retries', 0)} retries, "

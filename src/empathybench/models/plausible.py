@@ -1,0 +1,68 @@
+"""`scripted/plausible[-K]`: a scripted model that answers every instrument in its expected format.
+
+The answers are pseudo-random but deterministic (a hash of the prompt and K), so two names give two different
+"models" with real spread: used by the tests, the browser test and demos of reports and comparisons. It knows
+nothing about emotions; its figures mean nothing beyond exercising the whole pipeline.
+"""
+
+import hashlib
+import re
+
+from empathybench.models.base import ChatRequest
+
+_SCORE_LINE = re.compile(r"^([^\n:<>]+):\s*<(?:revised )?score>\s*$", re.MULTILINE)
+_NUMBERED_ITEM = re.compile(r"^\s*(\d{1,2})[.)]\s+([A-Za-z][^\n:]{0,60}?)\s*$", re.MULTILINE)
+_SCALE = re.compile(r"\b(\d)\s*(?:-|to)\s*(\d)\b")
+_GOOD_OKAY_BAD = ("Good", "Okay", "Bad")
+
+
+class PlausibleResponder:
+    """Deterministic pseudo-random answers in each instrument's format; `level` skews them (K = 1, 2, ...)."""
+
+    def __init__(self, variant: int = 1) -> None:
+        self.variant = variant
+
+    def _draw(self, *parts: str) -> float:
+        digest = hashlib.sha256("\x1f".join((str(self.variant), *parts)).encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64
+
+    def __call__(self, request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        # Sampling: another seed gives another answer, as a sampled model would (greedy decoding would not).
+        sampled = request.sampling.temperature > 0 and request.sampling.seed is not None
+        salt = str(request.sampling.seed) if sampled else ""
+        every = "\n".join(m.content for m in request.messages)
+        labels = list(dict.fromkeys(m.group(1).strip() for m in _SCORE_LINE.finditer(prompt)))
+        if labels:  # EQ-Bench: an intensity 0-10 per emotion
+            return "\n".join(f"{label}: {round(10 * self._draw(salt, prompt, label) ** 1.5)}" for label in labels)
+        if "Options: (1)" in prompt or "sum up to 10" in prompt:  # SECEU: 10 points over 4 options
+            weights = [self._draw(salt, prompt, str(i)) ** (1 + self.variant) for i in range(4)]
+            total = sum(weights) or 1.0
+            points = [round(10 * w / total, 1) for w in weights]
+            return "[" + ", ".join(f"{p:g}" for p in points) + "]"
+        if all(word in every for word in _GOOD_OKAY_BAD):  # empathetic judge
+            draw = self._draw(salt, prompt)
+            return "Good" if draw < 0.45 + 0.1 * (self.variant % 2) else ("Okay" if draw < 0.85 else "Bad")
+        if "[[A]]" in prompt and "[[D]]" in prompt:  # GIEBench: one of four assistants
+            return f"My answer is [[{'ABCD'[int(4 * self._draw(salt, prompt))]}]]"
+        items = _NUMBERED_ITEM.findall(prompt)
+        if len(items) >= 5:  # a questionnaire (EmotionBench): every item with a value on the stated scale
+            scale = _SCALE.search(prompt)
+            low, high = (int(scale.group(1)), int(scale.group(2))) if scale else (1, 5)
+            situation = "imagine" in prompt.lower()
+            lines = []
+            for number, name in items:
+                lift = 0.25 if situation and self._draw("", name, "negative") < 0.5 else 0.0
+                value = low + round((high - low) * min(1.0, self._draw(salt, prompt, number) * 0.8 + lift))
+                lines.append(f"{number}. {name.strip()}: {value}")
+            return "\n".join(lines)
+        openings = ("That sounds really hard.", "I'm so glad to hear that!", "Oh no, I'm sorry.", "How exciting!")
+        return f"{openings[int(4 * self._draw(salt, prompt))]} How are you feeling about it now?"
+
+
+def plausible_variant(name: str) -> int | None:
+    """1 for `plausible`, K for `plausible-K`, None for other names."""
+    match = re.fullmatch(r"plausible(?:-(\d+))?", name)
+    if match is None:
+        return None
+    return int(match.group(1) or 1)

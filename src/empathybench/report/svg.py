@@ -1,0 +1,812 @@
+"""Dependency-free chart primitives returning inline SVG strings for the self-contained HTML report.
+
+Every chart is one ``<svg class="chart" data-chart="<function name>">`` without scripts, ids or external fonts,
+sized from its content, with a ``<title>``/``<desc>`` for screen readers and a ``<title>`` on every data mark (hover
+text). Data marks carry class names (``bar``, ``dot``, ``whisker``, ``cell``, ``marker``, ``line``; reference lines
+``ref``) and a ``data-value``, so tests can find them. Bad data (None, NaN, empty input, zero-width domains) never
+raises: it is drawn as "n/a" or as a small "no data" chart.
+"""
+
+import math
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+
+PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+
+FONT = "system-ui, sans-serif"
+_INK, _MUTED, _GRID, _AXIS, _BAND, _NA = "#1d2433", "#5b6478", "#e3e6ee", "#8a93a6", "#f5f6f9", "#f4f5f7"
+_CHAR = 6.4  # estimated width of one character at font-size 11 (no font metrics without a browser)
+_DASH = {"dashed": "5 3", "dotted": "1.5 2.5", "solid": None}
+_TITLE_H = 24  # room for a visible title
+_LANE = 14  # height of one lane of labels above a plot
+
+Scale = Callable[[float], float]
+Placed = list[tuple[float, str, str, int]]  # (x, text, text-anchor, lane)
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+
+
+@dataclass(frozen=True)
+class Point:
+    """One estimate with its 95% interval; value None = not available (drawn as "n/a")."""
+
+    label: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    series: int = 0  # colour index into PALETTE
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference line with a short label, e.g. "people 100"."""
+
+    value: float
+    label: str
+    style: str = "dashed"  # "dashed" | "solid" | "dotted"
+
+
+# ---------------------------------------------------------------------------------------------------- numbers
+
+
+def _val(value: object) -> float | None:
+    """A finite float, or None for None, NaN, infinities and anything that is not a number."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _fmt(value: object, unit: str = "") -> str:
+    """Compact number: 1234, 45.2, 3.14, 0.62, 0.0123; "n/a" when missing; unit appended ("45%", "12 ms")."""
+    x = _val(value)
+    if x is None:
+        return "n/a"
+    a = abs(x)
+    if a >= 1000 or a == 0:
+        text = f"{x:.0f}"
+    else:
+        digits = 1 if a >= 10 else 2 if a >= 1 else min(6, 2 - math.floor(math.log10(a)))
+        text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
+    text = "0" if float(text) == 0 else text
+    return text + (" " if unit[:1].isalnum() else "") + unit if unit else text
+
+
+def _interval(value: object, low: object, high: object, unit: str = "") -> str:
+    """ "45.2 [40.1, 50.3]", or the value alone without a complete interval."""
+    lo, hi = _val(low), _val(high)
+    if _val(value) is None or lo is None or hi is None:
+        return _fmt(value, unit)
+    return f"{_fmt(value, unit)} [{_fmt(min(lo, hi))}, {_fmt(max(lo, hi))}]"
+
+
+def _tick(value: float, unit: str) -> str:
+    return _fmt(value, unit if len(unit) <= 2 else "")  # short units ("%") on every tick, longer ones as a caption
+
+
+def _item(items: object, i: int) -> object:
+    """items[i], or None when items is not indexable or too short."""
+    try:
+        return items[i]  # type: ignore[index]
+    except (TypeError, IndexError, KeyError):
+        return None
+
+
+def _fix_domain(low: object, high: object) -> tuple[float, float]:
+    """A finite, ordered, non-empty domain (zero-width domains are padded)."""
+    lo, hi = _val(low), _val(high)
+    lo, hi = (hi if lo is None else lo), (lo if hi is None else hi)
+    if lo is None or hi is None:
+        return 0.0, 1.0
+    lo, hi = min(lo, hi), max(lo, hi)
+    if hi - lo <= 1e-9 * max(1.0, abs(lo), abs(hi)):
+        pad = abs(lo) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    return lo, hi
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Ticks at multiples of a 1-2-5 step covering [low, high]: the first <= low, the last >= high."""
+    lo, hi = _fix_domain(low, high)
+    raw = (hi - lo) / max(1, min(int(count), 50))
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    digits = max(0, -math.floor(math.log10(step)))
+    return [round(i * step, digits) + 0.0 for i in range(first, last + 1)]
+
+
+def _axis(
+    domain: object, values: Iterable[object] = (), zero: bool = False, pad: float = 0.0, count: int = 5
+) -> tuple[float, float, list[float]]:
+    """Domain and ticks of an axis: a given domain with the nice ticks inside it, or (domain None) the data range
+    (with 0 if asked) padded by a fraction of its span and extended to nice ticks."""
+    if domain is not None:
+        d0, d1 = _fix_domain(_item(domain, 0), _item(domain, 1))
+        eps = (d1 - d0) * 1e-9
+        return d0, d1, [t for t in nice_ticks(d0, d1, count) if d0 - eps <= t <= d1 + eps]
+    vals = [v for v in map(_val, values) if v is not None] + ([0.0] if zero else [])
+    lo, hi = _fix_domain(min(vals, default=0.0), max(vals, default=1.0))
+    span = hi - lo
+    ticks = nice_ticks(lo - (0 if lo == 0 else pad * span), hi + (0 if hi == 0 else pad * span), count)
+    return ticks[0], ticks[-1], ticks
+
+
+def _scale(d0: float, d1: float, r0: float, r1: float) -> Scale:
+    k = (r1 - r0) / (d1 - d0)
+    return lambda v: r0 + (v - d0) * k
+
+
+def _clamp(v: float, d0: float, d1: float) -> float:
+    return min(max(v, d0), d1)
+
+
+# ---------------------------------------------------------------------------------------------------- elements
+
+
+def _esc(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def _c(v: float) -> str:
+    return f"{v:.1f}"
+
+
+def _tip(s: str) -> str:
+    return f"<title>{_esc(s)}</title>"
+
+
+def _attrs(attrs: Mapping[str, object]) -> str:
+    """Attributes: floats rounded to 0.1, None left out, `class_` -> class, other `_` -> `-`."""
+    return "".join(
+        f' {k.rstrip("_").replace("_", "-")}="{_c(v) if isinstance(v, float) else _esc(v)}"'
+        for k, v in attrs.items()
+        if v is not None
+    )
+
+
+def _el(tag: str, tip: str = "", **attrs: object) -> str:
+    return f"<{tag}{_attrs(attrs)}>{_tip(tip)}</{tag}>" if tip else f"<{tag}{_attrs(attrs)}/>"
+
+
+def _text(x: float, y: float, s: object, anchor: str = "start", tip: str = "", **attrs: object) -> str:
+    inner = _esc(s) + (_tip(tip) if tip else "")
+    return f'<text x="{_c(x)}" y="{_c(y)}" text-anchor="{anchor}"{_attrs(attrs)}>{inner}</text>'
+
+
+def _tw(text: str) -> float:
+    return len(text) * _CHAR
+
+
+def _fit(text: object, max_px: float) -> str:
+    """Shorten text with an ellipsis to roughly max_px (the full text goes into a <title>)."""
+    text = str(text)
+    limit = max(3, int(max_px / _CHAR))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _label(x: float, y: float, s: object, max_px: float, anchor: str = "end", **attrs: object) -> str:
+    """A label shortened to max_px, with the full text as hover title when it had to be cut."""
+    short = _fit(s, max_px)
+    return _text(x, y, short, anchor, str(s) if short != str(s) else "", **{"class_": "label", **attrs})
+
+
+def _color(index: object, colors: Sequence[str] | None = None) -> str:
+    i = index if isinstance(index, int) else 0
+    return str(colors[i]) if colors and 0 <= i < len(colors) else PALETTE[i % len(PALETTE)]
+
+
+def _on(color: str) -> str:
+    """Text colour readable on a fill colour."""
+    try:
+        r, g, b = (int(color.lstrip("#")[k : k + 2], 16) / 255 for k in (0, 2, 4))
+    except ValueError:
+        return _INK
+    return _INK if 0.299 * r + 0.587 * g + 0.114 * b > 0.6 else "#fff"
+
+
+def _svg(kind: str, width: float, height: float, title: str, desc: str, body: list[str]) -> str:
+    w, h = round(width), math.ceil(height)
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{kind}" role="img" '
+        f'viewBox="0 0 {w} {h}" width="100%" style="max-width:{w}px" font-family="{FONT}" font-size="11" '
+        f'fill="{_INK}">'
+    )
+    parts = [head, _tip(title or desc), f"<desc>{_esc(desc)}</desc>"]
+    if title:
+        parts.append(_text(4, 15, _fit(title, w - 8), class_="chart-title", font_size=12, font_weight=600))
+    return "\n".join([*parts, *body, "</svg>"])
+
+
+def _no_data(kind: str, title: str, width: int) -> str:
+    top = _TITLE_H if title else 4
+    box = _el("rect", class_="no-data", x=4, y=top, width=width - 8, height=40, rx=4, fill="none", stroke=_GRID)
+    note = _text(width / 2, top + 24, "no data", "middle", fill=_MUTED)
+    return _svg(kind, width, top + 44, title, "no data", [box, note])
+
+
+def _legend(items: Sequence[tuple[str, str]], x0: float, y0: float, x1: float) -> tuple[list[str], float]:
+    """Colour swatches with names flowing from (x0, y0) and wrapping at x1; returns the parts and the height."""
+    parts: list[str] = []
+    x, y = x0, y0
+    for name, color in items:
+        label = _fit(name, x1 - x0 - 20)
+        w = 14 + _tw(label) + 16
+        if x > x0 and x + w > x1:
+            x, y = x0, y + 16
+        swatch = _el("rect", x=x, y=y + 1.0, width=10, height=10, rx=2, fill=color)
+        parts.append(f'<g class="legend-item">{swatch}{_text(x + 14, y + 10, label, tip=name)}</g>')
+        x += w
+    return parts, (y - y0 + 20 if items else 0)
+
+
+def _lanes(items: Sequence[tuple[float, str]], left: float, right: float, avoid: float | None = None) -> Placed:
+    """Place short labels above x positions in lanes so that none overlap (and none crosses x = avoid)."""
+    lanes: list[list[tuple[float, float]]] = []
+    out: Placed = []
+    for x, text in sorted(items, key=lambda item: item[0]):
+        w, h = _tw(text), _tw(text) / 2
+        spans = {"middle": (x - h, x + h, x), "start": (x - 3, x + w - 3, x - 3), "end": (x - w + 3, x + 3, x + 3)}
+        anchor = "start" if x - h < left else "end" if x + h > right else "middle"
+        if avoid is not None and spans[anchor][0] - 4 < avoid < spans[anchor][1] + 4:
+            anchor = "end" if x <= avoid else "start"
+        a, b, x = spans[anchor]
+        lane = next((i for i, taken in enumerate(lanes) if all(b + 6 < s or a - 6 > e for s, e in taken)), len(lanes))
+        lanes += [[]] if lane == len(lanes) else []
+        lanes[lane].append((a, b))
+        out.append((x, text, anchor, lane))
+    return out
+
+
+def _lane_count(placed: Placed) -> int:
+    return max((lane + 1 for *_, lane in placed), default=0)
+
+
+def _lane_texts(placed: Placed, y0: float) -> list[str]:
+    return [_text(x, y0 + 11 + _LANE * lane, s, a, class_="ref-label", fill=_MUTED) for x, s, a, lane in placed]
+
+
+def _ref_line(x: float, y0: float, y1: float, ref: Reference, unit: str = "") -> str:
+    """A reference line over a white halo, so that it stays visible over bars."""
+    tip, dash = f"{ref.label}: {_fmt(ref.value, unit)}", _DASH.get(ref.style, _DASH["dashed"])
+    halo = _el("line", x1=x, x2=x, y1=y0, y2=y1, stroke="#fff", stroke_width=3, stroke_opacity=0.8)
+    return halo + _el("line", tip, class_="ref", x1=x, x2=x, y1=y0, y2=y1, stroke=_INK, stroke_dasharray=dash)
+
+
+def _x_axis(sx: Scale, ticks: list[float], top: float, y: float, unit: str, x0: float, x1: float) -> list[str]:
+    """A horizontal axis at y with grid lines up to top, tick labels below and a long unit as a caption."""
+    parts = [_el("line", class_="axis", x1=x0, x2=x1, y1=y, y2=y, stroke=_AXIS)]
+    for t in ticks:
+        parts.append(_el("line", x1=sx(t), x2=sx(t), y1=top, y2=y + 3.0, stroke=_GRID))
+        parts.append(_text(sx(t), y + 14, _tick(t, unit), "middle", class_="tick", fill=_MUTED))
+    if len(unit) > 2:
+        parts.append(_text(x1, y + 28, unit, "end", class_="unit", fill=_MUTED))
+    return parts
+
+
+def _y_axis(sy: Scale, ticks: list[float], x0: float, x1: float, unit: str) -> list[str]:
+    parts = []
+    for t in ticks:
+        parts.append(_el("line", x1=x0 - 3, x2=x1, y1=sy(t), y2=sy(t), stroke=_GRID))
+        parts.append(_text(x0 - 6, sy(t) + 4, _tick(t, unit), "end", class_="tick", fill=_MUTED))
+    return parts
+
+
+def _axis_height(unit: str) -> int:
+    return 38 if len(unit) > 2 else 24
+
+
+def _arrow(x: float, y: float, right: bool, color: str, cls: str, tip: str, value: float) -> str:
+    """A triangle pointing out of the plot at the domain edge, for a value outside the domain."""
+    d = f"M{_c(x)},{_c(y)} l{-8 if right else 8},-5 v10 z"
+    return _el("path", tip + " (outside the axis)", class_=f"{cls} clamped", data_value=repr(value), d=d, fill=color)
+
+
+def _band(i: int, y: float, width: float, height: float) -> list[str]:
+    return [_el("rect", x=0, y=y, width=width, height=height, fill=_BAND)] if i % 2 else []
+
+
+def _hatch(x: float, y: float, w: float, h: float) -> str:
+    """Diagonal hatching inside a rectangle (no <pattern>: ids would clash between inline charts)."""
+    d = "".join(
+        f"M{_c(x + min(k, w))},{_c(y + k - min(k, w))}L{_c(x + k - min(k, h))},{_c(y + min(k, h))}"
+        for k in range(5, int(w + h), 5)
+    )
+    return _el("path", d=d, stroke="#b8bdc8", fill="none")
+
+
+# ---------------------------------------------------------------------------------------------------- charts
+
+
+def interval_strip(
+    points: Sequence[Point],
+    *,
+    domain: tuple[float, float],
+    references: Sequence[Reference] = (),
+    unit: str = "",
+    title: str = "",
+    width: int = 560,
+) -> str:
+    """One row per Point on a shared horizontal axis: label at left, dot at the value, whisker low..high, value
+    text at right; references as labelled vertical lines; values outside the domain are clamped with an arrow."""
+    kind = "interval_strip"
+    points = [p for p in points or () if isinstance(p, Point)]
+    if not points:
+        return _no_data(kind, title, width)
+    d0, d1, ticks = _axis(domain)
+    texts = [_interval(p.value, p.low, p.high, unit) for p in points]
+    label_w = min(max(_tw(str(p.label)) for p in points) + 14, width * 0.3)
+    left, right = label_w, width - min(max(_tw(t) for t in texts) + 20, width * 0.3)
+    sx = _scale(d0, d1, left, right)
+    refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
+    y0 = _TITLE_H if title else 4
+    placed = _lanes([(sx(v), r.label) for r, v in refs], 4, width - 4)
+    lanes, row_h = _lane_count(placed), 22
+    top = y0 + _LANE * lanes + (6 if lanes else 0)
+    bottom = top + row_h * len(points)
+    body = _lane_texts(placed, y0)
+    for i, (p, text) in enumerate(zip(points, texts, strict=True)):
+        body += _band(i, top + row_h * i, width, row_h)
+        body.append(_label(left - 10, top + row_h * i + 15, p.label, label_w - 14))
+        muted = _MUTED if text == "n/a" else None
+        body.append(_text(right + 10, top + row_h * i + 15, text, class_="value", fill=muted))
+    body += _x_axis(sx, ticks, top, bottom, unit, left, right)
+    body += [_ref_line(sx(v), y0 + _LANE * lanes - 2, bottom, r, unit) for r, v in refs]
+    for i, (p, text) in enumerate(zip(points, texts, strict=True)):
+        yc, color, tip = top + row_h * i + row_h / 2, _color(p.series), f"{p.label}: {text}"
+        v, lo, hi = _val(p.value), _val(p.low), _val(p.high)
+        if v is None:
+            continue
+        if lo is not None and hi is not None and max(lo, hi) >= d0 and min(lo, hi) <= d1:
+            lo, hi = min(lo, hi), max(lo, hi)
+            caps = "".join(f" M{_c(sx(e))},{_c(yc - 4)} v8" for e in (lo, hi) if d0 <= e <= d1)
+            d = f"M{_c(sx(max(lo, d0)))},{_c(yc)} H{_c(sx(min(hi, d1)))}{caps}"
+            body.append(_el("path", tip, class_="whisker", d=d, stroke=color, stroke_width=1.6, fill="none"))
+        if d0 <= v <= d1:
+            dot = {"cx": sx(v), "cy": yc, "r": 4.5, "fill": color, "stroke": "#fff"}
+            body.append(_el("circle", tip, class_="dot", data_value=repr(v), **dot))
+        else:
+            body.append(_arrow(sx(d1 if v > d1 else d0), yc, v > d1, color, "dot", tip, v))
+    desc = "Estimates with 95% intervals: " + "; ".join(f"{p.label} {t}" for p, t in zip(points, texts, strict=True))
+    return _svg(kind, width, bottom + _axis_height(unit), title, desc, body)
+
+
+def grouped_bars(
+    categories: Sequence[str],
+    series: Mapping[str, Sequence[Point]],
+    *,
+    unit: str = "",
+    domain: tuple[float, float] | None = None,
+    title: str = "",
+    width: int = 720,
+    zero_line: bool = True,
+    colors: Sequence[str] | None = None,
+) -> str:
+    """Horizontal grouped bars: one group per category, one bar per series (legend), bars start at 0 (negative
+    values go left), whiskers for low/high. series[name][i] belongs to categories[i] (a Point or a number);
+    `colors` overrides PALETTE per series. domain None = from the data incl. whiskers and 0."""
+    kind = "grouped_bars"
+    names = list(series or {})
+    if not categories or not names:
+        return _no_data(kind, title, width)
+    cells = [[_item(series[n], i) for n in names] for i in range(len(categories))]
+    grid = [[c if isinstance(c, Point) else Point("", _val(c)) for c in row] for row in cells]
+    d0, d1, ticks = _axis(domain, [x for row in grid for p in row for x in (p.value, p.low, p.high)], zero=True)
+    label_w = min(max(_tw(str(c)) for c in categories) + 14, width * 0.3)
+    left, right = label_w + (44 if d0 < 0 else 6), width - 48
+    sx = _scale(d0, d1, left, right)
+    base = sx(_clamp(0.0, d0, d1))
+    y0 = _TITLE_H if title else 4
+    body, legend_h = _legend([(str(n), _color(k, colors)) for k, n in enumerate(names)], left, y0, width - 4)
+    top, bar_h = y0 + legend_h + 2, (16 if len(names) == 1 else 13)
+    group_h = bar_h * len(names) + 12
+    bottom = top + group_h * len(categories)
+    for ci, cat in enumerate(categories):
+        body += _band(ci, top + group_h * ci, width, group_h)
+        body.append(_label(label_w - 8, top + group_h * ci + group_h / 2 + 4, cat, label_w - 12))
+    body += _x_axis(sx, ticks, top, bottom, unit, left, right)
+    if zero_line and d0 <= 0 <= d1:
+        body.append(_el("line", class_="zero", x1=sx(0), x2=sx(0), y1=top, y2=bottom, stroke=_INK))
+    lines = []
+    for ci, cat in enumerate(categories):
+        for k, name in enumerate(names):
+            p, color, y = grid[ci][k], _color(k, colors), top + group_h * ci + 6 + bar_h * k
+            v, lo, hi, yc = _val(p.value), _val(p.low), _val(p.high), y + bar_h / 2
+            text = _interval(v, lo, hi, unit)
+            lines.append(f"{cat} {name} {text}")
+            if v is None:
+                body.append(_text(base + 4, yc + 4, "n/a", class_="na", fill=_MUTED))
+                continue
+            tip, end = f"{cat}, {name}: {text}", sx(_clamp(v, d0, d1))
+            bar = {"x": min(base, end), "y": y + 1, "width": abs(end - base), "height": bar_h - 2.0, "fill": color}
+            body.append(_el("rect", tip, class_="bar", data_value=repr(v), **bar))
+            if not d0 <= v <= d1:
+                body.append(_arrow(end + (3 if v > d1 else -3), yc, v > d1, _INK, "marker", tip, v))
+            outer = end
+            if lo is not None and hi is not None:
+                a, b = sx(_clamp(min(lo, hi), d0, d1)), sx(_clamp(max(lo, hi), d0, d1))
+                d = f"M{_c(a)},{_c(yc)} H{_c(b)} M{_c(a)},{_c(yc - 3.5)} v7 M{_c(b)},{_c(yc - 3.5)} v7"
+                body.append(_el("path", tip, class_="whisker", d=d, stroke=_INK, stroke_width=1.2, fill="none"))
+                outer = b if v >= 0 else a
+            label = _fmt(v, unit)
+            if v >= 0 and outer + 4 + _tw(label) <= width - 2:
+                body.append(_text(outer + 4, yc + 4, label, class_="value"))
+            elif v < 0 and outer - 4 - _tw(label) >= label_w:
+                body.append(_text(outer - 4, yc + 4, label, "end", class_="value"))
+            elif abs(end - base) >= _tw(label) + 8:
+                x, anchor = (end - 4, "end") if v >= 0 else (end + 4, "start")
+                body.append(_text(x, yc + 4, label, anchor, class_="value", fill=_on(color)))
+    return _svg(kind, width, bottom + _axis_height(unit), title, "Grouped bars: " + "; ".join(lines), body)
+
+
+def stacked_bars(
+    rows: Sequence[tuple[str, Mapping[str, float]]],
+    *,
+    segments: Sequence[str],
+    colors: Sequence[str] | None = None,
+    title: str = "",
+    width: int = 720,
+    unit: str = "%",
+) -> str:
+    """100%-stacked horizontal bars (shares in percent per row, drawn as given), labels inside wide segments."""
+    kind = "stacked_bars"
+    if not rows or not segments:
+        return _no_data(kind, title, width)
+    data: list[tuple[str, list[float | None]]] = []
+    for row in rows:
+        values = _item(row, 1)
+        values = values if isinstance(values, Mapping) else {}
+        data.append((str(_item(row, 0)), [_val(values.get(s)) for s in segments]))
+    total = max([100.0] + [sum(v for v in vals if v and v > 0) for _, vals in data])
+    label_w = min(max(_tw(label) for label, _ in data) + 14, width * 0.3)
+    left, right, row_h = label_w, width - 14, 28
+    sx = _scale(0, total, left, right)
+    y0 = _TITLE_H if title else 4
+    body, legend_h = _legend([(str(s), _color(k, colors)) for k, s in enumerate(segments)], left, y0, width - 4)
+    top = y0 + legend_h + 2
+    bottom = top + row_h * len(data)
+    body += [_label(left - 8, top + row_h * i + 18, label, label_w - 12) for i, (label, _) in enumerate(data)]
+    body += _x_axis(sx, _axis((0, total))[2], top, bottom, unit, left, right)
+    lines = []
+    for i, (label, vals) in enumerate(data):
+        y, x = top + row_h * i + 4, left
+        if not any(v is not None and v > 0 for v in vals):
+            body.append(_text(left + 4, y + 14, "n/a", class_="na", fill=_MUTED))
+        for k, (seg, v) in enumerate(zip(segments, vals, strict=True)):
+            if v is None or v <= 0:
+                continue
+            w, color, text = sx(v) - sx(0), _color(k, colors), _fmt(v, unit)
+            rect, tip = {"x": x, "y": y, "width": w, "height": row_h - 8, "fill": color}, f"{label}, {seg}: {text}"
+            body.append(_el("rect", tip, class_="bar", data_value=repr(v), data_segment=seg, stroke="#fff", **rect))
+            if w >= _tw(text) + 8:
+                body.append(_text(x + w / 2, y + 14, text, "middle", class_="value", fill=_on(color)))
+            x += w
+        lines.append(f"{label}: " + ", ".join(f"{s} {_fmt(v, unit)}" for s, v in zip(segments, vals, strict=True)))
+    return _svg(kind, width, bottom + _axis_height(unit), title, "Stacked shares: " + "; ".join(lines), body)
+
+
+def _diverging(t: float) -> str:
+    """White at 0, blue towards -1, red towards +1 (the ends of ColorBrewer RdBu)."""
+    end, a = ((33, 102, 172) if t < 0 else (178, 24, 43)), min(1.0, abs(t))
+    r, g, b = (round(255 + (e - 255) * a) for e in end)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heatmap(
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    *,
+    center: float = 0.0,
+    unit: str = "",
+    title: str = "",
+    cell: int = 28,
+) -> str:
+    """Diverging colours centred on `center` (blue below, red above, white at the centre, symmetric range), the
+    value printed in each cell (1 decimal), hatched grey for None, column labels at 45° and a colour legend."""
+    kind = "heatmap"
+    if not row_labels or not col_labels:
+        return _no_data(kind, title, 320)
+    grid = [[_val(_item(_item(values, i), j)) for j in range(len(col_labels))] for i in range(len(row_labels))]
+    mid = _val(center) or 0.0
+    span = max([abs(v - mid) for row in grid for v in row if v is not None], default=0.0)
+    texts = [["" if v is None else f"{v:.1f}" for v in row] for row in grid]
+    cw, ch = max(int(cell), max(_tw(t) for row in texts for t in row) + 8), max(int(cell), 20)
+    row_w = min(max(_tw(str(r)) for r in row_labels) + 14, 240)
+    rise = max(_tw(_fit(c, 180)) for c in col_labels) * 0.71
+    top = (_TITLE_H if title else 4) + rise + 10
+    width = max(row_w + cw * len(col_labels) + max(0.0, rise - cw / 2) + 8, row_w + 240)
+    body = [_label(row_w - 8, top + ch * i + ch / 2 + 4, r, row_w - 12) for i, r in enumerate(row_labels)]
+    for j, col in enumerate(col_labels):
+        x, y = row_w + cw * j + cw / 2, top - 6
+        body.append(_label(x, y, col, 180, "start", class_="col-label", transform=f"rotate(-45 {_c(x)} {_c(y)})"))
+    for i, row in enumerate(grid):
+        for j, v in enumerate(row):
+            x, y, t = row_w + cw * j, top + ch * i, 0.0 if v is None or not span else (v - mid) / span
+            tip = f"{row_labels[i]} / {col_labels[j]}: {_fmt(v, unit)}"
+            box = {"x": x, "y": y, "width": cw, "height": ch}
+            if v is None:
+                body.append(_el("rect", tip, class_="cell na", fill=_NA, stroke="#fff", **box))
+                body.append(_hatch(x + 1, y + 1, cw - 2, ch - 2))
+                continue
+            body.append(_el("rect", tip, class_="cell", data_value=repr(v), fill=_diverging(t), stroke="#fff", **box))
+            ink = "#fff" if abs(t) >= 0.55 else _INK
+            body.append(_text(x + cw / 2, y + ch / 2 + 4, texts[i][j], "middle", fill=ink))
+    ly = top + ch * len(row_labels) + 12
+    for k in range(9):
+        body.append(_el("rect", x=row_w + 18.0 * k, y=ly, width=18, height=10, fill=_diverging(k / 4 - 1)))
+    for k, v in ((0, mid - span), (4, mid), (8, mid + span)):
+        body.append(_text(row_w + 18 * k + 9, ly + 23, _fmt(v, unit), "middle", fill=_MUTED))
+    if any(v is None for row in grid for v in row):
+        na = _el("rect", x=row_w + 176.0, y=ly, width=18, height=10, fill=_NA)
+        body += [na, _hatch(row_w + 176, ly, 18, 10), _text(row_w + 198, ly + 9, "n/a", fill=_MUTED)]
+    desc = f"Heatmap, colours centred on {_fmt(mid)}: " + "; ".join(
+        f"{r}: " + ", ".join(f"{c} {_fmt(v, unit)}" for c, v in zip(col_labels, grid[i], strict=True))
+        for i, r in enumerate(row_labels)
+    )
+    return _svg(kind, width, ly + 30, title, desc, body)
+
+
+def _ordinal(pct: float) -> str:
+    if pct < 1 or pct > 99:
+        return "<1st" if pct < 1 else ">99th"
+    n = round(pct)
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def normal_curve(
+    *,
+    mean: float,
+    sd: float,
+    marker: float | None,
+    marker_label: str,
+    references: Sequence[Reference] = (),
+    interval: tuple[float, float] | None = None,
+    domain: tuple[float, float] | None = None,
+    title: str = "",
+    width: int = 560,
+    unit: str = "",
+    percentile: bool = True,
+) -> str:
+    """A normal density with the area below the marker shaded, the marker as a line labelled with its percentile
+    (unless percentile=False), its interval as a band and reference lines. domain defaults to mean±4sd, widened
+    to show every mark."""
+    kind = "normal_curve"
+    m, s = _val(mean), _val(sd)
+    if m is None or s is None or s <= 0:
+        return _no_data(kind, title, width)
+    mk, lo, hi = _val(marker), _val(_item(interval, 0)), _val(_item(interval, 1))
+    iv = (min(lo, hi), max(lo, hi)) if lo is not None and hi is not None else None
+    refs = [(r, v) for r in references if (v := _val(r.value)) is not None]
+    if domain is None:
+        extra = [v for _, v in refs] + list(iv or ()) + ([mk] if mk is not None else [])
+        pad = 0.03 * (max([m + 4 * s, *extra]) - min([m - 4 * s, *extra]))
+        domain = (min([m - 4 * s, *(e - pad for e in extra)]), max([m + 4 * s, *(e + pad for e in extra)]))
+    d0, d1, ticks = _axis(domain, count=8)
+    left, right = 16, width - 16
+    sx = _scale(d0, d1, left, right)
+    pct = 50 * (1 + math.erf((mk - m) / (s * math.sqrt(2)))) if mk is not None else None
+    mark_text = f"{marker_label} {_fmt(mk, unit)}"
+    mark_text += f" ({_ordinal(pct)} percentile)" if pct is not None and percentile else ""
+    mark_x = sx(_clamp(mk, d0, d1)) if mk is not None else left
+    y0 = _TITLE_H if title else 4
+    placed = _lanes([(sx(v), r.label) for r, v in refs if d0 <= v <= d1], 4, width - 4, avoid=mark_x)
+    top = y0 + _LANE * (_lane_count(placed) + 1) + 8
+    base = top + 130
+    sy = _scale(0, 1, base, top)
+    xs = [d0 + (d1 - d0) * k / 200 for k in range(201)]
+
+    def at(x: float) -> str:
+        z = min(abs(x - m) / s, 40.0)
+        return f"L{_c(sx(x))},{_c(sy(math.exp(-0.5 * z * z)))}"
+
+    half = _tw(mark_text) / 2
+    anchor = "start" if mark_x - half < 4 else "end" if mark_x + half > width - 4 else "middle"
+    body = _lane_texts(placed, y0 + _LANE)
+    body.append(_text(mark_x, y0 + 11, mark_text, anchor, class_="marker-label", font_weight=600, fill=PALETTE[0]))
+    body += _x_axis(sx, ticks, top, base, unit, left, right)
+    curve = " ".join(at(x) for x in xs)
+    area = f"M{_c(left)},{_c(base)} {curve} L{_c(right)},{_c(base)} Z"
+    body.append(_el("path", class_="density", d=area, fill="#eef1f6"))
+    if mk is not None and mk > d0:
+        inner = [x for x in xs if x < mk] + [min(mk, d1)]
+        d = f"M{_c(left)},{_c(base)} {' '.join(at(x) for x in inner)} L{_c(sx(inner[-1]))},{_c(base)} Z"
+        body.append(_el("path", class_="area", d=d, fill=PALETTE[0], fill_opacity=0.3))
+    if iv and iv[1] >= d0 and iv[0] <= d1:
+        a, b, tip = sx(max(iv[0], d0)), sx(min(iv[1], d1)), f"95% interval {_fmt(iv[0])} to {_fmt(iv[1])}"
+        band = {"x": a, "y": top, "width": b - a, "height": base - top, "fill": PALETTE[0], "fill_opacity": 0.15}
+        body.append(_el("rect", tip, class_="interval", **band))
+    body.append(_el("path", class_="curve", d="M" + curve[1:], fill="none", stroke=_MUTED, stroke_width=1.5))
+    ref_top = y0 + _LANE * (_lane_count(placed) + 1) - 2
+    body += [_ref_line(sx(v), ref_top, base, r, unit) for r, v in refs if d0 <= v <= d1]
+    if mk is not None:
+        tip = mark_text + (f", 95% interval {_fmt(iv[0])} to {_fmt(iv[1])}" if iv else "")
+        if d0 <= mk <= d1:
+            line = {"x1": sx(mk), "x2": sx(mk), "y1": y0 + 14.0, "y2": base, "stroke": PALETTE[0], "stroke_width": 2.5}
+            body.append(_el("line", tip, class_="marker", data_value=repr(mk), **line))
+        else:
+            body.append(_arrow(sx(d1 if mk > d1 else d0), base - 8, mk > d1, PALETTE[0], "marker", tip, mk))
+    note = f"norm: mean {_fmt(m)}, SD {_fmt(s)}"
+    body.append(_text(left, base + _axis_height(unit) + 4, note, class_="note", fill=_MUTED))
+    desc = f"Normal curve, {note}; {mark_text}" + "".join(f"; {r.label} {_fmt(v)}" for r, v in refs)
+    return _svg(kind, width, base + _axis_height(unit) + 10, title, desc, body)
+
+
+def histogram(
+    values: Sequence[float],
+    *,
+    bins: int | Sequence[float] = 10,
+    domain: tuple[float, float] | None = None,
+    unit: str = "",
+    title: str = "",
+    width: int = 560,
+    references: Sequence[Reference] = (),
+) -> str:
+    """Counts per bin (`bins` equal bins over the domain, or explicit bin edges); values outside the bins are left
+    out and counted in a note; references as labelled vertical lines."""
+    kind = "histogram"
+    vals = [v for v in map(_val, values or ()) if v is not None]
+    if not vals:
+        return _no_data(kind, title, width)
+    edges = sorted({e for e in map(_val, bins) if e is not None}) if isinstance(bins, Sequence) else []
+    if len(edges) < 2:
+        lo, hi = _fix_domain(min(vals), max(vals)) if domain is None else _axis(domain)[:2]
+        n = max(1, min(bins if isinstance(bins, int) else 10, 200))
+        edges = [lo + (hi - lo) * k / n for k in range(n + 1)]
+    d0, d1, ticks = _axis(domain if domain is not None else (edges[0], edges[-1]), count=6)
+    counts = [0] * (len(edges) - 1)
+    for v in vals:
+        if edges[0] <= v <= edges[-1]:
+            counts[min(bisect_right(edges, v) - 1, len(counts) - 1)] += 1
+    yticks = [t for t in nice_ticks(0, max(max(counts), 1), 4) if t == int(t)]
+    left, right = 14 + max(_tw(_fmt(t)) for t in yticks), width - 14
+    sx = _scale(d0, d1, left, right)
+    refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
+    y0 = _TITLE_H if title else 4
+    placed = _lanes([(sx(v), r.label) for r, v in refs], 4, width - 4)
+    top = y0 + _LANE * _lane_count(placed) + 22
+    base = top + 150
+    sy = _scale(0, yticks[-1], base, top)
+    body = [*_lane_texts(placed, y0), _text(4, top - 9, "count", class_="unit", fill=_MUTED)]
+    body += _y_axis(sy, yticks, left, right, "") + _x_axis(sx, ticks, base, base, unit, left, right)
+    for k, count in enumerate(counts):
+        a, b = sx(_clamp(edges[k], d0, d1)), sx(_clamp(edges[k + 1], d0, d1))
+        bar = {"x": a + 0.5, "y": sy(count), "width": max(b - a - 1, 0.0), "height": base - sy(count)}
+        tip = f"{_fmt(edges[k])} to {_fmt(edges[k + 1], unit)}: {count}"
+        body.append(_el("rect", tip, class_="bar", data_value=count, fill=PALETTE[0], **bar))
+    body += [_ref_line(sx(v), y0 + _LANE * _lane_count(placed) - 2, base, r, unit) for r, v in refs]
+    if outside := len(vals) - sum(counts):
+        body.append(_text(right, top - 9, f"{outside} outside the axis, not shown", "end", class_="note", fill=_MUTED))
+    desc = f"Histogram of {len(vals)} values: " + ", ".join(
+        f"{_fmt(edges[k])} to {_fmt(edges[k + 1])}: {c}" for k, c in enumerate(counts)
+    )
+    return _svg(kind, width, base + _axis_height(unit), title, desc, body)
+
+
+def _place_label(cx: float, cy: float, w: float, taken: list[Box], box: Box) -> tuple[float, float, str]:
+    """The first of right/left/above/below a dot where a label of width w fits inside box without overlaps."""
+    options = [(cx + 7, cy + 4, "start"), (cx - 7, cy + 4, "end"), (cx, cy - 8, "middle"), (cx, cy + 17, "middle")]
+    for x, y, anchor in options:
+        x0 = x - (w if anchor == "end" else w / 2 if anchor == "middle" else 0)
+        r = (x0, y - 10, x0 + w, y + 2)
+        inside = box[0] <= r[0] and r[2] <= box[2] and box[1] <= r[1] and r[3] <= box[3]
+        if inside and all(r[2] < t[0] or r[0] > t[2] or r[3] < t[1] or r[1] > t[3] for t in taken):
+            taken.append(r)
+            return x, y, anchor
+    return options[0]
+
+
+def scatter(
+    points: Sequence[tuple[float, float, str]],
+    *,
+    x_label: str,
+    y_label: str,
+    title: str = "",
+    width: int = 420,
+    diagonal: bool = False,
+    zero_lines: bool = True,
+    series: Sequence[int] | None = None,
+    legend: Sequence[str] | None = None,
+) -> str:
+    """x, y with a short label each (hover title; visible when there are at most 12 points), optional y=x
+    diagonal (then x and y share one scale and the plot is square), axes with ticks. `series` gives each point's
+    colour index into PALETTE and `legend` the names of those series."""
+    kind = "scatter"
+    pts: list[tuple[float, float, str, int]] = []
+    for i, item in enumerate(points or ()):
+        x, y, label, s = _val(_item(item, 0)), _val(_item(item, 1)), _item(item, 2), _item(series, i)
+        if x is not None and y is not None:
+            pts.append((x, y, "" if label is None else str(label), s if isinstance(s, int) else 0))
+    if not pts:
+        return _no_data(kind, title, width)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    dx0, dx1, xticks = _axis(None, xs + ys if diagonal else xs, pad=0.05)
+    dy0, dy1, yticks = (dx0, dx1, xticks) if diagonal else _axis(None, ys, pad=0.05)
+    left, right = 30 + max(_tw(_fmt(t)) for t in yticks), width - 12
+    y0 = _TITLE_H if title else 4
+    body, legend_h = _legend([(str(n), _color(k)) for k, n in enumerate(legend or ())], left, y0, right)
+    top = y0 + legend_h + 8
+    bottom = top + (right - left) * (1.0 if diagonal else 0.75)
+    sx, sy = _scale(dx0, dx1, left, right), _scale(dy0, dy1, bottom, top)
+    body += _y_axis(sy, yticks, left, right, "") + _x_axis(sx, xticks, top, bottom, "", left, right)
+    body.append(_el("line", class_="axis", x1=left, x2=left, y1=top, y2=bottom, stroke=_AXIS))
+    body.append(_text((left + right) / 2, bottom + 32, x_label, "middle", class_="axis-label"))
+    ym = (top + bottom) / 2
+    body.append(_text(12, ym, y_label, "middle", class_="axis-label", transform=f"rotate(-90 12 {_c(ym)})"))
+    if zero_lines and dx0 < 0 < dx1:
+        body.append(_el("line", class_="zero", x1=sx(0), x2=sx(0), y1=top, y2=bottom, stroke=_AXIS))
+    if zero_lines and dy0 < 0 < dy1:
+        body.append(_el("line", class_="zero", x1=left, x2=right, y1=sy(0), y2=sy(0), stroke=_AXIS))
+    if diagonal:
+        line = {"x1": left, "y1": bottom, "x2": right, "y2": top, "stroke": _MUTED, "stroke_dasharray": "5 3"}
+        body.append(_el("line", "y = x", class_="diagonal", **line))
+    taken = [(sx(x) - 5, sy(y) - 5, sx(x) + 5, sy(y) + 5) for x, y, _, _ in pts]
+    for x, y, label, s in pts:
+        tip = f"{label}: {x_label} {_fmt(x)}, {y_label} {_fmt(y)}"
+        dot = {"cx": sx(x), "cy": sy(y), "r": 4.5, "fill": _color(s), "fill_opacity": 0.85, "stroke": "#fff"}
+        body.append(_el("circle", tip, class_="dot", data_value=f"{x!r},{y!r}", **dot))
+    for x, y, label, _ in pts if len(pts) <= 12 else ():
+        text = _fit(label, 120)
+        lx, ly, anchor = _place_label(sx(x), sy(y), _tw(text), taken, (2, top - 8, width - 2, bottom + 2))
+        body.append(_text(lx, ly, text, anchor, tip=label if text != label else "", class_="point-label"))
+    desc = f"Scatter of {y_label} against {x_label}: " + "; ".join(f"{p[2]} ({_fmt(p[0])}, {_fmt(p[1])})" for p in pts)
+    return _svg(kind, width, bottom + 42, title, desc, body)
+
+
+def line_chart(
+    x_labels: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    unit: str = "",
+    title: str = "",
+    width: int = 720,
+    domain: tuple[float, float] | None = None,
+    colors: Sequence[str] | None = None,
+) -> str:
+    """Lines with dot markers per series (gaps at None), legend, x labels thinned when crowded."""
+    kind = "line_chart"
+    n, names = len(x_labels or ()), list(series or {})
+    data = {name: [_val(_item(series[name], i)) for i in range(n)] for name in names}
+    found = [v for vals in data.values() for v in vals if v is not None]
+    if not n or not found:
+        return _no_data(kind, title, width)
+    d0, d1, yticks = _axis(domain, found, pad=0.05)
+    left, right = 12 + max(_tw(_tick(t, unit)) for t in yticks), width - 14
+    y0 = _TITLE_H if title else 4
+    body, legend_h = _legend([(str(k), _color(i, colors)) for i, k in enumerate(names)], left, y0, width - 4)
+    top = y0 + legend_h + (16 if len(unit) > 2 else 6)
+    bottom = top + 200
+    sy = _scale(d0, d1, bottom, top)
+
+    def sx(i: int) -> float:
+        return (left + right) / 2 if n == 1 else left + 10 + (right - left - 20) * i / (n - 1)
+
+    step = math.ceil(n / max(1, int((right - left) / (max(_tw(_fit(s, 110)) for s in x_labels) + 12))))
+    body += _y_axis(sy, yticks, left, right, unit)
+    body.append(_el("line", class_="axis", x1=left, x2=right, y1=bottom, y2=bottom, stroke=_AXIS))
+    for i in range(n):
+        if n <= 60 or i % step == 0:
+            body.append(_el("line", x1=sx(i), x2=sx(i), y1=bottom, y2=bottom + 4.0, stroke=_AXIS))
+        if i % step == 0:
+            body.append(_label(sx(i), bottom + 16, x_labels[i], 110, "middle", class_="tick", fill=_MUTED))
+    if len(unit) > 2:
+        body.append(_text(left - 6, top - 8, unit, "end", class_="unit", fill=_MUTED))
+    for k, name in enumerate(names):
+        color, vals, path, pen = _color(k, colors), data[name], [], "M"
+        for i, v in enumerate(vals):
+            if v is not None:
+                path.append(f"{pen}{_c(sx(i))},{_c(sy(_clamp(v, d0, d1)))}")
+            pen = "M" if v is None else "L"
+        body.append(_el("path", class_="line", d=" ".join(path), fill="none", stroke=color, stroke_width=2))
+        for i, v in enumerate(vals):
+            if v is not None:
+                cls, tip = ("dot" if d0 <= v <= d1 else "dot clamped"), f"{name}, {x_labels[i]}: {_fmt(v, unit)}"
+                dot = {"cx": sx(i), "cy": sy(_clamp(v, d0, d1)), "r": 3, "fill": color}
+                body.append(_el("circle", tip, class_=cls, data_value=repr(v), **dot))
+    desc = "Lines: " + "; ".join(
+        f"{name}: " + ", ".join(f"{x} {_fmt(v, unit)}" for x, v in zip(x_labels, data[name], strict=True))
+        for name in names
+    )
+    return _svg(kind, width, bottom + 26, title, desc, body)

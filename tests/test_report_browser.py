@@ -1,0 +1,144 @@
+"""The reports in a real browser: Debian's Chromium, headless, driven by Playwright (which downloads no browser).
+
+A run of all five instruments and a comparison of two runs open without console errors or page errors, every chart
+is an SVG with a visible size, the link from a profile number opens the collapsed sample table, and a screenshot is
+taken (kept in EMPATHYBENCH_SCREENSHOT_DIR when set, for CI artefacts).
+
+`.ci/run` installs Chromium; elsewhere the test is skipped when no Chromium is found, unless CI is set.
+"""
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from empathybench.cli import app
+
+FIXTURES = Path(__file__).parent / "fixtures" / "giebench" / "official"
+# Without the background-networking flags Chromium keeps trying to reach Google's hosts, which this network refuses.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _chromium() -> str | None:
+    return os.environ.get("EMPATHYBENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser(reports: dict[str, Path]) -> Any:
+    """Started after the reports are written: Playwright's sync API holds an event loop that `run` cannot share."""
+    executable = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        executable = None
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must have Chromium (apt-get install chromium) and playwright for the browser test")
+        pytest.skip("no Chromium or playwright here")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if not (Path(__file__).resolve().parents[2] / "shared" / "mirror").is_dir():
+        pytest.skip("the offline mirror is not beside the repository")
+    root = tmp_path_factory.mktemp("browser")
+    for name, model in (("a", "scripted/plausible"), ("b", "scripted/plausible-2")):
+        result = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "-m",
+                model,
+                "-o",
+                str(root / name),
+                "--quiet",
+                "--no-cache",
+                "--allow-unverified",
+                "-O",
+                f"giebench.data_dir={FIXTURES}",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(app, ["report", str(root / "a"), str(root / "b"), "--out", str(root / "cmp.html")])
+    assert result.exit_code == 0, result.output
+    return {"run": root / "a" / "report.html", "comparison": root / "cmp.html"}
+
+
+def _open(browser: Any, path: Path, screenshot: Path) -> tuple[Any, list[str]]:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("requestfailed", lambda request: problems.append(f"request failed: {request.url}"))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    page.screenshot(path=str(screenshot), full_page=True)
+    return page, problems
+
+
+def _screenshot_dir(tmp_path: Path) -> Path:
+    directory = Path(os.environ.get("EMPATHYBENCH_SCREENSHOT_DIR", tmp_path))
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def _chart_sizes(page: Any) -> list[dict[str, Any]]:
+    return page.eval_on_selector_all(
+        "svg.chart",
+        "charts => charts.map(c => ({kind: c.dataset.chart, w: c.getBoundingClientRect().width,"
+        " h: c.getBoundingClientRect().height, marks: c.querySelectorAll('rect,circle,path,line').length}))",
+    )
+
+
+def test_run_report_renders_cleanly(browser: Any, reports: dict[str, Path], tmp_path: Path) -> None:
+    screenshot = _screenshot_dir(tmp_path) / "report.png"
+    page, problems = _open(browser, reports["run"], screenshot)
+    assert problems == []
+    charts = _chart_sizes(page)
+    kinds = {c["kind"] for c in charts}
+    assert {
+        "interval_strip",
+        "histogram",
+        "normal_curve",
+        "line_chart",
+        "grouped_bars",
+        "heatmap",
+        "stacked_bars",
+    } <= kinds
+    for chart in charts:
+        assert chart["w"] > 100 and chart["h"] > 30 and chart["marks"] > 0, chart
+    assert page.locator(".profile .card").count() == 5
+    # A profile number links to its samples: following it opens the collapsed table.
+    assert page.eval_on_selector("#samples-eqbench", "d => d.open") is False
+    page.locator('.card[data-benchmark="eqbench"] a.big').click()
+    page.wait_for_function("document.getElementById('samples-eqbench').open === true")
+    assert screenshot.stat().st_size > 20_000
+    page.close()
+
+
+def test_comparison_renders_cleanly(browser: Any, reports: dict[str, Path], tmp_path: Path) -> None:
+    screenshot = _screenshot_dir(tmp_path) / "comparison.png"
+    page, problems = _open(browser, reports["comparison"], screenshot)
+    assert problems == []
+    charts = _chart_sizes(page)
+    assert len(charts) == 5 and all(c["w"] > 100 and c["marks"] > 0 for c in charts)
+    text = page.inner_text("body")
+    assert "scripted/plausible-2" in text and "Paired differences" in text
+    assert page.locator("table").nth(1).locator("tbody tr").count() >= 5
+    page.close()
