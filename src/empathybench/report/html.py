@@ -441,10 +441,10 @@ def _giebench_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> 
 _SOURCE_LABELS = {
     "model": "this model",
     "human": "human replies",
-    "chatgpt_empathy": "GPT-4 (released)",
-    "llama_empathy": "LLaMA-2-70B-Chat (released)",
-    "gemini_empathy": "Gemini-1.0-Pro (released)",
-    "mixtral_empathy": "Mixtral-8x7B (released)",
+    "chatgpt_empathy": "GPT-4",
+    "llama_empathy": "LLaMA-2-70B-Chat",
+    "gemini_empathy": "Gemini-1.0-Pro",
+    "mixtral_empathy": "Mixtral-8x7B",
 }
 
 
@@ -459,14 +459,14 @@ def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -
     for source, figures in (judged.get("sources") or {}).items():
         rows.append(
             (
-                f"{_SOURCE_LABELS.get(source, source)}, by {judge_name}",
+                f"judge: {_SOURCE_LABELS.get(source, source)}",
                 {"Good": figures["pct_good"], "Okay": figures["pct_okay"], "Bad": figures["pct_bad"]},
             )
         )
     for source, figures in (reference.get("sources") or {}).items():
         rows.append(
             (
-                f"{_SOURCE_LABELS.get(source, source)}, by the study's raters",
+                f"raters: {_SOURCE_LABELS.get(source, source)}",
                 {"Good": figures["pct_good"], "Okay": figures["pct_okay"], "Bad": figures["pct_bad"]},
             )
         )
@@ -478,7 +478,8 @@ def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -
                 colors=["#009E73", "#E69F00", "#D55E00"],
                 title="ratings of replies to the same prompts",
             ),
-            "Judge ratings and the study's crowd ratings are calibrated differently: compare within each group.",
+            f"judge: rated by {judge_name}; raters: the study's crowd ratings of the released replies. The two are "
+            "calibrated differently: compare within each group.",
         )
     ]
     warning = (
