@@ -188,3 +188,18 @@ def test_repeats_record_run_to_run_variation(tmp_path: Path, mirror: Path) -> No
     assert values[0] != values[1]  # T > 0 with another seed per repeat: the scripted model samples differently
     assert entry["sd"] == pytest.approx(abs(values[0] - values[1]) / 2**0.5, abs=1e-4)
     assert (out / "report.html").exists() and "Run-to-run variation" in (out / "report.html").read_text("utf-8")
+
+
+def test_a_model_that_answers_nothing_still_gets_a_valid_summary_and_report(tmp_path: Path, mirror: Path) -> None:
+    out = tmp_path / "refuse"
+    _run(out, "scripted/refuse")
+    summary = _summary(out)
+    jsonschema.validate(summary, summary_schema())
+    for row in summary["profile"]:
+        if row["benchmark"] == "giebench":
+            # Unparsed replies count as wrong (spec §2.3): a change of 0, flagged by the note.
+            assert row["value"] == 0.0 and "0/33 replies gave a verdict" in row["note"]
+            continue
+        assert row["value"] is None and row["note"], row  # no headline, and the profile says why
+    page = (out / "report.html").read_text("utf-8")
+    assert page.count('class="card"') == 5 and "I&#x27;m sorry" in page  # the raw refusals are shown

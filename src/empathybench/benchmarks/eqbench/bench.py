@@ -265,6 +265,13 @@ def _eqbench_metrics(
             reference=reference,
             seed=seed,
         ),
+        "lm_eval_score": mean_metric(
+            "EQ-Bench score, unparsed = 0 (lm-eval)",
+            {r["item_id"]: 10.0 * r["score"] if r.get("score") is not None else 0.0 for r in records},
+            unit="points (0-100)",
+            paired_test="wilcoxon",
+            seed=seed,
+        ),
         "percent_parseable": mean_metric(
             "parseable items",
             {r["item_id"]: 100.0 if r.get("score") is not None else 0.0 for r in records},
