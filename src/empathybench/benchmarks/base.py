@@ -1,10 +1,10 @@
 """What an instrument provides to the engine."""
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, get_args, get_type_hints
 
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
@@ -74,3 +74,52 @@ def bool_option(name: str, value: str) -> bool:
     if lowered not in ("true", "false", "1", "0", "yes", "no"):
         raise UserError(f"{name} must be true or false, not {value!r}")
     return lowered in ("true", "1", "yes")
+
+
+C = TypeVar("C")
+
+
+def apply_options(
+    config: C,
+    options: Mapping[str, str],
+    *,
+    benchmark: str,
+    known: Mapping[str, str],
+    choices: Mapping[str, Sequence[str]] | None = None,
+    custom: Mapping[str, Callable[[C, str], C]] | None = None,
+) -> C:
+    """Set `--option NAME=VALUE` strings on a frozen dataclass config.
+
+    Each value is read as its field's type (bool, int, float, str, or None for an empty optional string) and
+    checked against `choices`; `custom` handles options that are not one plain field. Every mistake is a
+    one-line UserError naming the option and the value.
+    """
+    field_types = get_type_hints(type(config))
+    for key, value in options.items():
+        name = f"{benchmark}.{key}"
+        if key not in known:
+            raise UserError(f"unknown {benchmark} option {key!r}; known: {', '.join(known)}")
+        if custom and key in custom:
+            config = custom[key](config, value)
+            continue
+        allowed = (choices or {}).get(key)
+        if allowed is not None and value not in allowed:
+            raise UserError(f"{name} must be {' or '.join(allowed)}, not {value!r}")
+        config = replace(config, **{key: _read_option(name, value, field_types[key])})  # type: ignore[type-var]
+    return config
+
+
+def _read_option(name: str, value: str, annotation: Any) -> Any:
+    if annotation is bool:
+        return bool_option(name, value)
+    optional = type(None) in get_args(annotation)
+    if optional and not value.strip():
+        return None
+    kinds = [a for a in get_args(annotation) if a is not type(None)] if optional else [annotation]
+    if kinds and kinds[0] in (int, float):
+        try:
+            return kinds[0](value)
+        except ValueError:
+            what = "an integer" if kinds[0] is int else "a number"
+            raise UserError(f"{name} must be {what}, not {value!r}") from None
+    return value

@@ -1,11 +1,11 @@
 """EmotionBench on the engine: presets, the default and evoked measures, and the run summary (spec §4-7, §11)."""
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, bool_option
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, apply_options
 from empathybench.benchmarks.emotionbench.data import (
     CROWD_KEY,
     EMOTIONS,
@@ -45,7 +45,6 @@ OPTION_HELP = {
     "max_tokens": "reply budget per query (paper helper: 1024)",
     "order_seed": "seed of the shared item permutations (default 0)",
 }
-INT_OPTIONS = ("orders", "default_runs", "evoked_runs", "attempts", "max_tokens", "order_seed")
 
 
 @dataclass(frozen=True)
@@ -76,25 +75,16 @@ PRESET_CONFIGS = {
 def config_from(preset: str, options: dict[str, str]) -> EmotionBenchConfig:
     if preset not in PRESET_CONFIGS:
         raise UserError(f"unknown emotionbench preset {preset!r}; known: {', '.join(PRESET_CONFIGS)}")
-    config = PRESET_CONFIGS[preset]
-    for key, value in options.items():
-        if key not in OPTION_HELP:
-            raise UserError(f"unknown emotionbench option {key!r}; known: {', '.join(OPTION_HELP)}")
-        try:
-            if key in INT_OPTIONS:
-                config = replace(config, **{key: int(value)})
-            elif key == "reask_temperature_step":
-                config = replace(config, reask_temperature_step=float(value))
-            elif key == "system":
-                config = replace(config, system=bool_option("emotionbench.system", value))
-            else:
-                config = replace(config, **{key: value})
-        except ValueError:
-            raise UserError(f"emotionbench.{key}: bad value {value!r}") from None
-    if config.scale != "PANAS" and config.scale not in CHALLENGING_BY_EMOTION.values():
-        raise UserError(f"emotionbench.scale must be PANAS or one of {', '.join(CHALLENGING_BY_EMOTION.values())}")
-    if config.variant not in ("repo", "notebook"):
-        raise UserError(f"emotionbench.variant must be repo or notebook, not {config.variant!r}")
+    config = apply_options(
+        PRESET_CONFIGS[preset],
+        options,
+        benchmark="emotionbench",
+        known=OPTION_HELP,
+        choices={
+            "scale": ("PANAS", *CHALLENGING_BY_EMOTION.values()),
+            "variant": ("repo", "notebook"),
+        },
+    )
     if config.orders < 1 or config.default_runs < 2 or config.evoked_runs < 1 or config.attempts < 1:
         raise UserError("emotionbench needs orders >= 1, default_runs >= 2, evoked_runs >= 1 and attempts >= 1")
     return config

@@ -4,10 +4,10 @@ The judge also rates the human reply of every prompt, so model-vs-human figures 
 published human-rater figures for the same prompts are reported beside them as a reference, never mixed in.
 """
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
+from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, apply_options
 from empathybench.benchmarks.empathetic.data import GOOD, HUMAN, SOURCE_NAMES, Prompt, load_released, one_per_emotion
 from empathybench.benchmarks.empathetic.judge import JUDGE_ATTEMPTS, judge_reply
 from empathybench.benchmarks.empathetic.prompts import (
@@ -43,24 +43,17 @@ OPTION_HELP = {
 
 
 def _config_from(options: dict[str, str]) -> EmpatheticConfig:
-    config = EmpatheticConfig()
-    for key, value in options.items():
-        if key not in OPTION_HELP:
-            raise UserError(f"unknown empathetic option {key!r}; known: {', '.join(OPTION_HELP)}")
-        try:
-            if key == "temperature":
-                config = EmpatheticConfig(**{**asdict(config), "temperature": float(value)})
-            elif key in ("max_tokens", "judge_attempts"):
-                config = EmpatheticConfig(**{**asdict(config), key: int(value)})
-            else:
-                released = tuple(filter(None, (s.strip() for s in value.split(","))))
-                unknown = [s for s in released if s not in SOURCE_NAMES or s == HUMAN]
-                if unknown:
-                    raise UserError(f"empathetic.released: unknown source(s) {', '.join(unknown)}")
-                config = EmpatheticConfig(**{**asdict(config), "released": released})
-        except ValueError:
-            raise UserError(f"empathetic.{key}: cannot read {value!r}") from None
-    return config
+    return apply_options(
+        EmpatheticConfig(), options, benchmark="empathetic", known=OPTION_HELP, custom={"released": _with_released}
+    )
+
+
+def _with_released(config: EmpatheticConfig, value: str) -> EmpatheticConfig:
+    released = tuple(filter(None, (s.strip() for s in value.split(","))))
+    unknown = [s for s in released if s not in SOURCE_NAMES or s == HUMAN]
+    if unknown:
+        raise UserError(f"empathetic.released: unknown source(s) {', '.join(unknown)}")
+    return replace(config, released=released)
 
 
 def clean_reply(text: str) -> str:

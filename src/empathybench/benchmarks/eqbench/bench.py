@@ -5,7 +5,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, bool_option, evenly_spread, read_json_argument
+from empathybench.benchmarks.base import (
+    BenchItem,
+    PreparedBenchmark,
+    apply_options,
+    evenly_spread,
+    read_json_argument,
+)
 from empathybench.benchmarks.eqbench.parse import ParsedAnswer, parse_answer
 from empathybench.benchmarks.eqbench.prompts import no_revise_prompt, revise_prompt
 from empathybench.benchmarks.eqbench.score import (
@@ -78,22 +84,20 @@ OPTION_HELP = {
 
 
 def _config_from(preset: str, options: dict[str, str]) -> EQBenchConfig:
-    config = EQBenchConfig()
-    for key, value in options.items():
-        if key not in OPTION_HELP:
-            raise UserError(f"unknown eqbench option {key!r}; known: {', '.join(OPTION_HELP)}")
-        if key == "revise":
-            config = replace(config, revise=bool_option("eqbench.revise", value))
-        else:
-            config = replace(config, **{key: value})
+    config = apply_options(
+        EQBenchConfig(),
+        options,
+        benchmark="eqbench",
+        known=OPTION_HELP,
+        choices={
+            "version": ("v2", "v1"),
+            "protocol": ("pipeline", "lm-eval"),
+            "parse_mode": ("strict_v23", "v24"),
+            "sigmoid_rule": ("le5", "lt5"),
+        },
+    )
     if (config.version, config.language) not in QUESTION_FILES:
         raise UserError(f"EQ-Bench {config.version} has no language {config.language!r}")
-    if config.protocol not in ("pipeline", "lm-eval"):
-        raise UserError(f"eqbench.protocol must be pipeline or lm-eval, not {config.protocol!r}")
-    if config.parse_mode not in ("strict_v23", "v24"):
-        raise UserError(f"eqbench.parse_mode must be strict_v23 or v24, not {config.parse_mode!r}")
-    if config.sigmoid_rule not in ("le5", "lt5"):
-        raise UserError(f"eqbench.sigmoid_rule must be le5 or lt5, not {config.sigmoid_rule!r}")
     return config.with_protocol_defaults()
 
 

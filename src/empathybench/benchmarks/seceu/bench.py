@@ -4,7 +4,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, evenly_spread, read_json_argument
+from empathybench.benchmarks.base import (
+    BenchItem,
+    PreparedBenchmark,
+    apply_options,
+    evenly_spread,
+    read_json_argument,
+)
 from empathybench.benchmarks.seceu.data import (
     ITEMS_KEY,
     N_ITEMS,
@@ -75,24 +81,14 @@ def _parse_variants(value: str) -> tuple[str, ...]:
 
 
 def config_from_options(options: dict[str, str]) -> SeceuConfig:
-    config = SeceuConfig()
-    for key, value in options.items():
-        if key == "variant":
-            config = replace(config, variants=_parse_variants(value))
-        elif key == "headline":
-            if value not in ("first", "best"):
-                raise UserError(f"seceu.headline must be first or best, not {value!r}")
-            config = replace(config, headline=value)
-        elif key == "temperature":
-            try:
-                config = replace(config, temperature=float(value))
-            except ValueError:
-                raise UserError(f"seceu.temperature must be a number, not {value!r}") from None
-        elif key == "system_prompt":
-            config = replace(config, system_prompt=value or None)
-        else:
-            raise UserError(f"unknown seceu option {key!r}; known: {', '.join(OPTION_HELP)}")
-    return config
+    return apply_options(
+        SeceuConfig(),
+        options,
+        benchmark="seceu",
+        known=OPTION_HELP,
+        choices={"headline": ("first", "best")},
+        custom={"variant": lambda config, value: replace(config, variants=_parse_variants(value))},
+    )
 
 
 def quick_subset(numbers: list[int], size: int = QUICK_SUBSET_SIZE) -> list[int]:
