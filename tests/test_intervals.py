@@ -8,7 +8,8 @@ from scipy import stats as scipy_stats
 
 from empathybench.report.compare import paired_difference
 from empathybench.stats.contingency import mcnemar_exact_p
-from empathybench.stats.intervals import mean_interval, mean_metric, metric, statistic_interval
+from empathybench.stats.intervals import mean_interval, mean_metric, metric
+from empathybench.stats.tests import bootstrap_interval
 
 
 def test_mean_metric_value_follows_scale_and_offset() -> None:
@@ -46,10 +47,10 @@ def test_empty_items_give_no_value_and_no_interval() -> None:
     assert entry["value"] is None and entry["ci95"] is None and entry["n"] == 0
 
 
-def test_statistic_interval_and_metric_shape() -> None:
+def test_metric_with_a_bootstrapped_statistic() -> None:
     x = list(range(30))
     y = [v + (3 if v % 2 else -3) for v in x]
-    interval = statistic_interval(
+    interval = bootstrap_interval(
         30, lambda idx: float(scipy_stats.pearsonr([x[i] for i in idx], [y[i] for i in idx])[0])
     )
     assert interval is not None and 0.8 < interval[0] < interval[1] <= 1.0

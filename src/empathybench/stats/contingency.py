@@ -42,22 +42,6 @@ def holm_adjust(p_values: Sequence[float | None]) -> list[float | None]:
     return adjusted
 
 
-def bootstrap_share_interval(
-    hits: Sequence[bool], *, resamples: int = 2000, level: float = 0.95, seed: int = 0
-) -> tuple[float, float] | None:
-    """Percentile bootstrap interval (in %) for the share of True values, resampling items."""
-    import numpy as np
-
-    n = len(hits)
-    if n == 0:
-        return None
-    values = np.asarray(hits, dtype=float)
-    draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    shares = 100.0 * values[draws].mean(axis=1)
-    low, high = np.quantile(shares, [(1 - level) / 2, (1 + level) / 2])
-    return float(low), float(high)
-
-
 def mcnemar_exact_p(wrong_to_right: int, right_to_wrong: int) -> float:
     """Two-sided exact McNemar test: a binomial test of the discordant pairs against p = 0.5."""
     discordant = wrong_to_right + right_to_wrong

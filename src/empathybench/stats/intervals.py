@@ -11,7 +11,7 @@ items without re-reading the benchmark data. Other metrics (correlations, ratios
 `items: null`; they are compared side by side, not paired.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -49,26 +49,6 @@ def mean_interval(
     means = scale * data[draws].mean(axis=1) + offset
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(min(low, high)), float(max(low, high))
-
-
-def statistic_interval(
-    n: int,
-    statistic: Callable[[np.ndarray], float],
-    *,
-    resamples: int = RESAMPLES,
-    level: float = LEVEL,
-    seed: int = 0,
-) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of any statistic of n units; `statistic` gets an index array per resample."""
-    if n == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    values = [statistic(rng.integers(0, n, size=n)) for _ in range(resamples)]
-    finite = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=float)
-    if finite.size == 0:
-        return None
-    low, high = np.quantile(finite, [(1 - level) / 2, (1 + level) / 2])
-    return float(low), float(high)
 
 
 def metric(
@@ -142,9 +122,3 @@ def mean_metric(
         paired_test=paired_test,
     )
     return result
-
-
-def score_interval(metrics: Mapping[str, Mapping[str, Any]], key: str) -> list[float | None] | None:
-    """The `ci95` of one metric, for the `score_ci95` field beside a benchmark's `score`."""
-    entry = metrics.get(key)
-    return list(entry["ci95"]) if entry and entry.get("ci95") is not None else None

@@ -20,7 +20,8 @@ from empathybench.benchmarks.empathetic.stats import RatedRow, analyse
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.models.base import Message, Sampling
-from empathybench.stats.intervals import bootstrap_method, mean_metric, metric, statistic_interval
+from empathybench.stats.intervals import bootstrap_method, mean_metric, metric
+from empathybench.stats.tests import bootstrap_interval
 
 SCORE_NAME = "% of the model's replies rated Good (Good / Okay / Bad) by the judge"
 MODEL = "model"  # the source name of the model under test in the tables
@@ -155,15 +156,10 @@ def summarize_records(records: list[dict[str, Any]], n_items: int, *, seed: int 
         "human_rater_reference": analyse(reference_rows, reference_sources, bootstrap=False),
         "protocol": {"generation_prompt": GENERATION_PROMPT_SOURCE, "rater_texts": RATER_TEXT_SOURCE},
         "headline_metric": "good_pct",
-        "metrics": _empathetic_metrics(records, _published_human_good_pct(reference_rows), seed),
     }
+    published_human = summary["human_rater_reference"]["sources"][HUMAN]["pct_good"]
+    summary["metrics"] = _empathetic_metrics(records, published_human, seed)
     return summary
-
-
-def _published_human_good_pct(reference_rows: list[RatedRow]) -> float | None:
-    """Good% that the study's raters gave the human replies to these prompts (the published reference)."""
-    ratings = [row.ratings[HUMAN] for row in reference_rows if HUMAN in row.ratings]
-    return round(100.0 * sum(r == GOOD for r in ratings) / len(ratings), 2) if ratings else None
 
 
 def _empathetic_metrics(records: list[dict[str, Any]], published_human: float | None, seed: int) -> dict[str, Any]:
@@ -219,7 +215,7 @@ def _empathetic_metrics(records: list[dict[str, Any]], published_human: float | 
         "good_increase_pct": metric(
             "relative increase in Good over human replies",
             relative_increase(range(len(both))) if both else None,
-            statistic_interval(len(both), relative_increase, seed=seed) if both else None,
+            bootstrap_interval(len(both), relative_increase, seed=seed) if both else None,
             n=len(both),
             method=bootstrap_method(seed=seed, unit="prompts"),
             unit="%",

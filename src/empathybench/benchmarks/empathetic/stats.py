@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.benchmarks.empathetic.data import BAD, GOOD, HUMAN, OKAY, SOURCE_NAMES, read_prompts
-from empathybench.stats.contingency import bootstrap_share_interval, chi_square, holm_adjust
+from empathybench.stats.contingency import chi_square, holm_adjust
+from empathybench.stats.intervals import mean_interval
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def describe(ratings: Sequence[int], *, bootstrap: bool = False, seed: int = 0) 
         "mean_rating": round(sum(ratings) / n, 3) if n else None,
     }
     if bootstrap:
-        interval = bootstrap_share_interval([r == GOOD for r in ratings], seed=seed)
+        interval = mean_interval([float(r == GOOD) for r in ratings], scale=100.0, seed=seed)
         result["pct_good_ci95"] = None if interval is None else [round(interval[0], 2), round(interval[1], 2)]
     return result
 

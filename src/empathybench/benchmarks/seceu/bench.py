@@ -37,8 +37,8 @@ from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.models.base import Message, Sampling
 from empathybench.norms import seceu as norms
-from empathybench.stats.intervals import bootstrap_method, mean_metric, metric, statistic_interval
-from empathybench.stats.tests import pearson
+from empathybench.stats.intervals import bootstrap_method, mean_metric, metric
+from empathybench.stats.tests import bootstrap_interval, pearson
 
 # quick: 10 of the 40 items, evenly spread (items 1, 5, 9, ..., 37): the same items on every machine.
 QUICK_SUBSET_SIZE = 10
@@ -284,11 +284,12 @@ def summarize_records(
     if notes:
         summary["headline_note"] = "; ".join(notes)
     summary["headline_metric"] = "eq"
-    summary["metrics"] = _seceu_metrics(records, answered, scores, summary, seed)
     by_id = {str(item.number): item for item in answered}
+    template = [by_id[str(r["item_id"])].human_mean_distance for r in records]  # in record order, as the distances
+    summary["metrics"] = _seceu_metrics(records, template, scores, summary, seed)
     # For the per-item chart: which item each distance belongs to, and the people's mean distance on it.
     summary["item_ids"] = [str(r["item_id"]) for r in records]
-    summary["human_item_distances"] = [round(by_id[str(r["item_id"])].human_mean_distance, 4) for r in records]
+    summary["human_item_distances"] = [round(d, 4) for d in template]
     if scores.status == "FAILED":
         summary["metrics"]["eq"].update(value=None, ci95=None)  # no EQ for a FAILED run (paper rule)
     return summary
@@ -296,7 +297,7 @@ def summarize_records(
 
 def _seceu_metrics(
     records: list[dict[str, Any]],
-    answered: list[SeceuItem],
+    template: list[float],
     scores: SeceuScores,
     summary: dict[str, Any],
     seed: int,
@@ -305,8 +306,6 @@ def _seceu_metrics(
     distances = {str(r["item_id"]): d for r, d in zip(records, scores.item_distances, strict=True)}
     eq_scale = -norms.EQ_SCALE_SD / norms.SECEU_SD
     eq_offset = norms.EQ_SCALE_MEAN + norms.EQ_SCALE_SD * norms.SECEU_MEAN / norms.SECEU_SD
-    by_id = {str(item.number): item for item in answered}
-    template = [by_id[str(r["item_id"])].human_mean_distance for r in records]  # in record order, as the distances
     item_distances = list(scores.item_distances)
 
     def pattern_r(indices: Any) -> float:
@@ -343,7 +342,7 @@ def _seceu_metrics(
         "pattern_r": metric(
             "pattern similarity r",
             scores.pattern_r,
-            statistic_interval(len(item_distances), pattern_r, seed=seed) if len(item_distances) > 2 else None,
+            bootstrap_interval(len(item_distances), pattern_r, seed=seed) if len(item_distances) > 2 else None,
             n=len(item_distances),
             method=bootstrap_method(seed=seed),
             unit="Pearson r with the human template",
