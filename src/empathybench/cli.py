@@ -321,11 +321,9 @@ def rescore_empathetic(
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
+    from empathybench.report.format import number
+
+    return number(value, digits, missing="n/a")
 
 
 def _print_validation(report: dict[str, Any]) -> None:

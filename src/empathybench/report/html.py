@@ -10,6 +10,7 @@ from typing import Any
 
 from empathybench.engine.store import read_samples
 from empathybench.report import svg
+from empathybench.report.format import interval, number
 from empathybench.report.profile import INSTRUMENTS, build_profile
 from empathybench.report.svg import Point, Reference
 
@@ -59,21 +60,7 @@ def _e(value: Any) -> str:
 
 
 def _num(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return _e(value)
-
-
-def _ci(ci: Sequence[float | None] | None, digits: int = 2) -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return ""
-    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+    return _e(number(value, digits))
 
 
 def _anchor(*parts: str) -> str:
@@ -110,7 +97,7 @@ def _reference_text(reference: dict[str, Any] | None) -> str:
             parts.append(f"uniform-answer baseline {_num(reference['uniform_baseline'], 1)}")
         return " · ".join(parts)
     if kind == "human_replies":
-        text = f"{_e(reference['label'])}: {_num(reference.get('value'), 1)}% {_ci(reference.get('ci95'), 1)}"
+        text = f"{_e(reference['label'])}: {_num(reference.get('value'), 1)}% {interval(reference.get('ci95'), 1)}"
         if reference.get("published_raters") is not None:
             text += f" · {_e(reference.get('published_raters_label'))}: {_num(reference['published_raters'], 1)}%"
         return text
@@ -193,7 +180,7 @@ def _profile_card(row: dict[str, Any]) -> str:
         f'<div class="card" data-benchmark="{_e(name)}">{head}'
         f'<div><a class="big" href="#samples-{_anchor(name)}" title="the items behind this number">'
         f"{_num(row['value'], 2)}</a> <span class=unit>{_e(row.get('unit'))}</span></div>"
-        f'<div class="ci">95% CI {_ci(row.get("ci95"))} · n = {_e(row.get("n"))} · {_e(row.get("label"))}</div>'
+        f'<div class="ci">95% CI {interval(row.get("ci95"))} · n = {_e(row.get("n"))} · {_e(row.get("label"))}</div>'
         f'<div class="ref">{_reference_text(row.get("reference"))}</div>{chart}'
         + (f'<p class="small muted">{_e(row["note"])}</p>' if row.get("note") else "")
         + "</div>"
@@ -210,7 +197,7 @@ def _metrics_table(name: str, result: dict[str, Any]) -> str:
             [
                 f'<a href="#samples-{_anchor(name)}">{_e(entry["label"])}</a>',
                 _num(entry["value"]),
-                _ci(entry["ci95"]),
+                interval(entry["ci95"]),
                 _e(entry["unit"]),
                 _num(entry["n"]),
                 _reference_text(entry.get("reference")),
@@ -724,7 +711,7 @@ def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]
                     f"{_e(entry['title'])}{' ★' if key == entry['headline_metric'] else ''}",
                     _e(entry["metric_labels"].get(key, key)),
                 ]
-                + [f"{_num(c['value'])} <span class=ci>{_ci(c['ci95'])}</span>" for c in cells]
+                + [f"{_num(c['value'])} <span class=ci>{interval(c['ci95'])}</span>" for c in cells]
             )
     paired_rows = []
     for entry in comparison["benchmarks"].values():
@@ -735,7 +722,7 @@ def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]
                     _e(row["label"]),
                     f"{_e(row['first'])} − {_e(row['second'])}",
                     _num(row.get("n_shared")),
-                    f"{_num(row.get('difference'))} <span class=ci>{_ci(row.get('ci95'))}</span>",
+                    f"{_num(row.get('difference'))} <span class=ci>{interval(row.get('ci95'))}</span>",
                     _e(row.get("test") or row.get("note") or ""),
                     _num(row.get("p"), 4),
                     _verdict(row),

@@ -5,19 +5,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-
-def _num(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _interval(ci: Any) -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return ""
-    return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
+from empathybench.report.format import interval, number
 
 
 def print_summary(console: Console, summary: dict[str, Any]) -> None:
@@ -36,8 +24,8 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         style = "green" if status == "complete" else "yellow"
         table.add_row(
             name,
-            _num(result.get("score")),
-            _interval(result.get("score_ci95")),
+            number(result.get("score")),
+            interval(result.get("score_ci95"), 1),
             f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}",
             f"[{style}]{status}[/]",
             str(result.get("headline_note", "")),
@@ -50,7 +38,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         spread.add_column("mean", justify="right")
         spread.add_column("SD", justify="right")
         for key, entry in repeats["metrics"].items():
-            spread.add_row(key, _num(entry["mean"]), _num(entry["sd"]))
+            spread.add_row(key, number(entry["mean"]), number(entry["sd"]))
         console.print(spread)
     usage = summary.get("usage", {})
     console.print(
