@@ -130,15 +130,14 @@ def report_command(
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid."""
     from empathybench.report.compare import compare_runs, load_run
-    from empathybench.report.html import render_comparison, render_run_report
-    from empathybench.report.markdown import render_comparison_markdown, render_run_markdown
+    from empathybench.report.html import render_comparison, write_run_reports
+    from empathybench.report.markdown import render_comparison_markdown
 
     runs = [load_run(directory) for directory in run_dirs]
     if len(runs) == 1:
         run = runs[0]
         target = out or run.directory / "report.html"
-        target.write_text(render_run_report(run.summary, run.run_info, run.samples()), encoding="utf-8")
-        target.with_suffix(".md").write_text(render_run_markdown(run.summary), encoding="utf-8")
+        write_run_reports(target, run.summary, run.run_info, run.samples())
         stdout.print(f"report: [bold]{target}[/]", highlight=False)
         return
     comparison = compare_runs(runs)

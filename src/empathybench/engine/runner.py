@@ -20,7 +20,7 @@ from empathybench.benchmarks.registry import resolve_benchmarks
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import CallFailedError, Engine, ItemContext, RetryPolicy, RunStats
 from empathybench.engine.progress import RunProgress
-from empathybench.engine.store import RunStore
+from empathybench.engine.store import RunStore, read_samples
 from empathybench.errors import UserError
 from empathybench.models.base import Backend
 from empathybench.models.registry import create_backend, parse_model_spec
@@ -259,11 +259,9 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     summary["elapsed_s"] = round(elapsed, 3)
     store.write_summary(summary)
 
-    from empathybench.report.html import write_html_report
-    from empathybench.report.markdown import write_markdown_report
+    from empathybench.report.html import write_run_reports
 
-    write_html_report(directory, summary, run_info)
-    write_markdown_report(directory, summary)
+    write_run_reports(directory / "report.html", summary, run_info, read_samples(directory))
     run_info["status"] = "complete" if stats.items_failed == 0 else "incomplete"
     run_info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     run_info["usage"] = stats.as_dict()
@@ -364,11 +362,9 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
     run_info["repeats"] = {"n": repeats, "seeds": [options.seed + i for i in range(repeats)]}
     store.write_run(run_info)
 
-    from empathybench.report.html import write_html_report
-    from empathybench.report.markdown import write_markdown_report
+    from empathybench.report.html import write_run_reports
 
-    write_html_report(parent, summary, run_info, samples_from=results[0].directory)
-    write_markdown_report(parent, summary)
+    write_run_reports(parent / "report.html", summary, run_info, read_samples(results[0].directory))
     stats = RunStats()
     for result in results:
         stats.items_total += result.stats.items_total

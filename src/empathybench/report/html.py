@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from empathybench.engine.store import read_samples
 from empathybench.report import svg
 from empathybench.report.format import interval, number
 from empathybench.report.profile import INSTRUMENTS, build_profile
@@ -658,13 +657,14 @@ def render_run_report(summary: dict[str, Any], run_info: dict[str, Any], samples
     return _page(f"EmpathyBench: {model}", body)
 
 
-def write_html_report(
-    directory: Path, summary: dict[str, Any], run_info: dict[str, Any], *, samples_from: Path | None = None
-) -> Path:
-    path = directory / "report.html"
-    samples = read_samples(samples_from or directory)
-    path.write_text(render_run_report(summary, run_info, samples), encoding="utf-8")
-    return path
+def write_run_reports(
+    html_path: Path, summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]
+) -> None:
+    """A run's report.html at `html_path` and its report.md beside it."""
+    from empathybench.report.markdown import render_run_markdown
+
+    html_path.write_text(render_run_report(summary, run_info, samples), encoding="utf-8")
+    html_path.with_suffix(".md").write_text(render_run_markdown(summary), encoding="utf-8")
 
 
 # -------------------------------------------------------------------------------------------------------- comparison

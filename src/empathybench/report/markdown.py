@@ -1,6 +1,5 @@
 """report.md: the profile and every figure with its interval, as Markdown tables to paste into papers and PRs."""
 
-from pathlib import Path
 from typing import Any
 
 from empathybench.report.format import interval, number
@@ -123,9 +122,3 @@ def render_comparison_markdown(comparison: dict[str, Any]) -> str:
             "",
         ]
     )
-
-
-def write_markdown_report(directory: Path, summary: dict[str, Any]) -> Path:
-    path = directory / "report.md"
-    path.write_text(render_run_markdown(summary), encoding="utf-8")
-    return path
