@@ -9,8 +9,8 @@ import hashlib
 import re
 
 from empathybench.models.base import ChatRequest
+from empathybench.models.scripted import score_line_labels
 
-_SCORE_LINE = re.compile(r"^([^\n:<>]+):\s*<(?:revised )?score>\s*$", re.MULTILINE)
 _NUMBERED_ITEM = re.compile(r"^\s*(\d{1,2})[.)]\s+([A-Za-z][^\n:]{0,60}?)\s*$", re.MULTILINE)
 _SCALE = re.compile(r"\b(\d)\s*(?:-|to)\s*(\d)\b")
 _GOOD_OKAY_BAD = ("Good", "Okay", "Bad")
@@ -32,7 +32,7 @@ class PlausibleResponder:
         sampled = request.sampling.temperature > 0 and request.sampling.seed is not None
         salt = str(request.sampling.seed) if sampled else ""
         every = "\n".join(m.content for m in request.messages)
-        labels = list(dict.fromkeys(m.group(1).strip() for m in _SCORE_LINE.finditer(prompt)))
+        labels = score_line_labels(prompt)
         if labels:  # EQ-Bench: an intensity 0-10 per emotion
             return "\n".join(f"{label}: {round(10 * self._draw(salt, prompt, label) ** 1.5)}" for label in labels)
         if "Options: (1)" in prompt or "sum up to 10" in prompt:  # SECEU: 10 points over 4 options

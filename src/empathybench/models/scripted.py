@@ -7,17 +7,20 @@ from typing import Any
 
 from empathybench.errors import ModelConfigError
 from empathybench.models.base import ChatRequest, ChatResponse
-from empathybench.models.plausible import PlausibleResponder, plausible_variant
 
 Responder = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]
 
 _SCORE_LINE = re.compile(r"^([^\n:<>]+):\s*<(?:revised )?score>\s*$", re.MULTILINE)
 
 
+def score_line_labels(prompt: str) -> list[str]:
+    """The labels of the prompt's `Label: <score>` lines (EQ-Bench's answer template), in order, once each."""
+    return list(dict.fromkeys(m.group(1).strip() for m in _SCORE_LINE.finditer(prompt)))
+
+
 def _fill_score_lines(request: ChatRequest, value: int) -> str:
     """Answer every `Label: <score>` line of the prompt with the same value."""
-    prompt = request.messages[-1].content
-    labels = list(dict.fromkeys(m.group(1).strip() for m in _SCORE_LINE.finditer(prompt)))
+    labels = score_line_labels(request.messages[-1].content)
     return "\n".join(f"{label}: {value}" for label in labels) or "I cannot answer that."
 
 
@@ -42,8 +45,11 @@ class ScriptedBackend:
     def __init__(self, name: str, responder: Responder | None = None) -> None:
         self.model = name
         responder = responder or _registered.get(name) or BUILTIN_SCRIPTS.get(name)
-        if responder is None and (variant := plausible_variant(name)) is not None:
-            responder = PlausibleResponder(variant)
+        if responder is None:
+            from empathybench.models.plausible import PlausibleResponder, plausible_variant
+
+            if (variant := plausible_variant(name)) is not None:
+                responder = PlausibleResponder(variant)
         if responder is None:
             known = ", ".join(sorted({*BUILTIN_SCRIPTS, *_registered, "plausible[-K]"}))
             raise ModelConfigError(f"unknown script {name!r} for scripted/<name>; known: {known}")
