@@ -165,22 +165,20 @@ def validation_report(cases: Sequence[ValidationCase], judge_identity: dict[str,
             if c.judge_rating is not None
         ]
 
-    def valence_entry(source: str, entry: dict[str, Any], human_entry: dict[str, Any]) -> dict[str, Any]:
-        # The paper's increase is in Good counts, equal to this one when every source has the same n (the full
-        # study); a stratified subset gives sources different n, so the increase is taken on Good shares here.
-        increase = None
-        if source != HUMAN and entry["n"] and human_entry["n"] and human_entry["good"]:
-            share, base = entry["good"] / entry["n"], human_entry["good"] / human_entry["n"]
-            increase = round(100.0 * (share - base) / base, 2)
-        return {"n": entry["n"], "pct_good": entry["pct_good"], "good_increase_pct": increase, "p": entry.get("p")}
+    def valence_entry(entry: dict[str, Any]) -> dict[str, Any]:
+        # The increase is on Good shares (stats.compare), so sources with different n on a subset compare fairly.
+        return {
+            "n": entry["n"],
+            "pct_good": entry["pct_good"],
+            "good_increase_pct": entry.get("good_increase_pct"),
+            "p": entry.get("p"),
+        }
 
     valence: dict[str, Any] = {}
     if HUMAN in ranked and len(ranked) > 1:
         for who in ("judge", "human"):
             table = analyse(rows(who), ranked, bootstrap=False)
-            valence[who] = {
-                v: {s: valence_entry(s, e, t[HUMAN]) for s, e in t.items()} for v, t in table["valence"].items()
-            }
+            valence[who] = {v: {s: valence_entry(e) for s, e in t.items()} for v, t in table["valence"].items()}
 
     family = _family_of(judge_identity or {})
     own = [s for s in ranked if SOURCE_FAMILIES.get(s) == family] if family else []
