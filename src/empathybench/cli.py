@@ -58,7 +58,12 @@ def run(
         list[str] | None,
         typer.Option("--bench", "-b", help="Benchmark names (repeat or comma-separate); default: all"),
     ] = None,
-    preset: Annotated[str, typer.Option("--preset", "-p", help="quick | paper | full")] = "quick",
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset", "-p", help="quick | paper | full | demo (default: demo on the embedded model, else quick)"
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N items per benchmark")] = None,
     out: Annotated[
         Path | None,
@@ -90,11 +95,12 @@ def run(
     ] = 1,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
-    from empathybench.engine.runner import RunOptions, execute_repeats
-    from empathybench.report.terminal import print_summary
+    from empathybench.engine.runner import RunOptions, default_preset, execute_repeats
+    from empathybench.report.terminal import DEMO_NEXT_STEP, print_summary
 
-    if preset not in ("quick", "paper", "full"):
-        raise UserError(f"unknown preset {preset!r}; choose quick, paper or full")
+    preset = preset or default_preset(model, bench, limit)
+    if preset not in ("quick", "paper", "full", "demo"):
+        raise UserError(f"unknown preset {preset!r}; choose quick, paper, full or demo")
     options = RunOptions(
         model=model,
         benchmarks=bench,
@@ -113,6 +119,8 @@ def run(
     result = execute_repeats(options, repeats, console)
     print_summary(stdout, result.summary)
     stdout.print(f"run directory: [bold]{result.directory}[/]", highlight=False)
+    if preset == "demo":
+        stdout.print(DEMO_NEXT_STEP, markup=False, highlight=False)
     if result.stats.items_failed:
         console.print(
             f"[red]{result.stats.items_failed} items could not be answered; run the same command again to retry them[/]"

@@ -20,7 +20,8 @@ class RunProgress:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         # The first plain line comes after 10 s of work, so a run that fails at once prints only its error.
-        self._last_plain = time.monotonic()
+        self._last_plain = self._started = time.monotonic()
+        self._done_at_start = stats.items_done  # items finished by an earlier run of a resumed directory
 
     def __enter__(self) -> "RunProgress":
         if self.live:
@@ -67,11 +68,28 @@ class RunProgress:
                 s = self.stats
                 self.console.print(
                     f"  {s.items_done}/{s.items_total} items, {s.in_flight} in flight, {s.retries} retries, "
-                    f"{s.prompt_tokens + s.completion_tokens} tokens, {s.cache_hits} cached",
+                    f"{s.prompt_tokens + s.completion_tokens} tokens, {s.cache_hits} cached, "
+                    f"{_duration(now - self._started)} elapsed, ETA {self.eta_text(now)}",
+                    markup=False,
                     highlight=False,
                 )
+
+    def eta_text(self, now: float) -> str:
+        """Time left at the pace of the items finished so far in this process ("unknown" before the first)."""
+        s = self.stats
+        finished_here = s.items_done - self._done_at_start
+        if s.items_done >= s.items_total:
+            return "0s"
+        if finished_here <= 0:
+            return "unknown"
+        return _duration((now - self._started) / finished_here * (s.items_total - s.items_done))
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self.update()
             self._progress.stop()
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"

@@ -12,6 +12,7 @@ from empathybench.report import svg
 from empathybench.report.format import interval, number
 from empathybench.report.profile import INSTRUMENTS, build_profile
 from empathybench.report.svg import Point, Reference
+from empathybench.report.validity import validity_of
 
 _STYLE = """
 :root{--ink:#1d2433;--muted:#5b6478;--line:#e3e6ee;--soft:#f6f7fb;--accent:#0072B2;--warn:#9a3412}
@@ -30,7 +31,8 @@ a{color:var(--accent)}.muted{color:var(--muted)}.small{font-size:.85rem}
 .ci{color:var(--muted);font-variant-numeric:tabular-nums}.ref{font-size:.86rem;margin:.3rem 0}
 .status{display:inline-block;font-size:.75rem;padding:.05rem .45rem;border-radius:999px;background:var(--soft);
 border:1px solid var(--line);margin-left:.4rem;vertical-align:middle}
-.status.skipped,.status.incomplete{background:#fff7ed;border-color:#fed7aa}
+.status.skipped,.status.incomplete,.status.self-judged{background:#fff7ed;border-color:#fed7aa}
+.status.invalid,.status.insufficient{background:#fef2f2;border-color:#fecaca;color:#991b1b}
 table{border-collapse:collapse;width:100%;margin:.6rem 0;font-size:.9rem}
 th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -155,10 +157,10 @@ def _reference_marks(row: dict[str, Any]) -> tuple[list[Point], list[Reference]]
 
 def _profile_card(row: dict[str, Any]) -> str:
     name = row["benchmark"]
-    status = row.get("status") or ""
+    validity = row.get("validity") or {"status": row.get("status") or "", "label": row.get("status") or ""}
     head = (
         f'<h3><a href="#bench-{_anchor(name)}">{_e(row["title"])}</a>'
-        f'<span class="status {_e(status)}">{_e(status)}</span></h3><div class="q">{_e(row.get("question"))}</div>'
+        f'<span class="status {_e(validity["status"])}">{_e(validity["label"])}</span></h3><div class="q">{_e(row.get("question"))}</div>'
     )
     if row.get("value") is None:
         note = row.get("note") or "no headline figure"
@@ -570,8 +572,15 @@ def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
 
 def _benchmark_section(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
     title = INSTRUMENTS.get(name, name)
-    status = _e(result.get("status"))
-    head = f'<h2 id="bench-{_anchor(name)}">{_e(title)} <span class="status {status}">{status}</span></h2>'
+    validity = validity_of(result)
+    status = "".join(
+        f'<span class="status {_e(cls)}">{_e(text)}</span>'
+        for cls, text in [(validity["status"], validity["label"]), ("incomplete", "incomplete")]
+        if cls != "incomplete" or result.get("status") == "incomplete"
+    )
+    head = f'<h2 id="bench-{_anchor(name)}">{_e(title)} {status}</h2>'
+    if validity["reasons"] and result.get("status") != "skipped":
+        head += "".join(f'<p class="banner">{_e(reason)}</p>' for reason in validity["reasons"])
     if result.get("status") == "skipped":
         skipped = f'<p class="banner">skipped: {_e(result.get("error"))}</p>'
         return f'<section data-benchmark="{_e(name)}">{head}{skipped}</section>'

@@ -4,6 +4,7 @@ from typing import Any
 
 from empathybench.report.format import interval, number
 from empathybench.report.profile import INSTRUMENTS, build_profile
+from empathybench.report.validity import validity_of
 
 
 def _cell(text: Any) -> str:
@@ -43,7 +44,7 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
                     interval(row.get("ci95"), missing="—"),
                     row.get("n", 0),
                     _reference(row.get("reference")),
-                    row.get("status") or "",
+                    (row.get("validity") or {}).get("label") or row.get("status") or "",
                 ]
                 for row in profile
             ],
@@ -54,8 +55,10 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
         if result.get("status") == "skipped":
             parts.append(f"Skipped: {result.get('error')}")
             continue
+        validity = validity_of(result)
+        parts += [f"**Status: {validity['label']}**" + "".join(f"; {_cell(r)}" for r in validity["reasons"]), ""]
         if result.get("headline_note"):
-            parts += [f"> {result['headline_note']}", ""]
+            parts += [f"> {_cell(result['headline_note'])}", ""]
         parts.append(
             _table(
                 ["figure", "value", "95% CI", "unit", "n"],

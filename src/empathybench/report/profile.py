@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from empathybench.report.validity import validity_of
+
 # Instrument order and titles of the profile; each benchmark names its headline metric in its summary.
 INSTRUMENTS: dict[str, str] = {
     "eqbench": "EQ-Bench",
@@ -39,6 +41,7 @@ def build_profile(benchmarks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]
             "title": INSTRUMENTS.get(name, name),
             "question": QUESTIONS.get(name, ""),
             "status": result.get("status"),
+            "validity": validity_of(result),
             "note": result.get("headline_note") or result.get("error"),
         }
         key = result.get("headline_metric")

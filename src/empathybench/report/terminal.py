@@ -1,36 +1,64 @@
-"""The end-of-run table in the terminal."""
+"""The end-of-run table in the terminal: one short row per benchmark (fits 80 columns), notes below the table."""
 
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from empathybench.report.format import interval, number
+from empathybench.report.validity import validity_of
+
+STATUS_STYLES = {"valid": "green", "invalid": "red", "insufficient": "red", "self-judged": "yellow"}
+
+DEMO_NEXT_STEP = (
+    "Demo done: every instrument ran end to end on a few items of the embedded 135M model, far too small for "
+    "meaningful scores. For real numbers: empathybench run --model openai/<model> --judge openai/<judge> "
+    "--preset paper (or --preset quick for a first look)."
+)
+
+
+def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """One (benchmark, note) per benchmark with something to say, printed under the table: its status reasons,
+    then the benchmark's own note."""
+    notes: list[tuple[str, str]] = []
+    for name, result in summary.get("benchmarks", {}).items():
+        texts = list(validity_of(result)["reasons"])
+        if result.get("status") == "incomplete":
+            texts.append(f"incomplete: {result.get('n_failed_calls', 0)} items failed; run the same command again")
+        note = str(result.get("headline_note") or "")
+        if note and all(note not in text for text in texts):
+            texts.append(note)
+        if texts:
+            notes.append((name, "; ".join(texts)))
+    return notes
 
 
 def print_summary(console: Console, summary: dict[str, Any]) -> None:
-    table = Table(title=f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}")
-    table.add_column("benchmark", style="bold")
-    table.add_column("score", justify="right")
-    table.add_column("95% CI", justify="right")
-    table.add_column("parsed", justify="right")
-    table.add_column("status")
-    table.add_column("notes")
+    table = Table(title=Text(f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}"))
+    table.add_column("benchmark", style="bold", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("95% CI", justify="right", no_wrap=True)
+    table.add_column("parsed", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
     for name, result in summary.get("benchmarks", {}).items():
+        status = validity_of(result)["status"]
+        if result.get("status") == "incomplete":
+            status += ", incomplete"
+        style = STATUS_STYLES.get(status, "yellow")
         if result.get("status") == "skipped":
-            table.add_row(name, "—", "", "—", "[yellow]skipped[/]", str(result.get("error", "")))
+            table.add_row(Text(name), "—", "", "—", Text(status, style=style))
             continue
-        status = result.get("status", "")
-        style = "green" if status == "complete" else "yellow"
         table.add_row(
-            name,
+            Text(name),
             number(result.get("score")),
             interval(result.get("score_ci95"), 1),
             f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}",
-            f"[{style}]{status}[/]",
-            str(result.get("headline_note", "")),
+            Text(status, style=style),
         )
     console.print(table)
+    for name, text in summary_notes(summary):
+        console.print(Text(f"  {name}: {text}"))
     repeats = summary.get("repeats")
     if repeats:
         spread = Table(title=f"run-to-run variation over {repeats['n']} repeats")
@@ -38,7 +66,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         spread.add_column("mean", justify="right")
         spread.add_column("SD", justify="right")
         for key, entry in repeats["metrics"].items():
-            spread.add_row(key, number(entry["mean"]), number(entry["sd"]))
+            spread.add_row(Text(key), number(entry["mean"]), number(entry["sd"]))
         console.print(spread)
     usage = summary.get("usage", {})
     console.print(

@@ -1,0 +1,55 @@
+"""What a result's number is worth: one status per benchmark, computed once from its summary, shown everywhere.
+
+Vocabulary (summary.json `benchmarks.<name>.validity.status`):
+  valid         the instrument's own rules accept the run;
+  invalid       the instrument's own validity rule rejects it (EQ-Bench's upstream 83.33% parse gate, SECEU's
+                paper rule "FAILED when more than half of the items got no response");
+  insufficient  too few parsed items for the number to mean anything: no headline figure could be computed, or
+                fewer than half of the items parsed (an EmpathyBench rule, not an upstream one);
+  self-judged   the model under test rated its own replies (no --judge);
+  skipped       the benchmark did not run.
+When several apply the first in that order is the status; every reason is kept in `reasons`.
+"""
+
+from typing import Any
+
+MIN_PARSED_FRACTION = 0.5
+STATUSES = ("valid", "invalid", "insufficient", "self-judged", "skipped")
+
+
+def _parsed_text(result: dict[str, Any]) -> str:
+    return f"{result.get('n_parsed', 0)} of {result.get('n_items', 0)} parsed"
+
+
+def result_validity(result: dict[str, Any]) -> dict[str, Any]:
+    """{"status", "label", "reasons"} of one benchmark's summary entry."""
+    if result.get("status") == "skipped":
+        return {"status": "skipped", "label": "skipped", "reasons": [str(result.get("error", ""))]}
+    found: list[tuple[str, str, str]] = []  # (status, short label, reason)
+    if result.get("valid") is False:
+        found.append(("invalid", "invalid (below gate)", str(result.get("headline_note") or _parsed_text(result))))
+    if result.get("seceu_status") == "FAILED":
+        found.append(("invalid", "invalid (paper rule)", f"FAILED by the paper's rule: {_parsed_text(result)}"))
+    n_items, n_parsed = result.get("n_items") or 0, result.get("n_parsed")
+    if result.get("score") is None:
+        found.append(("insufficient", f"insufficient ({_parsed_text(result)})", "no headline figure could be computed"))
+    elif n_parsed is not None and n_items and n_parsed < MIN_PARSED_FRACTION * n_items:
+        found.append(("insufficient", f"insufficient ({_parsed_text(result)})", "fewer than half of the items parsed"))
+    if (result.get("judge") or {}).get("self_judging"):
+        found.append(("self-judged", "self-judged", "the model rated its own replies: no --judge given"))
+    if not found:
+        return {"status": "valid", "label": "valid", "reasons": []}
+    order = {status: i for i, status in enumerate(STATUSES)}
+    found.sort(key=lambda entry: order[entry[0]])
+    return {"status": found[0][0], "label": found[0][1], "reasons": [f"{label}: {why}" for _, label, why in found]}
+
+
+def attach_validity(benchmarks: dict[str, dict[str, Any]]) -> None:
+    """Set `validity` on every benchmark's summary entry (once, where the summary is built)."""
+    for result in benchmarks.values():
+        result["validity"] = result_validity(result)
+
+
+def validity_of(result: dict[str, Any]) -> dict[str, Any]:
+    """The stored validity; computed for summaries written before it existed."""
+    return result.get("validity") or result_validity(result)
