@@ -26,8 +26,8 @@ from empathybench.models.base import Backend
 from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
 from empathybench.report.profile import attach_score_interval, build_profile
-from empathybench.report.validity import attach_validity
 from empathybench.report.schema import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
+from empathybench.report.validity import attach_validity
 
 
 @dataclass

@@ -160,7 +160,8 @@ def _profile_card(row: dict[str, Any]) -> str:
     validity = row.get("validity") or {"status": row.get("status") or "", "label": row.get("status") or ""}
     head = (
         f'<h3><a href="#bench-{_anchor(name)}">{_e(row["title"])}</a>'
-        f'<span class="status {_e(validity["status"])}">{_e(validity["label"])}</span></h3><div class="q">{_e(row.get("question"))}</div>'
+        f'<span class="status {_e(validity["status"])}">{_e(validity["label"])}</span></h3>'
+        f'<div class="q">{_e(row.get("question"))}</div>'
     )
     if row.get("value") is None:
         note = row.get("note") or "no headline figure"
