@@ -96,7 +96,7 @@ def run(
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.engine.runner import RunOptions, default_preset, execute_repeats
-    from empathybench.report.terminal import DEMO_NEXT_STEP, print_summary
+    from empathybench.report.terminal import demo_next_step, print_summary
 
     preset = preset or default_preset(model, bench, limit)
     if preset not in ("quick", "paper", "full", "demo"):
@@ -120,7 +120,7 @@ def run(
     print_summary(stdout, result.summary)
     stdout.print(f"run directory: [bold]{result.directory}[/]", highlight=False)
     if preset == "demo":
-        stdout.print(DEMO_NEXT_STEP, markup=False, highlight=False)
+        stdout.print(demo_next_step(model), markup=False, highlight=False, soft_wrap=True)
     if result.stats.items_failed:
         console.print(
             f"[red]{result.stats.items_failed} items could not be answered; run the same command again to retry them[/]"
@@ -140,6 +140,7 @@ def report_command(
     from empathybench.report.compare import compare_runs, load_run
     from empathybench.report.html import render_comparison, write_run_reports
     from empathybench.report.markdown import render_comparison_markdown
+    from empathybench.report.terminal import print_comparison
 
     runs = [load_run(directory) for directory in run_dirs]
     if len(runs) == 1:
@@ -150,19 +151,11 @@ def report_command(
         return
     comparison = compare_runs(runs)
     target = out or Path("comparison.html")
+    written = [target, target.with_suffix(".md"), target.with_suffix(".json")]
     target.write_text(render_comparison(comparison, [r.summary for r in runs]), encoding="utf-8")
-    target.with_suffix(".md").write_text(render_comparison_markdown(comparison), encoding="utf-8")
-    target.with_suffix(".json").write_text(json.dumps(comparison, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    for entry in comparison["benchmarks"].values():
-        for row in entry["paired"]:
-            if row.get("metric") == entry["headline_metric"] and row.get("difference") is not None:
-                stdout.print(
-                    f"{entry['title']}: {row['first']} − {row['second']} = {row['difference']:+.2f} "
-                    f"[{row['ci95'][0]:+.2f}, {row['ci95'][1]:+.2f}] on {row['n_shared']} shared items, "
-                    f"{row['test']} p = {row['p']}",
-                    highlight=False,
-                )
-    stdout.print(f"comparison: [bold]{target}[/]", highlight=False)
+    written[1].write_text(render_comparison_markdown(comparison), encoding="utf-8")
+    written[2].write_text(json.dumps(comparison, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    print_comparison(stdout, comparison, written)
 
 
 @app.command("list")

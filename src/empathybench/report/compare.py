@@ -2,6 +2,7 @@
 
 import json
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import numpy as np
 from empathybench.engine.store import read_samples
 from empathybench.errors import UserError
 from empathybench.report.profile import INSTRUMENTS
+from empathybench.report.validity import validity_of
 from empathybench.stats.contingency import mcnemar_exact_p
 from empathybench.stats.intervals import RESAMPLES, bootstrap_method, mean_interval
 
@@ -56,21 +58,30 @@ def unique_labels(runs: list[RunData]) -> list[str]:
     ]
 
 
-def _p_value(test: str, first: np.ndarray, second: np.ndarray) -> float | None:
+def _p_value(test: str, first: np.ndarray, second: np.ndarray) -> tuple[float | None, str | None]:
+    """(p, None), or (None, why there is no p). Library warnings stay out of the user's terminal: an undefined test
+    is said in words instead."""
     from scipy import stats
 
     differences = first - second
+    if test not in TEST_NAMES:
+        return None, "no p-value: this figure has no paired test"
     if differences.size < 2:
-        return None
+        return None, f"no p-value: {differences.size} shared item (a paired test needs at least 2)"
     if test == "mcnemar":
-        return mcnemar_exact_p(int(np.sum((first > 0) & (second <= 0))), int(np.sum((first <= 0) & (second > 0))))
+        b, c = int(np.sum((first > 0) & (second <= 0))), int(np.sum((first <= 0) & (second > 0)))
+        return mcnemar_exact_p(b, c), None
     if np.allclose(differences, 0.0):
-        return 1.0
-    if test == "wilcoxon":
-        return float(stats.wilcoxon(first, second, zero_method="wilcox").pvalue)
-    if test == "paired_t":
-        return float(stats.ttest_rel(first, second).pvalue)
-    return None
+        return 1.0, None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        if test == "wilcoxon":
+            p = float(stats.wilcoxon(first, second, zero_method="wilcox").pvalue)
+        else:
+            p = float(stats.ttest_rel(first, second).pvalue)
+    if math.isnan(p):
+        return None, "no p-value: the test is undefined here (every item differs by the same amount)"
+    return p, None
 
 
 TEST_NAMES = {
@@ -91,21 +102,29 @@ def paired_difference(first: dict[str, Any], second: dict[str, Any], *, seed: in
         return None
     shared = [key for key in items_a if key in items_b]
     if not shared:
-        return {"n_shared": 0, "difference": None, "ci95": None, "test": None, "p": None}
+        return {
+            "n_shared": 0,
+            "difference": None,
+            "ci95": None,
+            "test": None,
+            "p": None,
+            "p_note": "no p-value: the runs share no item",
+        }
     a = np.asarray([items_a[key] for key in shared], dtype=float)
     b = np.asarray([items_b[key] for key in shared], dtype=float)
     scale = float(first.get("scale", 1.0))
     difference = scale * float(np.mean(a - b))
     interval = mean_interval(list(a - b), scale=scale, seed=seed)
     test = str(first.get("paired_test", "none"))
-    p = _p_value(test, a, b)
+    p, p_note = _p_value(test, a, b)
     return {
         "n_shared": len(shared),
         "difference": round(difference, 4),
         "ci95": [round(interval[0], 4), round(interval[1], 4)] if interval else None,
         "method": bootstrap_method(RESAMPLES, seed, "shared items (paired)"),
         "test": TEST_NAMES.get(test),
-        "p": None if p is None or math.isnan(p) else round(p, 6),
+        "p": None if p is None else round(p, 6),
+        **({"p_note": p_note} if p_note else {}),
         "first_on_shared": round(scale * float(np.mean(a)) + float(first.get("offset", 0.0)), 4),
         "second_on_shared": round(scale * float(np.mean(b)) + float(second.get("offset", 0.0)), 4),
     }
@@ -178,7 +197,44 @@ def compare_runs(runs: list[RunData], *, seed: int = 0) -> dict[str, Any]:
     return {
         "runs": [{"label": label, "directory": str(run.directory)} for label, run in zip(labels, runs, strict=True)],
         "benchmarks": benchmarks,
+        "warnings": comparison_warnings(runs, labels),
     }
+
+
+def comparison_warnings(runs: list[RunData], labels: list[str]) -> list[str]:
+    """What makes a difference between these runs mean less than it seems: runs that judged themselves, different
+    judges, different configurations, results that are not valid. Shown by every renderer."""
+    found: list[str] = []
+    for name in _benchmark_names(runs):
+        title = INSTRUMENTS.get(name, name)
+        results = [(label, run.summary["benchmarks"].get(name)) for label, run in zip(labels, runs, strict=True)]
+        present = [(label, result) for label, result in results if result and result.get("status") != "skipped"]
+        judges = [(label, result["judge"]) for label, result in present if isinstance(result.get("judge"), dict)]
+        self_judged = [label for label, judge in judges if judge.get("self_judging")]
+        if self_judged:
+            found.append(
+                f"{title}: self-judged (no --judge) in {', '.join(self_judged)}: each model rated its own replies"
+            )
+        judge_names = {json.dumps((j.get("identity") or {}).get("model"), default=str) for _, j in judges}
+        if len(judges) > 1 and (len(judge_names) > 1 or len(self_judged) > 1):
+            found.append(f"{title}: different judges, so a difference mixes the models with their judges")
+        if len(present) > 1 and not _configs_match(runs, name):
+            keys = _differing_config_keys(runs, name)
+            found.append(
+                f"{title}: configurations differ ({', '.join(keys) or 'see run.json'}): paired figures use the items "
+                "the runs share, and a difference mixes the models with their settings"
+            )
+        for label, result in present:
+            validity = validity_of(result)
+            if validity["status"] in ("invalid", "insufficient"):
+                found.append(f"{title}: {label} is {validity['label']}")
+    return found
+
+
+def _differing_config_keys(runs: list[RunData], name: str) -> list[str]:
+    configs = [run.run_info.get("benchmarks", {}).get(name, {}).get("config") or {} for run in runs]
+    keys = sorted({key for config in configs for key in config})
+    return [key for key in keys if len({json.dumps(c.get(key), sort_keys=True, default=str) for c in configs}) > 1]
 
 
 def _leaderboard_cell(label: str, entry: dict[str, Any] | None) -> dict[str, Any]:

@@ -690,15 +690,21 @@ def _verdict(row: dict[str, Any]) -> str:
     return "no clear difference"
 
 
+def _run_key(index: int) -> str:
+    """A, B, ..., Z, then R27, R28, ...: short chart labels that no width cuts."""
+    return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
+
+
 def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]]) -> str:
     labels = [r["label"] for r in comparison["runs"]]
+    keys = [_run_key(i) for i in range(len(labels))]
     profiles = [s.get("profile") or build_profile(s.get("benchmarks", {})) for s in summaries]
     overlay = []
     for name, entry in comparison["benchmarks"].items():
         rows = [next((r for r in p if r["benchmark"] == name), None) for p in profiles]
-        points = [
-            Point(label, (row or {}).get("value"), *((row or {}).get("ci95") or [None, None]), series=i)
-            for i, (label, row) in enumerate(zip(labels, rows, strict=True))
+        points = [  # chart labels are the run keys (A, B, ...) listed in full in the header: never cut alike
+            Point(key, (row or {}).get("value"), *((row or {}).get("ci95") or [None, None]), series=i)
+            for i, (key, row) in enumerate(zip(keys, rows, strict=True))
         ]
         first = next((r for r in rows if r and r.get("value") is not None), None)
         _, lines = _reference_marks(first or {})
@@ -734,21 +740,18 @@ def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]
                     _num(row.get("n_shared")),
                     f"{_num(row.get('difference'))} <span class=ci>{interval(row.get('ci95'))}</span>",
                     _e(row.get("test") or row.get("note") or ""),
-                    _num(row.get("p"), 4),
+                    _num(row.get("p"), 4) if row.get("p") is not None else _e(row.get("p_note") or "—"),
                     _verdict(row),
                 ]
             )
-    mismatched = [e["title"] for e in comparison["benchmarks"].values() if not e["configs_match"]]
     body = (
         "<header><h1>EmpathyBench comparison</h1><p class='muted'>"
-        + " · ".join(f"<b>{_e(label)}</b>" for label in labels)
-        + "</p>"
-        + (
-            f"<div class='banner'>Configurations differ for {_e(', '.join(mismatched))}: paired figures use the "
-            "items both runs share.</div>"
-            if mismatched
-            else ""
+        + " · ".join(
+            f"{key} = <b>{_e(r['label'])}</b> <span class=small>({_e(r['directory'])})</span>"
+            for key, r in zip(keys, comparison["runs"], strict=True)
         )
+        + "</p>"
+        + "".join(f"<div class='banner'>{_e(warning)}</div>" for warning in comparison.get("warnings", []))
         + "</header><h2 id=profile>Profiles overlaid</h2><div class='profile'>"
         + "".join(overlay)
         + "</div><h2 id=leaderboard>Leaderboard</h2><p class='small muted'>★ the instrument's headline figure; "

@@ -108,13 +108,20 @@ def render_comparison_markdown(comparison: dict[str, Any]) -> str:
                     number(row.get("n_shared")),
                     f"{number(row.get('difference'))} {interval(row.get('ci95'), missing='—')}",
                     row.get("test") or row.get("note") or "",
-                    number(row.get("p"), 4),
+                    number(row.get("p"), 4) if row.get("p") is not None else row.get("p_note") or "—",
                 ]
             )
     return "\n".join(
         [
             "# EmpathyBench comparison: " + " vs ".join(labels),
             "",
+            *[f"- **{_cell(r['label'])}**: `{_cell(r['directory'])}`" for r in comparison["runs"]],
+            "",
+            *(
+                ["## Warnings", "", *[f"- {_cell(w)}" for w in comparison.get("warnings", [])], ""]
+                if comparison.get("warnings")
+                else []
+            ),
             "## Leaderboard (★ headline figure; 95% item-bootstrap intervals)",
             "",
             _table(["instrument", "figure", *labels], board),

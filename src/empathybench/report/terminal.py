@@ -1,5 +1,6 @@
 """The end-of-run table in the terminal: one short row per benchmark (fits 80 columns), notes below the table."""
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -11,11 +12,15 @@ from empathybench.report.validity import validity_of
 
 STATUS_STYLES = {"valid": "green", "invalid": "red", "insufficient": "red", "self-judged": "yellow"}
 
-DEMO_NEXT_STEP = (
-    "Demo done: every instrument ran end to end on a few items of the embedded 135M model, far too small for "
-    "meaningful scores. For real numbers: empathybench run --model openai/<model> --judge openai/<judge> "
-    "--preset paper (or --preset quick for a first look)."
-)
+
+def demo_next_step(model: str) -> str:
+    """The demo's last line: what it showed, and what to run for real numbers."""
+    shown = "the embedded 135M model, far too small for meaningful scores" if model == "local" else model
+    return (
+        f"Demo done: every instrument ran end to end on a few items of {shown}; the figures are not a measurement. "
+        "For real numbers: empathybench run --model openai/<model> --judge openai/<judge> --preset paper "
+        "(or --preset quick for a first look)."
+    )
 
 
 def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
@@ -75,3 +80,31 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         f"{summary.get('elapsed_s', 0):.1f} s",
         highlight=False,
     )
+
+
+def p_text(row: dict[str, Any]) -> str:
+    """A paired row's p-value with its test, or why it has none (never "p = None")."""
+    if row.get("p") is None:
+        return str(row.get("p_note") or row.get("note") or "no p-value")
+    return f"{row.get('test')} p = {row['p']:.2g}"
+
+
+def print_comparison(console: Console, comparison: dict[str, Any], written: list[Path]) -> None:
+    """`report A B` in the terminal: the warnings, each headline difference, and where the files are."""
+    for warning in comparison.get("warnings", []):
+        console.print(Text(f"warning: {warning}", style="yellow"))
+    for entry in comparison["benchmarks"].values():
+        for row in entry["paired"]:
+            if row.get("metric") != entry["headline_metric"]:
+                continue
+            head = f"{entry['title']}: {row['first']} − {row['second']}"
+            if row.get("difference") is None:
+                console.print(Text(f"{head}: no difference ({row.get('p_note') or row.get('note')})"))
+                continue
+            console.print(
+                Text(
+                    f"{head} = {row['difference']:+.2f} {interval(row.get('ci95'))} on {row['n_shared']} shared "
+                    f"items, {p_text(row)}"
+                )
+            )
+    console.print(Text("comparison written to: " + ", ".join(str(path.resolve()) for path in written)))
