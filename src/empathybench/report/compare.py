@@ -73,6 +73,8 @@ def _p_value(test: str, first: np.ndarray, second: np.ndarray) -> tuple[float | 
         return mcnemar_exact_p(b, c), None
     if np.allclose(differences, 0.0):
         return 1.0, None
+    if test == "paired_t" and np.allclose(differences, differences[0]):
+        return None, "no p-value: every item differs by the same amount (a t-test needs some spread)"
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         if test == "wilcoxon":
@@ -80,7 +82,7 @@ def _p_value(test: str, first: np.ndarray, second: np.ndarray) -> tuple[float | 
         else:
             p = float(stats.ttest_rel(first, second).pvalue)
     if math.isnan(p):
-        return None, "no p-value: the test is undefined here (every item differs by the same amount)"
+        return None, "no p-value: the test is undefined on these items"
     return p, None
 
 

@@ -92,19 +92,20 @@ def p_text(row: dict[str, Any]) -> str:
 def print_comparison(console: Console, comparison: dict[str, Any], written: list[Path]) -> None:
     """`report A B` in the terminal: the warnings, each headline difference, and where the files are."""
     for warning in comparison.get("warnings", []):
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        console.print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
     for entry in comparison["benchmarks"].values():
         for row in entry["paired"]:
             if row.get("metric") != entry["headline_metric"]:
                 continue
             head = f"{entry['title']}: {row['first']} − {row['second']}"
             if row.get("difference") is None:
-                console.print(Text(f"{head}: no difference ({row.get('p_note') or row.get('note')})"))
+                console.print(Text(f"{head}: no difference ({row.get('p_note') or row.get('note')})"), soft_wrap=True)
                 continue
             console.print(
                 Text(
                     f"{head} = {row['difference']:+.2f} {interval(row.get('ci95'))} on {row['n_shared']} shared "
                     f"items, {p_text(row)}"
-                )
+                ),
+                soft_wrap=True,
             )
-    console.print(Text("comparison written to: " + ", ".join(str(path.resolve()) for path in written)))
+    console.print(Text("comparison written to: " + ", ".join(str(path.resolve()) for path in written)), soft_wrap=True)

@@ -1,0 +1,180 @@
+"""Issue 11 items 14-16: the bare run is a short demo with a readable 80-column table and an ETA in plain
+progress lines; invalid / insufficient / self-judged results are labelled everywhere a number is shown; comparisons
+say what weakens them, never print `p = None` or a library warning, keep run labels apart and say where they wrote."""
+
+import io
+import json
+import re
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from empathybench.cli import app
+from empathybench.engine.engine import RunStats
+from empathybench.engine.progress import RunProgress
+from empathybench.engine.runner import DEMO_SELECTION, default_preset
+from empathybench.report.compare import paired_difference
+from empathybench.report.schema import summary_schema
+from empathybench.report.terminal import print_summary
+
+
+def _invoke(*args: str) -> Any:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _run(out: Path, model: str, *extra: str) -> Any:
+    return _invoke("run", "--model", model, "--out", str(out), "--quiet", "--no-cache", *extra)
+
+
+def _summary(directory: Path) -> dict[str, Any]:
+    return json.loads((directory / "summary.json").read_text("utf-8"))
+
+
+def _calls(directory: Path) -> int:
+    lines = (directory / "samples.jsonl").read_text("utf-8").splitlines()
+    return sum(len(json.loads(line).get("calls") or []) for line in lines)
+
+
+# ------------------------------------------------------------------------------------------------------ item 14
+
+
+def test_bare_run_is_the_demo_only_on_the_embedded_model_with_no_selection() -> None:
+    assert default_preset("local", None, None) == "demo"
+    assert default_preset("local", ["eqbench"], None) == "quick"
+    assert default_preset("local", None, 5) == "quick"
+    assert default_preset("openai/gpt-4o", None, None) == "quick"
+
+
+def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_path: Path, mirror: Path) -> None:
+    # scripted/echo never parses, so every instrument makes all its re-asks: the worst case for the call count.
+    demo = _run(tmp_path / "demo", "scripted/echo", "--preset", "demo")
+    _run(tmp_path / "quick", "scripted/echo", "--preset", "quick")
+    summary = _summary(tmp_path / "demo")
+    assert summary["preset"] == "demo"
+    ran = {name for name, result in summary["benchmarks"].items() if result["status"] != "skipped"}
+    assert ran == {"eqbench", "seceu", "emotionbench", "empathetic"}  # GIEBench's data is not in the mirror
+    assert set(summary["benchmarks"]) == set(DEMO_SELECTION)
+    demo_calls, quick_calls = _calls(tmp_path / "demo"), _calls(tmp_path / "quick")
+    assert demo_calls * 10 <= quick_calls, (demo_calls, quick_calls)
+    assert demo_calls <= 30
+    last = demo.stdout.strip().splitlines()[-1]
+    assert last.startswith("Demo done:") and "--preset paper" in last  # one line: what it showed, what next
+
+
+def test_summary_table_fits_80_columns_with_notes_below(tmp_path: Path, mirror: Path) -> None:
+    _run(tmp_path / "echo", "scripted/echo", "--bench", "eqbench,seceu,emotionbench,empathetic", "--limit", "3")
+    summary = _summary(tmp_path / "echo")
+    summary["benchmarks"]["seceu"]["headline_note"] = "a long note " * 30  # was wrapped inside a cell
+    console = Console(width=80, record=True, file=io.StringIO())
+    print_summary(console, summary)
+    lines = console.export_text().splitlines()
+    table = [line for line in lines if line[:1] in "┏┃┡│└"]
+    assert all(len(line) <= 80 for line in lines)
+    # top border, header, separator, one line per benchmark, bottom border: no row spans two lines
+    assert len(table) == 4 + len(summary["benchmarks"]), "\n".join(table)
+    assert all("a long note" not in line for line in table)
+    below = "\n".join(lines[lines.index(table[-1]) + 1 :])
+    assert "  seceu: " in below and "a long note" in below
+
+
+def test_plain_progress_lines_show_done_total_and_eta() -> None:
+    buffer = io.StringIO()
+    stats = RunStats()
+    stats.items_total = 10
+    progress = RunProgress(Console(file=buffer, force_terminal=False, width=200), stats)
+    assert not progress.live
+    progress._last_plain -= 11  # the first line comes after 10 s
+    progress.update()
+    assert "0/10 items" in buffer.getvalue() and "ETA unknown" in buffer.getvalue()
+    progress._started = time.monotonic() - 20  # 4 items in 20 s: 6 left at 5 s each
+    progress._last_plain -= 11
+    stats.items_done = 4
+    progress.update()
+    last = buffer.getvalue().strip().splitlines()[-1]
+    assert "4/10 items" in last and re.search(r"ETA 30s$", last), last
+
+
+# ------------------------------------------------------------------------------------------------------ item 15
+
+
+def test_invalid_insufficient_and_self_judged_are_labelled_everywhere(tmp_path: Path, mirror: Path) -> None:
+    echo, plausible = tmp_path / "echo", tmp_path / "plausible"
+    shown = _run(echo, "scripted/echo", "--bench", "eqbench,emotionbench", "--limit", "3")
+    _run(plausible, "scripted/plausible", "--bench", "empathetic", "--limit", "3")
+    expected = {(echo, "eqbench"): "invalid", (echo, "emotionbench"): "insufficient"}
+    expected[(plausible, "empathetic")] = "self-judged"
+    for (directory, name), status in expected.items():
+        summary = _summary(directory)
+        jsonschema.validate(summary, summary_schema())
+        assert summary["benchmarks"][name]["validity"]["status"] == status
+        assert next(r for r in summary["profile"] if r["benchmark"] == name)["validity"]["status"] == status
+        label = summary["benchmarks"][name]["validity"]["label"]
+        assert label in (directory / "report.md").read_text("utf-8")
+        html = (directory / "report.html").read_text("utf-8")
+        assert f'<span class="status {status}">' in html
+    rows = {line.split("│")[1].strip(): line for line in shown.stdout.splitlines() if line.startswith("│")}
+    assert "invalid" in rows["eqbench"] and "complete" not in rows["eqbench"]
+    assert "insufficient" in rows["emotionbench"]
+    assert "eqbench: invalid (below gate)" in shown.stdout
+    assert "insufficient (0 of 3 parsed)" in shown.stdout
+
+
+# ------------------------------------------------------------------------------------------------------ item 16
+
+
+def test_no_p_value_is_said_in_words_without_library_warnings() -> None:
+    first = {"items": {"a": 1.0, "b": 2.0, "c": 3.0}, "scale": 1.0, "paired_test": "paired_t"}
+    second = {"items": {"a": 0.5, "b": 1.5, "c": 2.5}, "scale": 1.0, "paired_test": "paired_t"}
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="warn"):
+        warnings.simplefilter("always")
+        row = paired_difference(first, second)
+    assert not caught, [str(w.message) for w in caught]
+    assert row is not None and row["p"] is None and row["difference"] == pytest.approx(0.5)
+    assert "no p-value" in row["p_note"]
+    one = paired_difference({**first, "items": {"a": 1.0}}, {**second, "items": {"a": 0.0}})
+    assert one is not None and one["p"] is None and "at least 2" in one["p_note"]
+
+
+def test_report_of_two_runs_warns_keeps_labels_apart_and_says_where(
+    tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    _run(first, "scripted/plausible", "--bench", "empathetic,eqbench", "--limit", "4")
+    _run(
+        second,
+        "scripted/plausible-2",
+        "--bench",
+        "empathetic,eqbench",
+        "--limit",
+        "4",
+        "-O",
+        "eqbench.sigmoid_rule=lt5",
+    )
+    monkeypatch.chdir(tmp_path)
+    shown = _invoke("report", str(first), str(second)).stdout
+    assert "p = None" not in shown
+    for text in ("self-judged", "different judges", "configurations differ (sigmoid_rule)"):
+        assert f"warning: Empathetic responding: {text}" in shown or f"warning: EQ-Bench: {text}" in shown, text
+    assert f"comparison written to: {tmp_path / 'comparison.html'}" in shown
+    comparison = json.loads((tmp_path / "comparison.json").read_text("utf-8"))
+    assert any("different judges" in w for w in comparison["warnings"])
+    assert all(
+        r.get("p") is not None or r.get("p_note") or r.get("note")
+        for e in comparison["benchmarks"].values()
+        for r in e["paired"]
+    )
+    markdown = (tmp_path / "comparison.md").read_text("utf-8")
+    assert "## Warnings" in markdown and "different judges" in markdown
+    html = (tmp_path / "comparison.html").read_text("utf-8")
+    assert "different judges" in html
+    assert "A = <b>scripted/plausible</b>" in html and "B = <b>scripted/plausible-2</b>" in html
+    assert "scripted/plau…" not in html  # chart labels are the keys, not cut names
