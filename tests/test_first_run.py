@@ -70,6 +70,28 @@ def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_pa
     assert last.startswith("Demo done:") and "--preset paper" in last  # one line: what it showed, what next
 
 
+@pytest.mark.model
+def test_bare_run_on_the_embedded_model_is_a_short_demo(
+    tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's main job, `empathybench run` with no options: 245 calls and 848 s before the demo preset."""
+    pytest.importorskip("llama_cpp")
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    shown = CliRunner().invoke(app, ["run"])
+    elapsed = time.monotonic() - started
+    assert shown.exit_code == 0, shown.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    summary = _summary(run_dir)
+    assert summary["preset"] == "demo" and summary["model"] == "local"
+    assert {n for n, r in summary["benchmarks"].items() if r["status"] != "skipped"} == set(DEMO_SELECTION) - {
+        "giebench"
+    }
+    assert summary["usage"]["calls"] <= 30
+    assert elapsed < 180, elapsed
+    assert shown.stdout.strip().splitlines()[-1].startswith("Demo done:")
+
+
 def test_summary_table_fits_80_columns_with_notes_below(tmp_path: Path, mirror: Path) -> None:
     _run(tmp_path / "echo", "scripted/echo", "--bench", "eqbench,seceu,emotionbench,empathetic", "--limit", "3")
     summary = _summary(tmp_path / "echo")
