@@ -57,8 +57,9 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
             continue
         validity = validity_of(result)
         parts += [f"**Status: {validity['label']}**" + "".join(f"; {_cell(r)}" for r in validity["reasons"]), ""]
-        if result.get("headline_note"):
-            parts += [f"> {_cell(result['headline_note'])}", ""]
+        note = str(result.get("headline_note") or "")
+        if note and all(note not in reason for reason in validity["reasons"]):
+            parts += [f"> {_cell(note)}", ""]
         parts.append(
             _table(
                 ["figure", "value", "95% CI", "unit", "n"],
