@@ -20,7 +20,7 @@ from empathybench.cli import app
 from empathybench.engine.engine import RunStats
 from empathybench.engine.progress import RunProgress
 from empathybench.engine.runner import DEMO_SELECTION, default_preset
-from empathybench.report.compare import paired_difference
+from empathybench.report.compare import RunData, paired_difference, unique_labels
 from empathybench.report.schema import summary_schema
 from empathybench.report.terminal import print_summary
 
@@ -200,3 +200,11 @@ def test_report_of_two_runs_warns_keeps_labels_apart_and_says_where(
     assert "different judges" in html
     assert "A = <b>scripted/plausible</b>" in html and "B = <b>scripted/plausible-2</b>" in html
     assert "scripted/plau…" not in html  # chart labels are the keys, not cut names
+
+
+def test_run_labels_stay_unique_for_same_model_and_same_directory_name(tmp_path: Path) -> None:
+    runs = [RunData(tmp_path / where / "run", {"model": "scripted/plausible"}, {}) for where in ("x", "y")]
+    runs.append(RunData(tmp_path / "z", {"model": "scripted/plausible-2"}, {}))
+    labels = unique_labels(runs)
+    assert len(set(labels)) == 3 and labels[2] == "scripted/plausible-2"
+    assert str(tmp_path / "x" / "run") in labels[0]

@@ -52,10 +52,12 @@ def load_run(directory: Path) -> RunData:
 def unique_labels(runs: list[RunData]) -> list[str]:
     """Model names, with the run directory added where two runs share a model."""
     labels = [run.label for run in runs]
-    return [
+    named = [
         f"{label} ({run.directory.name})" if labels.count(label) > 1 else label
         for label, run in zip(labels, runs, strict=True)
     ]
+    # Directories of the same name in different places: the whole path tells them apart.
+    return [f"{run.label} ({run.directory})" if named.count(n) > 1 else n for n, run in zip(named, runs, strict=True)]
 
 
 def _p_value(test: str, first: np.ndarray, second: np.ndarray) -> tuple[float | None, str | None]:
