@@ -161,7 +161,10 @@ def parse_notes(text: str) -> dict[str, str]:
     notes: dict[str, str] = {}
     current: str | None = None
     body: list[str] = []
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    if lines and lines[-1] == "":  # a final newline ends the last line, it opens no new one
+        lines.pop()
+    for line in lines:
         if line.startswith("# "):
             if current is not None and body:
                 notes[current] = "\n".join(body).strip()
