@@ -273,13 +273,13 @@ def solve_trueskill(
         outcome = 1.0 if group.plus_1 > group.plus_2 else 0.0 if group.plus_2 > group.plus_1 else 0.5
         fraction = margin(outcome, group.plus_1, group.plus_2, rules).fraction
         if fraction == 0.5:
-            ratings[group.model_1], ratings[group.model_2] = env.rate_1vs1(
-                ratings[group.model_1], ratings[group.model_2], drawn=True
+            ratings[group.model_1], ratings[group.model_2] = trueskill.rate_1vs1(
+                ratings[group.model_1], ratings[group.model_2], drawn=True, env=env
             )
             continue
         winner, loser = (group.model_1, group.model_2) if fraction > 0.5 else (group.model_2, group.model_1)
         for _ in range(pseudo_wins(fraction, bin_size)):
-            ratings[winner], ratings[loser] = env.rate_1vs1(ratings[winner], ratings[loser])
+            ratings[winner], ratings[loser] = trueskill.rate_1vs1(ratings[winner], ratings[loser], env=env)
     return {model: (rating.mu, rating.sigma) for model, rating in ratings.items()}
 
 

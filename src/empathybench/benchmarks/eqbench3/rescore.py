@@ -206,6 +206,11 @@ def rescore_elo_file(data: Mapping[str, Any], *, resolve: bool = True) -> dict[s
         # The 8c3a125 merge recipe: a B = 20 solve on everything for the ladder, a +-8 window on it, then B = 1.
         solved = resolve_ratings(records, models, rules="8c3a125", window=8, bin_size=1)
         result["resolved_8c3a125"] = compare_ratings(solved, ratings)
+        # For reference, the pinned commit's rules on the same judgements (spec §6.1 item 5): +-16 window on the
+        # stored ratings, B = 20 for mu, B = 5 for sigma. Rule changes alone move the ratings.
+        ladder = {model: float(entry["elo"]) for model, entry in ratings.items()}
+        pinned = resolve_ratings(records, models, rules="3c21bcc", window=16, ladder=ladder, ci_bin_size=5)
+        result["resolved_3c21bcc_rules"] = compare_ratings(pinned, ratings)
     return result
 
 
