@@ -1,0 +1,118 @@
+"""One EQ-Bench 3 task run turn by turn through `ItemContext` (not registered as a benchmark yet; issue 12).
+
+Every call goes through the engine, whose response cache stores each answer as soon as it arrives (SQLite,
+autocommit). A conversation is a deterministic function of its earlier replies, so re-running an interrupted
+task replays the finished turns from the cache and calls the model only from the first missing turn on.
+"""
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from empathybench.benchmarks.eqbench3 import conversation as conv
+from empathybench.benchmarks.eqbench3.data import Protocol, Scenario, TaskType
+from empathybench.benchmarks.eqbench3.rubric import (
+    ParseStrictness,
+    parse_rubric_reply,
+    rubric_prompt,
+    task_score,
+)
+from empathybench.engine.engine import CallFailedError, ItemContext
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    iteration: int = 1  # 1-based, as upstream; iterations differ in the cache key through `repetition`
+    rubric: bool = True
+    strictness: ParseStrictness = "faithful"
+
+
+def _criteria(protocol: Protocol, scenario: Scenario) -> list[str]:
+    return protocol.criteria_analysis if scenario.type is TaskType.ANALYSIS else protocol.criteria
+
+
+async def run_task(
+    protocol: Protocol, scenario: Scenario, ctx: ItemContext, settings: TaskSettings | None = None
+) -> dict[str, Any]:
+    """Turns, debrief and rubric judgement of one scenario; the record says how far it got and why it stopped."""
+    settings = settings or TaskSettings()
+    repetition = settings.iteration - 1
+    record: dict[str, Any] = {
+        "scenario_id": scenario.scenario_id,
+        "type": scenario.type.value,
+        "iteration": settings.iteration,
+        "status": "running_scenario",
+        "turns": [],
+        "debrief": None,
+        "rubric": None,
+        "error": None,
+    }
+    replies: list[str] = []
+    parsed: list[dict[str, str]] = []
+    for turn_index in range(len(scenario.turns)):
+        messages = conv.turn_messages(protocol, scenario, replies)
+        try:
+            generation = await ctx.generate(messages, conv.TURN_SAMPLING, repetition=repetition)
+        except CallFailedError as exc:
+            record.update(status="error", error={"phase": "scenario", "turn": turn_index + 1, "message": str(exc)})
+            return record
+        reply = conv.strip_reasoning(generation.text)
+        sections = conv.parse_sections(scenario.type, reply)
+        replies.append(reply)
+        parsed.append(sections)
+        record["turns"].append(
+            {
+                "raw": generation.text,
+                "reply": reply,
+                "sections": {k: v for k, v in sections.items() if k != "raw"},
+                "section_coverage": conv.section_coverage(scenario.type, sections),
+                "finish_reason": generation.finish_reason,
+                "cached": generation.cached,
+                "prompt_tokens": generation.prompt_tokens,
+                "completion_tokens": generation.completion_tokens,
+            }
+        )
+    record["status"] = "scenario_completed"
+
+    debrief: str | None = None
+    if conv.has_debrief(scenario):
+        try:
+            generation = await ctx.generate(
+                conv.debrief_messages(protocol, scenario, replies), conv.DEBRIEF_SAMPLING, repetition=repetition
+            )
+        except CallFailedError as exc:
+            record.update(status="error", error={"phase": "debrief", "message": str(exc)})
+            return record
+        debrief = conv.strip_reasoning(generation.text).strip()
+        record["debrief"] = {"raw": generation.text, "text": debrief, "cached": generation.cached}
+        record["status"] = "completed"
+
+    coverages = [t["section_coverage"] for t in record["turns"] if t["section_coverage"] is not None]
+    record["mean_section_coverage"] = statistics.mean(coverages) if coverages else None
+    if not settings.rubric:
+        return record
+    if not conv.eligible_for_judging(replies):
+        record.update(status="error", error={"phase": "gate", "message": "no reply of at least 100 characters"})
+        return record
+
+    prompt = rubric_prompt(protocol, scenario, replies, parsed, debrief)
+    try:
+        judged = await ctx.judge_generate(prompt, conv.JUDGE_SAMPLING, repetition=repetition)
+    except CallFailedError as exc:
+        record.update(status="error", error={"phase": "rubric", "message": str(exc)})
+        return record
+    result = parse_rubric_reply(judged.text, _criteria(protocol, scenario), settings.strictness)
+    record["rubric"] = {
+        "scores": result.scores,
+        "judge_text": judged.text,
+        "rejected": result.rejected,
+        "missing": result.missing,
+        "repairs": result.repairs,
+        "cached": judged.cached,
+    }
+    if result.scores is None:
+        record.update(status="error", error={"phase": "rubric", "message": result.error})
+        return record
+    record["status"] = "rubric_scored"
+    record["score_0_20"] = task_score(scenario.scenario_id, result.scores)
+    return record
