@@ -140,3 +140,14 @@ def test_normalisation_with_and_without_anchors() -> None:
     assert not missing.anchored and missing.apply(1273.0) == 1273.0
     custom = pw.normalisation({"a": 10.0, "b": 20.0}, (("b", 100.0), ("a", 0.0)))
     assert custom.apply(15.0) == pytest.approx(50.0)
+
+
+def test_verdict_parsing_tolerates_the_templates_trailing_comma() -> None:
+    text = '<think>hm</think>```json\n{\n  "chain_of_thought_reasoning": "x",\n  "overall_eq": "A0493++",\n}\n```'
+    parsed = pw.parse_pairwise_reply(text)
+    assert parsed.verdict == {"chain_of_thought_reasoning": "x", "overall_eq": "A0493++"}
+    assert parsed.repairs == ("trailing_comma",)
+    strict = pw.parse_pairwise_reply(text, tolerate_trailing_comma=False)
+    assert strict.verdict is None and strict.error
+    assert pw.parse_pairwise_reply("{}").verdict is None
+    assert pw.parse_pairwise_reply('{"overall_eq": "A0488+"').verdict is None  # truncated JSON

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from empathybench.benchmarks.eqbench3 import data
-from empathybench.benchmarks.eqbench3.runner import TaskSettings, run_task
+from empathybench.benchmarks.eqbench3.runner import TaskSettings, judge_pair, run_task
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import Engine, ItemContext, RetryPolicy
 from empathybench.models.base import ChatRequest, RequestRejectedError
@@ -107,3 +107,37 @@ def test_analysis_task_has_no_debrief_and_a_short_reply_is_not_judged(
         )
     )
     assert other["status"] == "scenario_completed" and len(model.calls) == 2  # iteration 2 is not a cache hit
+
+
+def test_a_pair_is_judged_in_both_orders(mirror: Path, protocol: data.Protocol, tmp_path: Path) -> None:
+    from empathybench.benchmarks.eqbench3 import conversation as conv
+    from empathybench.benchmarks.eqbench3.pairwise import Respondent
+
+    scenario = protocol.scenarios["1"]
+    verdicts = iter(
+        [
+            '{"chain_of_thought_reasoning": "A0488+++++", "overall_eq": "A0493+++", "pragmatic_ei": "A0488+",}',
+            "not json at all",
+        ]
+    )
+    judge = ScriptedBackend("eqb3-pair-judge", lambda request: next(verdicts))
+    engine, judge_engine = _engines(tmp_path, ScriptedBackend("eqb3-unused", _model_reply), judge)
+    ctx = ItemContext(engine, "pair", 0, judge_engine=judge_engine)
+
+    def side(tag: str) -> Respondent:
+        replies = [f"# I'm thinking & feeling\n{tag}\n# They're thinking & feeling\nx\n# My response\ny\n--"] * 3
+        return Respondent(replies, [conv.parse_sections(scenario.type, r) for r in replies], f"debrief {tag}")
+
+    records = asyncio.run(
+        judge_pair(protocol, scenario, ctx, iteration="1", test_model="t", test=side("TEST"), other_model="o",
+                   other=side("OTHER"))
+    )  # fmt: skip
+    assert [r["order"] for r in records] == ["A0493:test / A0488:other", "A0493:other / A0488:test"]
+    first_prompt, second_prompt = (call.messages[0].content for call in judge.calls)
+    assert first_prompt.index("TEST") < first_prompt.index("OTHER")
+    assert second_prompt.index("OTHER") < second_prompt.index("TEST")
+    forward, reversed_ = records
+    assert forward["repairs"] == ["trailing_comma"]
+    assert (forward["outcome_for_test_model"], forward["plus_for_test"], forward["plus_for_other"]) == (1.0, 3, 1)
+    assert forward["fraction_for_test"] == pytest.approx(0.5 + (2 / 30) / 2)
+    assert "error" in reversed_ and reversed_["raw_judge_response"] == "not json at all"

@@ -314,3 +314,26 @@ def normalisation(
         return Normalisation(1.0, 0.0, False)
     scale = (high_value - low_value) / (raw[high_model] - raw[low_model])
     return Normalisation(scale, high_value - scale * raw[high_model], True)
+
+
+@dataclass(frozen=True)
+class PairwiseVerdict:
+    verdict: dict[str, Any] | None  # None: an error comparison, which the solver ignores
+    error: str | None
+    repairs: tuple[str, ...]  # e.g. ("trailing_comma",): read only thanks to a repair upstream does not make
+
+
+def parse_pairwise_reply(text: str, *, tolerate_trailing_comma: bool = True) -> PairwiseVerdict:
+    """The judge's verdict object (same tolerant loader as the rubric); a trailing comma is tolerated and named."""
+    from empathybench.benchmarks.eqbench3.conversation import strip_reasoning
+    from empathybench.benchmarks.eqbench3.judging import load_judge_json
+
+    try:
+        loaded = load_judge_json(strip_reasoning(text))
+    except ValueError as exc:
+        return PairwiseVerdict(None, str(exc), ())
+    if "trailing_comma" in loaded.repairs and not tolerate_trailing_comma:
+        return PairwiseVerdict(None, "trailing comma in the judge's JSON", tuple(loaded.repairs))
+    if not isinstance(loaded.value, dict) or not loaded.value:
+        return PairwiseVerdict(None, "no valid JSON object in the judge reply", tuple(loaded.repairs))
+    return PairwiseVerdict(loaded.value, None, tuple(loaded.repairs))

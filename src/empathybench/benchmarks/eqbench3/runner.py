@@ -1,4 +1,6 @@
-"""One EQ-Bench 3 task run turn by turn through `ItemContext` (not registered as a benchmark yet; issue 12).
+"""One EQ-Bench 3 task run turn by turn, and one pairwise judgement in both orders, through `ItemContext`.
+
+Not registered as a benchmark yet (issue 12 brings the instrument protocol it will plug into).
 
 Every call goes through the engine, whose response cache stores each answer as soon as it arrives (SQLite,
 autocommit). A conversation is a deterministic function of its earlier replies, so re-running an interrupted
@@ -11,6 +13,15 @@ from typing import Any
 
 from empathybench.benchmarks.eqbench3 import conversation as conv
 from empathybench.benchmarks.eqbench3.data import Protocol, Scenario, TaskType
+from empathybench.benchmarks.eqbench3.pairwise import (
+    ORDER_TEST_FIRST,
+    ORDER_TEST_SECOND,
+    MarginRules,
+    Respondent,
+    judgement_from_verdict,
+    pairwise_prompt,
+    parse_pairwise_reply,
+)
 from empathybench.benchmarks.eqbench3.rubric import (
     ParseStrictness,
     parse_rubric_reply,
@@ -116,3 +127,60 @@ async def run_task(
     record["status"] = "rubric_scored"
     record["score_0_20"] = task_score(scenario.scenario_id, result.scores)
     return record
+
+
+async def judge_pair(
+    protocol: Protocol,
+    scenario: Scenario,
+    ctx: ItemContext,
+    *,
+    iteration: str,
+    test_model: str,
+    test: Respondent,
+    other_model: str,
+    other: Respondent,
+    rules: MarginRules = "3c21bcc",
+    use_notes: bool = True,
+) -> list[dict[str, Any]]:
+    """Judge one logical pair in both orders (test model shown first, then second); records from the test side."""
+    records: list[dict[str, Any]] = []
+    for test_first in (True, False):
+        first, second = (test, other) if test_first else (other, test)
+        prompt = pairwise_prompt(protocol, scenario, first, second, use_notes=use_notes)
+        order = ORDER_TEST_FIRST if test_first else ORDER_TEST_SECOND
+        base = {
+            "scenario_id": scenario.scenario_id,
+            "pair": {"test_model": test_model, "neighbor_model": other_model, "iteration_index": iteration},
+            "order": order,
+        }
+        try:
+            judged = await ctx.judge_generate(prompt, conv.JUDGE_SAMPLING)
+        except CallFailedError as exc:
+            records.append({**base, "error": f"judge call failed: {exc}"})
+            continue
+        parsed = parse_pairwise_reply(judged.text)
+        if parsed.verdict is None:
+            records.append({**base, "error": parsed.error, "raw_judge_response": judged.text})
+            continue
+        judgement = judgement_from_verdict(
+            parsed.verdict,
+            scenario_id=scenario.scenario_id,
+            iteration=iteration,
+            test_model=test_model,
+            other_model=other_model,
+            test_first=test_first,
+            rules=rules,
+        )
+        records.append(
+            {
+                **base,
+                "judge_response": parsed.verdict,
+                "repairs": list(parsed.repairs),
+                "outcome_for_test_model": judgement.outcome_for_test,
+                "plus_for_test": judgement.plus_for_test,
+                "plus_for_other": judgement.plus_for_other,
+                "fraction_for_test": judgement.fraction_for_test,
+                "cached": judged.cached,
+            }
+        )
+    return records
