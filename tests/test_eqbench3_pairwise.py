@@ -151,3 +151,22 @@ def test_verdict_parsing_tolerates_the_templates_trailing_comma() -> None:
     assert strict.verdict is None and strict.error
     assert pw.parse_pairwise_reply("{}").verdict is None
     assert pw.parse_pairwise_reply('{"overall_eq": "A0488+"').verdict is None  # truncated JSON
+
+
+def test_elo_table_orders_models_by_their_wins_and_falls_back_to_raw() -> None:
+    judgements = []
+    strength = {"strong": 3, "middle": 2, "weak": 1}
+    for scenario in range(1, 7):
+        for a, b in (("strong", "middle"), ("middle", "weak"), ("strong", "weak")):
+            for test_first in (True, False):
+                gap = strength[a] - strength[b]
+                judgements.append(pw.Judgement(str(scenario), "1", a, b, test_first, 1.0, 2 + gap, 1, 0.6))
+    table = pw.elo_table(judgements, ["weak", "middle", "strong", "idle"])
+    assert table["strong"]["elo"] > table["middle"]["elo"] > table["weak"]["elo"]
+    assert table["idle"]["elo"] == 1200.0  # a model without comparisons stays where it started
+    assert all(row["elo_norm"] == row["elo"] for row in table.values())  # no anchors among these models
+    anchored = pw.elo_table(judgements, ["weak", "middle", "strong"], anchors=(("strong", 1500.0), ("weak", 200.0)))
+    assert (anchored["strong"]["elo_norm"], anchored["weak"]["elo_norm"]) == (1500.0, 200.0)
+    row = anchored["middle"]
+    assert row["ci_low"] == pytest.approx(row["elo"] - 1.96 * row["sigma"], abs=0.006)
+    assert row["ci_low_norm"] < row["elo_norm"] < row["ci_high_norm"]

@@ -337,3 +337,42 @@ def parse_pairwise_reply(text: str, *, tolerate_trailing_comma: bool = True) -> 
     if not isinstance(loaded.value, dict) or not loaded.value:
         return PairwiseVerdict(None, "no valid JSON object in the judge reply", tuple(loaded.repairs))
     return PairwiseVerdict(loaded.value, None, tuple(loaded.repairs))
+
+
+CI_Z = 1.96  # upstream's "95% CI" from the TrueSkill sigma: a heuristic, not a calibrated interval (spec §8 item 7)
+RANK_WINDOW = 16
+
+
+def rating_row(mu: float, sigma: float, norm: Normalisation) -> dict[str, float]:
+    """One model's row as the Elo file stores it (2 dp); the normalised CI bounds map the rounded raw bounds."""
+    ci_low, ci_high = round(mu - CI_Z * sigma, 2), round(mu + CI_Z * sigma, 2)
+    return {
+        "elo": round(mu, 2),
+        "elo_norm": round(norm.apply(mu), 2),
+        "sigma": round(sigma, 2),
+        "ci_low": ci_low,
+        "ci_high": ci_high,
+        "ci_low_norm": round(norm.apply(ci_low), 2),
+        "ci_high_norm": round(norm.apply(ci_high), 2),
+    }
+
+
+def elo_table(
+    judgements: Sequence[Judgement],
+    models: Iterable[str],
+    *,
+    anchors: tuple[tuple[str, float], tuple[str, float]] = DEFAULT_ANCHORS,
+    rules: MarginRules = "3c21bcc",
+    window: int = RANK_WINDOW,
+) -> dict[str, dict[str, float]]:
+    """Ratings of the pinned commit's final solve: a B = 20 solve gives the ladder, comparisons within `window`
+    ladder positions count, mu from B = 20 and sigma from B = 5, normalised to the anchors (raw if one is absent).
+    """
+    names = list(dict.fromkeys(models))
+    groups = group_judgements(judgements)
+    ladder = {model: mu for model, (mu, _) in solve_trueskill(groups, names, rules=rules).items()}
+    kept = within_window(groups, ladder, window)
+    solved = solve_trueskill(kept, names, bin_size=BIN_SIZE, rules=rules)
+    for_ci = solve_trueskill(kept, names, bin_size=BIN_SIZE_FOR_CI, rules=rules)
+    norm = normalisation({model: mu for model, (mu, _) in solved.items()}, anchors)
+    return {model: rating_row(solved[model][0], for_ci[model][1], norm) for model in solved}
