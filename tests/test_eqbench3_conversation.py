@@ -93,3 +93,21 @@ def test_reasoning_is_stripped_only_when_closed() -> None:
 def test_completeness_gate() -> None:
     assert not conv.eligible_for_judging(["x" * 99, "  " + "y" * 98 + "  "])
     assert conv.eligible_for_judging(["", "z" * 100])
+
+
+def test_endpoint_rules_and_opt_in_vendor_quirks() -> None:
+    from empathybench.models.base import Message
+
+    openai = {"provider": "openai", "model": "o3", "base_url": None}
+    assert conv.sampling_for_endpoint(conv.TURN_SAMPLING, openai).min_p is None
+    assert conv.sampling_for_endpoint(conv.TURN_SAMPLING, openai).temperature == 0.7
+    assert conv.sampling_for_endpoint(conv.TURN_SAMPLING, openai, upstream_quirks=True).temperature == 1.0
+    local = {"provider": "openai", "model": "o3", "base_url": "http://127.0.0.1:8080/v1"}
+    assert conv.sampling_for_endpoint(conv.TURN_SAMPLING, local, upstream_quirks=True) == conv.TURN_SAMPLING
+    router = {"provider": "openai", "model": "qwen/Qwen3-8B", "base_url": "https://openrouter.ai/api/v1"}
+    messages = [Message("user", "hi")]
+    assert conv.messages_for_endpoint(messages, router) == messages
+    assert conv.messages_for_endpoint(messages, router, upstream_quirks=True) == [
+        Message("system", "/no_think"),
+        *messages,
+    ]

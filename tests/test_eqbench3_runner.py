@@ -59,6 +59,7 @@ def test_a_roleplay_task_end_to_end(mirror: Path, protocol: data.Protocol, tmp_p
     assert record["score_0_20"] == 12.0
     assert len(ctx.calls) == 6 and ctx.calls[-1]["role"] == "judge"
     assert model.calls[0].sampling.temperature == 0.7 and model.calls[-1].sampling.temperature == 0.5
+    assert model.calls[0].sampling.min_p == 0.1 and model.calls[-1].sampling.min_p is None
     assert judge.calls[0].sampling.temperature == 0.0 and "#" not in judge.calls[0].messages[0].content
 
 
@@ -103,10 +104,11 @@ def test_analysis_task_has_no_debrief_and_a_short_reply_is_not_judged(
             protocol,
             scenario,
             ItemContext(engine, "2:401", 0, judge_engine=judge_engine),
-            TaskSettings(iteration=2, rubric=False),
+            TaskSettings(iteration=2, rubric=False, model_identity={"provider": "openai", "base_url": None}),
         )
     )
     assert other["status"] == "scenario_completed" and len(model.calls) == 2  # iteration 2 is not a cache hit
+    assert model.calls[-1].sampling.min_p is None  # as upstream, never sent to api.openai.com
 
 
 def test_a_pair_is_judged_in_both_orders(mirror: Path, protocol: data.Protocol, tmp_path: Path) -> None:

@@ -5,8 +5,10 @@ wrapped in the task type's master prompt. Role-play and drafting end with one de
 """
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlparse
 
 from empathybench.benchmarks.eqbench3.data import Protocol, Scenario, TaskType
 from empathybench.models.base import Message, Sampling
@@ -145,3 +147,38 @@ def calls_per_iteration(scenarios: Iterable[Scenario]) -> CallCounts:
         analyses=sum(len(s.turns) for s in analyses),
         rubric_judge_calls=len(items),
     )
+
+
+OPENAI_HOST = "api.openai.com"
+
+
+def _host(identity: Mapping[str, Any]) -> str:
+    base_url = identity.get("base_url")
+    if not base_url:
+        return OPENAI_HOST if identity.get("provider") == "openai" else ""
+    return (urlparse(str(base_url)).hostname or "").lower()
+
+
+def sampling_for_endpoint(
+    sampling: Sampling, identity: Mapping[str, Any], *, upstream_quirks: bool = False
+) -> Sampling:
+    """Upstream never sends min_p to api.openai.com. With `upstream_quirks`, o3 there runs at temperature 1."""
+    host = _host(identity)
+    if host == OPENAI_HOST:
+        sampling = replace(sampling, min_p=None)
+        if upstream_quirks and str(identity.get("model", "")) == "o3":
+            sampling = replace(sampling, temperature=1.0)
+    return sampling
+
+
+def messages_for_endpoint(
+    messages: Sequence[Message], identity: Mapping[str, Any], *, upstream_quirks: bool = False
+) -> list[Message]:
+    """With `upstream_quirks`: on OpenRouter, a model named like "qwen3" silently gets a `/no_think` system message."""
+    if (
+        upstream_quirks
+        and _host(identity).endswith("openrouter.ai")
+        and "qwen3" in str(identity.get("model", "")).lower()
+    ):
+        return [Message("system", "/no_think"), *messages]
+    return list(messages)

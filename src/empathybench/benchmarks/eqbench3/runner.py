@@ -8,7 +8,8 @@ task replays the finished turns from the cache and calls the model only from the
 """
 
 import statistics
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from empathybench.benchmarks.eqbench3 import conversation as conv
@@ -29,6 +30,7 @@ from empathybench.benchmarks.eqbench3.rubric import (
     task_score,
 )
 from empathybench.engine.engine import CallFailedError, ItemContext
+from empathybench.models.base import Message
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class TaskSettings:
     iteration: int = 1  # 1-based, as upstream; iterations differ in the cache key through `repetition`
     rubric: bool = True
     strictness: ParseStrictness = "faithful"
+    # The tested model's endpoint (Backend.identity()): min_p is not sent to api.openai.com, as upstream.
+    model_identity: Mapping[str, Any] = field(default_factory=dict)
+    upstream_quirks: bool = False  # upstream's silent vendor tweaks (spec §3), off unless asked for
 
 
 def _criteria(protocol: Protocol, scenario: Scenario) -> list[str]:
@@ -58,12 +63,19 @@ async def run_task(
         "rubric": None,
         "error": None,
     }
+    identity, quirks = settings.model_identity, settings.upstream_quirks
+    turn_sampling = conv.sampling_for_endpoint(conv.TURN_SAMPLING, identity, upstream_quirks=quirks)
+    debrief_sampling = conv.sampling_for_endpoint(conv.DEBRIEF_SAMPLING, identity, upstream_quirks=quirks)
+
+    def for_endpoint(messages: Sequence[Message]) -> list[Message]:
+        return conv.messages_for_endpoint(messages, identity, upstream_quirks=quirks)
+
     replies: list[str] = []
     parsed: list[dict[str, str]] = []
     for turn_index in range(len(scenario.turns)):
-        messages = conv.turn_messages(protocol, scenario, replies)
+        messages = for_endpoint(conv.turn_messages(protocol, scenario, replies))
         try:
-            generation = await ctx.generate(messages, conv.TURN_SAMPLING, repetition=repetition)
+            generation = await ctx.generate(messages, turn_sampling, repetition=repetition)
         except CallFailedError as exc:
             record.update(status="error", error={"phase": "scenario", "turn": turn_index + 1, "message": str(exc)})
             return record
@@ -89,7 +101,9 @@ async def run_task(
     if conv.has_debrief(scenario):
         try:
             generation = await ctx.generate(
-                conv.debrief_messages(protocol, scenario, replies), conv.DEBRIEF_SAMPLING, repetition=repetition
+                for_endpoint(conv.debrief_messages(protocol, scenario, replies)),
+                debrief_sampling,
+                repetition=repetition,
             )
         except CallFailedError as exc:
             record.update(status="error", error={"phase": "debrief", "message": str(exc)})
