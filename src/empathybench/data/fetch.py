@@ -110,6 +110,15 @@ def fetch(key: str, *, allow_unverified: bool = False, refresh: bool = False) ->
         entry = REGISTRY[key]
     except KeyError:
         raise DataError(f"unknown data file {key!r}; see `empathybench data where`") from None
+    return fetch_entry(entry, allow_unverified=allow_unverified, refresh=refresh)
+
+
+def fetch_entry(entry: DataFile, *, allow_unverified: bool = False, refresh: bool = False) -> FetchedFile:
+    """Return a verified local copy of a pinned file given directly (an instrument's own pins), fetching it if needed.
+
+    Same source, cache and verification as `fetch`; `entry.key` names the file in messages.
+    """
+    key = entry.key
     kind, expected = _expected_hash(entry)
     target = cached_path(entry)
 
