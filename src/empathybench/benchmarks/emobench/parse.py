@@ -35,29 +35,28 @@ _LEGACY_FAMILIES_ZH = ("选项 {x}", "选项 ({x})")
 
 
 def legacy_letter(reply: str, options: tuple[str, ...] | list[str], *, letters: int, language: str) -> ParsedAnswer:
-    """The upstream heuristic, bugs kept: `letters` is 6 for both EU questions (so e/f are accepted on 4-option
-    cause questions) and 4 for EA; ': x' matches prose; a one-character line that is not an in-range letter ends
-    the search as unparsed; '&' in options is rewritten before matching, so a verbatim copy does not match."""
-    text = reply[:MAX_REPLY_CHARS].lower().replace("（", "(").replace("）", ")").replace(".", "")
+    """The upstream heuristic (S2 generate.py), bugs kept: `letters` is 6 for both EU questions (so e/f are accepted
+    on 4-option cause questions) and 4 for EA; lines are scanned from the last, unstripped; ': x' matches prose;
+    '&' in options is rewritten before matching, so a verbatim copy does not match. Checked against the stored
+    predictions of the released CSVs (tests/test_emobench_parse.py). Unlike spec §4.2 says, a one-character line
+    that is not an in-range letter does not stop the search in the released code: the next line up is tried."""
+    text = reply[:MAX_REPLY_CHARS].strip().lower().replace("（", "(").replace("）", ")").replace(".", "")
     in_range = _letters(letters)
     joiner = " and " if language == "en" else "和"
     option_texts = [option.lower().replace(" & ", joiner) for option in options]
-    for raw_line in reversed(text.split("\n")):
-        line = raw_line.strip()
-        if not line:
+    for line in reversed(text.split("\n")):
+        if not line:  # only truly empty lines are skipped; lines are not stripped
             continue
         for family in _LEGACY_FAMILIES + _LEGACY_FAMILIES_ZH:
             for position, letter in enumerate(in_range):
                 if family.format(x=letter) in line:
                     return ParsedAnswer(position, "marker")
         for position, option in enumerate(option_texts):
-            if option and option in line:
+            if option in line:
                 return ParsedAnswer(position, "option_text")
-        if len(line) == 1:
-            if line in in_range:
-                return ParsedAnswer(in_range.index(line), "bare_letter")
-            return ParsedAnswer(None, "one_char_line_out_of_range")  # upstream raised here and gave up
-        if line[0] in in_range and line[1] in "<[():":
+        if len(line) == 1 and line in in_range:
+            return ParsedAnswer(in_range.index(line), "bare_letter")
+        if len(line) > 1 and line[0] in in_range and line[1] in "<[():":
             return ParsedAnswer(in_range.index(line[0]), "letter_prefix")
     return ParsedAnswer(None, "no_answer")
 
@@ -149,6 +148,11 @@ def _line_letters(line: str, in_range: str) -> set[str]:
     prefix = re.match(rf"^\**([{in_range}])[).:](?:\s|$)", lowered)
     if prefix:
         found.add(prefix.group(1))
+    # "C and D", "answer: (b) or (c)": a list of letters names several answers
+    for first, second in re.findall(
+        rf"(?:^|[\s:(\[])([{in_range}])[)\]]?\s*(?:and|or|,|&|/|和|或)\s*[(\[]?([{in_range}])(?:[)\]]|\b|$)", lowered
+    ):
+        found.update((first, second))
     for cue in re.finditer(rf"{_ANSWER_CUE}\s*(?:is)?\s*[:：]?\s*\**\s*([{in_range}])\b", lowered):
         found.add(cue.group(1))
     return found
