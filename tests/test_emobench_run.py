@@ -42,8 +42,10 @@ def test_quick_paper2024_always_a_scores_the_always_a_baseline(mirror: Path) -> 
     assert request.messages[0].role == "system" and "(a) " in request.messages[1].content
     assert (request.sampling.temperature, request.sampling.top_p, request.sampling.max_tokens) == (0.6, 0.9, 75)
     summary = prepared.summarize(records)
-    assert set(summary["conditions"]) == {"EU-en", "EU-zh", "EA-en", "EA-zh"} and summary["pooled"] is None
-    for condition in summary["conditions"].values():
+    assert set(summary["conditions"]) == {"paper2024"}
+    by_task = summary["conditions"]["paper2024"]
+    assert set(by_task) == {"EU-en", "EU-zh", "EA-en", "EA-zh"} and summary["pooled"] is None
+    for condition in by_task.values():
         assert condition["accuracy"]["value"] == pytest.approx(condition["baselines"]["always_A"])
         assert condition["accuracy"]["method"] == "Wilson 95%"  # one order, one sample
         assert condition["invalid_rate"] == 0
@@ -62,7 +64,8 @@ def test_paper2024_cause_question_names_the_models_own_emotion(mirror: Path) -> 
     records, backend = _run(prepared, responder)
     first_item = prepared.items[0].payload.orders[0]
     assert f"feel {first_item.choices[1]} in this situation?" in backend.calls[1].messages[1].content
-    assert records[0]["orders"][0]["samples"][0]["robust"]["cause"] == {"index": None, "reason": "no_answer"}
+    sample = records[0]["conditions"]["paper2024"]["orders"][0]["samples"][0]
+    assert sample["robust"]["cause"] == {"index": None, "reason": "no_answer"}
     assert records[0]["parse_error"] == "no_answer"
 
 
@@ -81,11 +84,11 @@ def test_repo2025_exact_json_against_robust(mirror: Path) -> None:
     assert backend.calls[0].sampling.max_tokens == 50
     assert re.search(r"\nA\) ", backend.calls[0].messages[1].content)
     summary = prepared.summarize(records)
-    for condition in summary["conditions"].values():
+    for condition in summary["conditions"]["repo2025"].values():
         assert condition["accuracy"]["value"] == pytest.approx(condition["baselines"]["always_A"])  # robust reads "a"
         assert condition["accuracy_faithful_parser"] == 0  # upstream needs exactly "A"
     assert summary["notes"] and "file order" in summary["notes"][0]
-    faithful = records[0]["orders"][0]["samples"][0]["faithful"]
+    faithful = records[0]["conditions"]["repo2025"]["orders"][0]["samples"][0]["faithful"]
     assert {a["reason"] for a in faithful.values()} == {"not_exact_letter"}
 
 
@@ -104,7 +107,7 @@ def test_extra_orders_are_seeded_permutations_and_samples_are_distinct_requests(
             assert presented.choices[presented.label] == item.payload.item.label
     records, backend = _run(first, lambda request: "(a)")
     assert len(backend.calls) == 3 * 6 * 2
-    summary = first.summarize(records)["conditions"]["EA-en"]
+    summary = first.summarize(records)["conditions"]["paper2024"]["EA-en"]
     assert summary["accuracy"]["method"].startswith("percentile bootstrap")
     assert set(summary["per_order_accuracy"]) == set(range(6))
 
@@ -118,3 +121,19 @@ def test_preset_call_counts_and_option_errors() -> None:
     with pytest.raises(UserError, match="unknown emobench option"):
         config_from_options("paper", {"shuffle": "1"})
     assert config_from_options("paper", {"protocol": "repo2025"}).samples == 1
+
+
+def test_full_preset_asks_four_conditions_and_reports_fine_categories(mirror: Path) -> None:
+    prepared = EmoBench().prepare(
+        "full", options={"lang": "zh", "orders": "1", "samples": "1"}, limit=3, seed=0, allow_unverified=False
+    )
+    records, backend = _run(prepared, lambda request: _json_letters(request, "A") + "\n(a)")
+    config = config_from_options("full", {"lang": "zh", "orders": "1", "samples": "1"})
+    assert [c.label for c in config.conditions()] == ["paper2024", "paper2024+cot", "repo2025", "repo2025+cot"]
+    assert len(backend.calls) == count_calls(config, 3) == 3 * (2 + 2 + 1 + 1) + 3 * (1 + 1 + 1 + 1)
+    cot_call = next(c for c in backend.calls if c.sampling.max_tokens == 2048)
+    assert "reasoning" in cot_call.messages[0].content
+    summary = prepared.summarize(records)
+    assert set(summary["conditions"]) == {"paper2024", "paper2024+cot", "repo2025", "repo2025+cot"}
+    eu = summary["conditions"]["repo2025"]["EU-zh"]
+    assert eu["by_fine_category"] and eu["accuracy"]["value"] == pytest.approx(eu["baselines"]["always_A"])

@@ -33,7 +33,13 @@ from empathybench.benchmarks.emobench.prompts import (
     load_paper2024_prompts,
     load_repo2025_prompts,
 )
-from empathybench.benchmarks.emobench.score import ItemResult, PresentedItem, baselines, summarize_condition
+from empathybench.benchmarks.emobench.score import (
+    ItemResult,
+    PresentedItem,
+    accuracy_metric,
+    baselines,
+    summarize_condition,
+)
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
@@ -65,6 +71,19 @@ class EmoBenchConfig:
     parser: str = "robust"
     provider_defaults: bool = False
     quick_items: int | None = None  # items per task and language; None = all 200
+    full: bool = False  # the full preset: this condition, then with CoT, then repo2025 with and without CoT
+
+    @property
+    def label(self) -> str:
+        return self.protocol + ("+cot" if self.cot else "")
+
+    def conditions(self) -> list["EmoBenchConfig"]:
+        """The protocol x CoT conditions one run asks (one, or four for `full`; spec §9)."""
+        if not self.full:
+            return [self]
+        single = replace(self, full=False)
+        repo = replace(single, protocol="repo2025", orders=1, samples=1)
+        return [single, replace(single, cot=True), repo, replace(repo, cot=True)]
 
     @property
     def languages(self) -> tuple[Language, ...]:
@@ -86,22 +105,15 @@ class EmoBenchConfig:
         return per_sample * self.orders * self.samples
 
 
+def total_calls_per_item(config: EmoBenchConfig, task: Task) -> int:
+    return sum(condition.calls_per_item(task) for condition in config.conditions())
+
+
 PRESETS: dict[str, EmoBenchConfig] = {
     "quick": EmoBenchConfig(orders=1, samples=1, quick_items=QUICK_ITEMS),
     "paper": EmoBenchConfig(),
-    "full": EmoBenchConfig(),  # plus CoT and repo2025 as further runs (see `full_conditions`)
+    "full": EmoBenchConfig(full=True),
 }
-
-
-def full_conditions() -> list[EmoBenchConfig]:
-    """The `full` preset's conditions: the paper preset, with CoT, and repo2025 with and without CoT."""
-    base = PRESETS["paper"]
-    return [
-        base,
-        replace(base, cot=True),
-        replace(base, protocol="repo2025", orders=1, samples=1),
-        replace(base, protocol="repo2025", orders=1, samples=1, cot=True),
-    ]
 
 
 def _positive(name: str) -> Any:
@@ -172,13 +184,15 @@ def _permute(seed: int, task: Task, qid: str, order: int, count: int) -> list[in
 def _presented_orders(
     task: Task,
     item: EUItem | EAItem,
-    config: EmoBenchConfig,
+    orders: int,
     paper_orders: dict[int, dict[str, OrderedOptions]],
     seed: int,
 ) -> tuple[Presented, ...]:
+    """Order 0 is the file order (paper2024's data.json equals it, spec §1); 1-3 the upstream permutation files
+    when paper2024 is asked; beyond them, seeded permutations."""
     result = []
-    for order in range(config.orders):
-        upstream = paper_orders.get(order, {}).get(item.qid) if config.protocol == "paper2024" else None
+    for order in range(orders):
+        upstream = paper_orders.get(order, {}).get(item.qid)
         if upstream is not None:
             result.append(
                 Presented(
@@ -212,7 +226,7 @@ class EmoBench:
     presets: ClassVar[dict[str, str]] = {
         "quick": f"{QUICK_ITEMS} items per task and language, 1 option order, 1 sample (paper2024 prompts)",
         "paper": "paper2024: 200 items per task and language, 4 upstream option orders x 5 samples, majority vote",
-        "full": "the paper preset, then with CoT, then repo2025 with and without CoT (run each condition)",
+        "full": "the paper preset, then with CoT, then repo2025 (1 order, 1 sample) with and without CoT",
     }
     options = OPTION_HELP
 
@@ -227,12 +241,12 @@ class EmoBench:
     ) -> PreparedBenchmark:
         config = config_from_options(preset, options)
         files: list[FetchedFile] = []
-        paper: Paper2024Prompts | None = None
-        repo: Repo2025Prompts | None = None
-        if config.protocol == "paper2024":
-            paper = load_paper2024_prompts(allow_unverified=allow_unverified)
-        else:
-            repo = load_repo2025_prompts(allow_unverified=allow_unverified)
+        conditions = config.conditions()
+        protocols = {condition.protocol for condition in conditions}
+        paper = load_paper2024_prompts(allow_unverified=allow_unverified) if "paper2024" in protocols else None
+        repo = load_repo2025_prompts(allow_unverified=allow_unverified) if "repo2025" in protocols else None
+        n_orders = max(condition.orders for condition in conditions)
+        n_paper_orders = max((c.orders for c in conditions if c.protocol == "paper2024"), default=0)
         items: list[BenchItem] = []
         for task in config.tasks:
             all_items: list[EUItem | EAItem] = list(
@@ -242,8 +256,8 @@ class EmoBench:
             )
             for language in config.languages:
                 paper_orders: dict[int, dict[str, OrderedOptions]] = {}
-                if config.protocol == "paper2024":
-                    for order in range(min(config.orders, N_PAPER_ORDERS)):
+                if n_paper_orders:
+                    for order in range(min(n_paper_orders, N_PAPER_ORDERS)):
                         loaded = load_paper_order(task, order, language, allow_unverified=allow_unverified)
                         paper_orders[order] = {o.qid: o for o in loaded}
                 chosen = [i for i in all_items if i.language == language]
@@ -252,7 +266,7 @@ class EmoBench:
                 if limit is not None:
                     chosen = chosen[:limit]
                 for item in chosen:
-                    payload = EmoPayload(task, item, _presented_orders(task, item, config, paper_orders, seed))
+                    payload = EmoPayload(task, item, _presented_orders(task, item, n_orders, paper_orders, seed))
                     items.append(BenchItem(f"{task}-{language}-{item.qid}", payload))
         files.extend(fetch_pinned(key, allow_unverified=allow_unverified) for key in _data_keys(config))
 
@@ -274,17 +288,20 @@ class EmoBench:
 
 def _data_keys(config: EmoBenchConfig) -> list[str]:
     keys = ["emobench/2025/data/EU.jsonl", "emobench/2025/data/EA.jsonl", "emobench/2025/LICENSE"]
-    if config.protocol == "paper2024":
-        keys.append("emobench/2024/data/dicts.json")
-        keys += [paper_order_key(t, o) for t in config.tasks for o in range(min(config.orders, N_PAPER_ORDERS))]
-    else:
-        keys += ["emobench/2025/src/configs/prompts.yaml", "emobench/2025/src/configs/response.yaml"]
-    return keys
+    for condition in config.conditions():
+        if condition.protocol == "paper2024":
+            keys.append("emobench/2024/data/dicts.json")
+            orders = range(min(condition.orders, N_PAPER_ORDERS))
+            keys += [paper_order_key(t, o) for t in condition.tasks for o in orders]
+        else:
+            keys += ["emobench/2025/src/configs/prompts.yaml", "emobench/2025/src/configs/response.yaml"]
+    return list(dict.fromkeys(keys))
 
 
 def count_calls(config: EmoBenchConfig, items_per_task_language: int = 200) -> int:
     """Model calls a run makes (for --dry-run): spec §9 gives 8,000 EU + 4,000 EA per language for `paper`."""
-    return sum(config.calls_per_item(task) * items_per_task_language * len(config.languages) for task in config.tasks)
+    per_language = sum(total_calls_per_item(config, task) * items_per_task_language for task in config.tasks)
+    return per_language * len(config.languages)
 
 
 def _answer(parsed: ParsedAnswer) -> dict[str, Any]:
@@ -298,45 +315,50 @@ async def run_emobench_item(
     payload: EmoPayload,
     ctx: ItemContext,
 ) -> dict[str, Any]:
-    """Ask one item in every order and sample; each answer parsed by the protocol's upstream parser and by ours."""
+    """Ask one item in every condition, order and sample; each answer parsed by the protocol's upstream parser
+    and by ours."""
     item, task = payload.item, payload.task
-    language = item.language
-    sampling = config.sampling(ctx.seed)
-    orders = []
-    for presented in payload.orders:
-        samples = []
-        for sample in range(config.samples):
-            repetition = presented.order * config.samples + sample  # distinct cache keys per order and sample
-            if config.protocol == "paper2024":
-                assert paper is not None
-                samples.append(await _paper_sample(config, paper, task, item, presented, ctx, sampling, repetition))
-            else:
-                assert repo is not None
-                samples.append(await _repo_sample(config, repo, task, item, presented, ctx, sampling, repetition))
-        orders.append(
-            {
-                "order": presented.order,
-                "label": presented.label,
-                "cause_label": presented.cause_label,
-                "n_options": len(presented.choices),
-                "n_cause_options": len(presented.cause_choices),
-                "choices": list(presented.choices),
-                "cause_choices": list(presented.cause_choices),
-                "samples": samples,
-            }
-        )
-    record: dict[str, Any] = {
+    conditions: dict[str, Any] = {}
+    failed: list[str] = []
+    for number, condition in enumerate(config.conditions()):
+        sampling = condition.sampling(ctx.seed)
+        orders = []
+        for presented in payload.orders[: condition.orders]:
+            samples = []
+            for sample in range(condition.samples):
+                # distinct cache keys per condition, order and sample
+                repetition = (number * 1000 + presented.order) * 1000 + sample
+                if condition.protocol == "paper2024":
+                    if paper is None:
+                        raise RuntimeError("paper2024 prompts were not loaded")
+                    answer = await _paper_sample(condition, paper, task, item, presented, ctx, sampling, repetition)
+                else:
+                    if repo is None:
+                        raise RuntimeError("repo2025 prompts were not loaded")
+                    answer = await _repo_sample(condition, repo, task, item, presented, ctx, sampling, repetition)
+                samples.append(answer)
+                failed += [a["reason"] for a in answer[condition.parser].values() if a["index"] is None]
+            orders.append(
+                {
+                    "order": presented.order,
+                    "label": presented.label,
+                    "cause_label": presented.cause_label,
+                    "choices": list(presented.choices),
+                    "cause_choices": list(presented.cause_choices),
+                    "samples": samples,
+                }
+            )
+        conditions[condition.label] = {"orders": orders}
+    return {
         "task": task,
-        "language": language,
+        "language": item.language,
         "qid": item.qid,
         "category": item.coarse_category if isinstance(item, EUItem) else item.category,
+        "fine_category": item.fine_category if isinstance(item, EUItem) else "",
         "question_type": item.question_type if isinstance(item, EAItem) else "",
-        "orders": orders,
+        "conditions": conditions,
+        "parse_error": failed[0] if failed else None,
     }
-    chosen = [s[config.parser] for o in orders for s in o["samples"]]
-    failed = [a["reason"] for answer in chosen for a in answer.values() if a["index"] is None]
-    record["parse_error"] = failed[0] if failed else None
-    return record
 
 
 async def _paper_sample(
@@ -425,11 +447,11 @@ async def _repo_sample(
     }
 
 
-def item_results(records: list[dict[str, Any]], parser: str) -> list[ItemResult]:
-    """Records -> ItemResults (one per item and order) read with `parser` ("robust" | "faithful")."""
+def item_results(records: list[dict[str, Any]], condition: str, parser: str) -> list[ItemResult]:
+    """Records -> ItemResults (one per item and order) of one condition, read with `parser`."""
     results = []
     for record in records:
-        for order in record["orders"]:
+        for order in record["conditions"][condition]["orders"]:
             answers = [sample[parser] for sample in order["samples"]]
             if record["task"] == "EA":
                 results.append(
@@ -461,43 +483,61 @@ def item_results(records: list[dict[str, Any]], parser: str) -> list[ItemResult]
     return results
 
 
-def summarize_records(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed: int = 0) -> dict[str, Any]:
-    """Per task x language: the headline with the chosen parser, the other parser's accuracy beside it, baselines."""
-    other = "faithful" if config.parser == "robust" else "robust"
-    conditions: dict[str, Any] = {}
-    for task in config.tasks:
-        for language in config.languages:
-            subset = [r for r in records if r["task"] == task and r["language"] == language]
-            if not subset:
-                continue
-            summary = summarize_condition(item_results(subset, config.parser), seed=seed)
-            summary["parser"] = config.parser
-            summary[f"accuracy_{other}_parser"] = summarize_condition(item_results(subset, other), seed=seed)[
-                "accuracy"
-            ]["value"]
-            summary["baselines"] = baselines(
-                [
-                    PresentedItem(
-                        task,
-                        language,
-                        r["qid"],
-                        o["order"],
-                        tuple(o["choices"]),
-                        o["label"],
-                        tuple(o["cause_choices"]),
-                        o["cause_label"],
-                    )
-                    for r in subset
-                    for o in r["orders"]
-                ]
+def _condition_summary(
+    condition: EmoBenchConfig, records: list[dict[str, Any]], task: Task, language: Language, seed: int
+) -> dict[str, Any]:
+    other = "faithful" if condition.parser == "robust" else "robust"
+    label = condition.label
+    results = item_results(records, label, condition.parser)
+    summary = summarize_condition(results, seed=seed)
+    summary["parser"] = condition.parser
+    summary[f"accuracy_{other}_parser"] = summarize_condition(item_results(records, label, other), seed=seed)[
+        "accuracy"
+    ]["value"]
+    if task == "EU":
+        fine = {r["qid"]: r["fine_category"] for r in records}
+        summary["by_fine_category"] = {
+            name: accuracy_metric(f"EU {name}", subset, "correct", seed=seed)
+            for name in sorted(set(fine.values()))
+            if (subset := [r for r in results if fine[r.qid] == name])
+        }
+    summary["baselines"] = baselines(
+        [
+            PresentedItem(
+                task,
+                language,
+                r["qid"],
+                o["order"],
+                tuple(o["choices"]),
+                o["label"],
+                tuple(o["cause_choices"]),
+                o["cause_label"],
             )
-            conditions[f"{task}-{language}"] = summary
+            for r in records
+            for o in r["conditions"][label]["orders"]
+        ]
+    )
+    return summary
+
+
+def summarize_records(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed: int = 0) -> dict[str, Any]:
+    """Per condition, task and language: the headline with the chosen parser, the other parser's accuracy beside
+    it, per category and order, and the trivial baselines. en and zh stay apart."""
+    conditions: dict[str, dict[str, Any]] = {}
     notes = []
-    if config.protocol == "repo2025" and config.orders == 1:
-        notes.append("repo2025 asks every item in file order: option position can move these scores (spec §8.2)")
+    for condition in config.conditions():
+        by_task_language: dict[str, Any] = {}
+        for task in condition.tasks:
+            for language in condition.languages:
+                subset = [r for r in records if r["task"] == task and r["language"] == language]
+                if subset:
+                    by_task_language[f"{task}-{language}"] = _condition_summary(condition, subset, task, language, seed)
+        conditions[condition.label] = by_task_language
+        if condition.protocol == "repo2025" and condition.orders == 1:
+            notes.append(
+                f"{condition.label} asks every item in file order: option position can move these scores (spec §8.2)"
+            )
     return {
-        "protocol": config.protocol,
-        "cot": config.cot,
         "conditions": conditions,
         "pooled": None,  # en and zh are never pooled here
         "human_baseline": {"value": None, "note": "paper value not verified (the paper's tables were not readable)"},
