@@ -15,9 +15,16 @@ from typer.testing import CliRunner
 
 from conftest import MIRROR
 from empathybench.benchmarks.emobench.data import fetch_results_tree
-from empathybench.benchmarks.emobench.rescore import find_result_files, rescore_directory, score_file
+from empathybench.benchmarks.emobench.rescore import (
+    condition_item_means,
+    find_result_files,
+    rescore_directory,
+    score_file,
+)
+from empathybench.benchmarks.emobench.score import wilson_interval
 from empathybench.cli import app
 from empathybench.errors import UserError
+from empathybench.stats.intervals import mean_interval
 
 SPEC_EXPECTED = MIRROR.parent / "specs" / "emobench_expected.json"
 
@@ -176,3 +183,14 @@ def test_a_file_without_prediction_columns_is_skipped_not_crashed(tmp_path: Path
 def test_not_a_directory_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError):
         rescore_directory(tmp_path / "missing")
+
+
+def test_gpt4_eu_en_intervals_agree_with_the_spec_example(mirror: Path, released: Path) -> None:
+    """spec §6.2: item bootstrap over per-item means across the 4 orders [53.6, 65.9] (B 10,000, seed 0; another
+    RNG, so to within a few tenths), Wilson on 119.5/200 [52.8, 66.3]."""
+    means = condition_item_means(released, "EU", "gpt-4", "en", False)
+    assert len(means) == 200 and 100 * sum(means.values()) / 200 == 59.75
+    low, high = mean_interval(list(means.values()), scale=100.0, resamples=10_000, seed=0)
+    assert abs(low - 53.6) <= 0.5 and abs(high - 65.9) <= 0.5
+    wilson = wilson_interval(sum(means.values()), 200)
+    assert (round(100 * wilson[0], 1), round(100 * wilson[1], 1)) == (52.8, 66.3)

@@ -425,6 +425,8 @@ async def _repo_sample(
     sampling: Sampling,
     repetition: int,
 ) -> dict[str, Any]:
+    # The model's name decides upstream's "/no_think" switch. ItemContext shows the model's identity only as
+    # `judge_identity` when no separate judge is set; with a judge the switch is not applied.
     model_name = str(ctx.judge_identity.get("model", "")) if ctx.judge_is_self else ""
     messages: list[Message] = repo.messages(_reordered(item, presented), cot=config.cot, model_name=model_name)
     reply = (await ctx.generate(messages, sampling, repetition=repetition)).text

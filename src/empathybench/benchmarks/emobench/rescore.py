@@ -193,6 +193,19 @@ def rescore_directory(directory: Path) -> RescoreResult:
     return RescoreResult([_condition_row(*key, groups[key]) for key in ordered], skipped)
 
 
+def condition_item_means(directory: Path, task: str, model: str, language: str, cot: bool) -> dict[str, float]:
+    """Per row (qid for EU): the mean headline correctness over the condition's counted files, for intervals."""
+    files = [
+        scored
+        for path, t, m, lang, c, order in find_result_files(directory)
+        if (t, m, lang, c) == (task, model, language, cot)
+        and isinstance(scored := score_file(path, t, m, lang, c, order), FileScore)
+    ]
+    if not files:
+        return {}
+    return {str(row + 1): sum(f.correct[row] for f in files) / len(files) for row in range(ITEMS_PER_FILE)}
+
+
 def print_rows(rows: Sequence[dict[str, Any]], console: Any) -> None:
     """The rescored conditions as a terminal table (model names and paths are printed literally)."""
     from rich.table import Table
