@@ -89,6 +89,8 @@ def test_json_exact_is_as_strict_as_upstream() -> None:
         ("Let me think.\n(a) is kind but weak.\n\nFinal answer: C", 4, None, 2, "letter"),
         ("(c) Pride\n(d) Delight", 6, None, None, "multiple_answers"),
         ("Answer: C and D", 4, None, None, "multiple_answers"),
+        ("Answer: (b) or (c), both kind", 4, None, None, "multiple_answers"),
+        ("The answer is b, a gentle talk", 4, None, 1, "letter"),
         ("The answer is (e)", 4, None, None, "no_answer"),  # beyond the item's real options
         ("B", 4, None, 1, "letter"),
         ("", 4, None, None, "empty_reply"),

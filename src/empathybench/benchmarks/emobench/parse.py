@@ -149,9 +149,11 @@ def _line_letters(line: str, in_range: str) -> set[str]:
     if prefix:
         found.add(prefix.group(1))
     # "C and D", "answer: (b) or (c)": a list of letters names several answers
-    for first, second in re.findall(
-        rf"(?:^|[\s:(\[])([{in_range}])[)\]]?\s*(?:and|or|,|&|/|和|或)\s*[(\[]?([{in_range}])(?:[)\]]|\b|$)", lowered
-    ):
+    letter_list = (
+        rf"(?:^|[\s:(\[])([{in_range}])[)\]]?\s*(?:and|or|,|&|/|和|或)\s*"
+        rf"[(\[]?([{in_range}])(?:[)\]]|\s*$|\s*[.,;!?。，])"
+    )
+    for first, second in re.findall(letter_list, lowered):
         found.update((first, second))
     for cue in re.finditer(rf"{_ANSWER_CUE}\s*(?:is)?\s*[:：]?\s*\**\s*([{in_range}])\b", lowered):
         found.add(cue.group(1))
