@@ -339,6 +339,23 @@ def rescore_empathetic(
     _emit(rescore_ratings_file(file), as_json)
 
 
+@rescore_app.command("emobench")
+def rescore_emobench(
+    directory: Annotated[Path, typer.Argument(help="A directory holding data/{EU,EA}/Results/<model>/*.csv")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list, one row per condition")] = False,
+) -> None:
+    """Recompute the released EmoBench runs' accuracies (4 orders x majority of 5) per task, model, language, CoT."""
+    from empathybench.benchmarks.emobench.rescore import print_rows, rescore_directory
+
+    result = rescore_directory(directory)
+    if as_json:
+        sys.stdout.write(json.dumps(result.rows, indent=2, ensure_ascii=False) + "\n")
+    else:
+        print_rows(result.rows, stdout)
+    for note in result.skipped:
+        console.print(f"skipped {note}", markup=False, highlight=False)
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     from empathybench.report.format import number
 

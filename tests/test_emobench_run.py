@@ -1,0 +1,139 @@
+"""EmoBench items through the engine with scripted backends (not yet registered: driven here directly).
+
+Scripted models only answer letters; the item text comes from the mirror through the fetch code."""
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from empathybench.benchmarks.base import PreparedBenchmark
+from empathybench.benchmarks.emobench.bench import PRESETS, EmoBench, config_from_options, count_calls
+from empathybench.engine.engine import Engine, ItemContext
+from empathybench.errors import UserError
+from empathybench.models.base import ChatRequest
+from empathybench.models.scripted import ScriptedBackend
+
+
+def _run(prepared: PreparedBenchmark, responder: Any) -> tuple[list[dict[str, Any]], ScriptedBackend]:
+    backend = ScriptedBackend("emobench-test", responder)
+    engine = Engine(backend, cache=None)
+
+    async def go() -> list[dict[str, Any]]:
+        records = []
+        for item in prepared.items:
+            ctx = ItemContext(engine, item.id, seed=7)
+            records.append({"item_id": item.id, **await prepared.run_item(item, ctx)})
+        return records
+
+    return asyncio.run(go()), backend
+
+
+def test_quick_paper2024_always_a_scores_the_always_a_baseline(mirror: Path) -> None:
+    prepared = EmoBench().prepare("quick", options={}, limit=None, seed=0, allow_unverified=False)
+    assert len(prepared.items) == 80  # 20 per task and language
+    records, backend = _run(prepared, lambda request: "(a)")
+    config = config_from_options("quick", {})
+    assert len(backend.calls) == count_calls(config, 20) == 20 * 2 * 2 + 20 * 2  # EU asks twice
+    request = backend.calls[0]
+    assert request.messages[0].role == "system" and "(a) " in request.messages[1].content
+    assert (request.sampling.temperature, request.sampling.top_p, request.sampling.max_tokens) == (0.6, 0.9, 75)
+    summary = prepared.summarize(records)
+    assert set(summary["conditions"]) == {"paper2024"}
+    by_task = summary["conditions"]["paper2024"]
+    assert set(by_task) == {"EU-en", "EU-zh", "EA-en", "EA-zh"} and summary["pooled"] is None
+    for condition in by_task.values():
+        assert condition["accuracy"]["value"] == pytest.approx(condition["baselines"]["always_A"])
+        assert condition["accuracy"]["method"] == "Wilson 95%"  # one order, one sample
+        assert condition["invalid_rate"] == 0
+        assert condition["accuracy_faithful_parser"] == pytest.approx(condition["accuracy"]["value"])
+    assert summary["human_baseline"]["value"] is None
+
+
+def test_paper2024_cause_question_names_the_models_own_emotion(mirror: Path) -> None:
+    prepared = EmoBench().prepare(
+        "quick", options={"task": "EU", "lang": "en"}, limit=2, seed=0, allow_unverified=False
+    )
+
+    def responder(request: ChatRequest) -> str:
+        return "(b)" if "ultimately feel" in request.messages[1].content else "I cannot tell"
+
+    records, backend = _run(prepared, responder)
+    first_item = prepared.items[0].payload.orders[0]
+    assert f"feel {first_item.choices[1]} in this situation?" in backend.calls[1].messages[1].content
+    sample = records[0]["conditions"]["paper2024"]["orders"][0]["samples"][0]
+    assert sample["robust"]["cause"] == {"index": None, "reason": "no_answer"}
+    assert records[0]["parse_error"] == "no_answer"
+
+
+def _json_letters(request: ChatRequest, letter: str) -> str:
+    if "answer_q1" in request.messages[0].content:
+        return f'```json\n{{"answer_q1": "{letter}", "answer_q2": "{letter}"}}\n```'
+    return json.dumps({"answer": letter})
+
+
+def test_repo2025_exact_json_against_robust(mirror: Path) -> None:
+    prepared = EmoBench().prepare(
+        "quick", options={"protocol": "repo2025", "lang": "zh"}, limit=5, seed=0, allow_unverified=False
+    )
+    records, backend = _run(prepared, lambda request: _json_letters(request, "a"))  # lower case
+    assert len(backend.calls) == 10  # one call per item
+    assert backend.calls[0].sampling.max_tokens == 50
+    assert re.search(r"\nA\) ", backend.calls[0].messages[1].content)
+    summary = prepared.summarize(records)
+    for condition in summary["conditions"]["repo2025"].values():
+        assert condition["accuracy"]["value"] == pytest.approx(condition["baselines"]["always_A"])  # robust reads "a"
+        assert condition["accuracy_faithful_parser"] == 0  # upstream needs exactly "A"
+    assert summary["notes"] and "file order" in summary["notes"][0]
+    faithful = records[0]["conditions"]["repo2025"]["orders"][0]["samples"][0]["faithful"]
+    assert {a["reason"] for a in faithful.values()} == {"not_exact_letter"}
+
+
+def test_extra_orders_are_seeded_permutations_and_samples_are_distinct_requests(mirror: Path) -> None:
+    options = {"task": "EA", "lang": "en", "orders": "6", "samples": "2"}
+    first = EmoBench().prepare("quick", options=options, limit=3, seed=1, allow_unverified=False)
+    again = EmoBench().prepare("quick", options=options, limit=3, seed=1, allow_unverified=False)
+    other = EmoBench().prepare("quick", options=options, limit=3, seed=2, allow_unverified=False)
+    orders = [o.choices for o in first.items[0].payload.orders]
+    assert len(orders) == 6 and orders == [o.choices for o in again.items[0].payload.orders]
+    assert all(sorted(o) == sorted(orders[0]) for o in orders)
+    assert orders[4:] != [o.choices for o in other.items[0].payload.orders][4:]  # 5th, 6th: seeded by --seed
+    assert orders[:4] == [o.choices for o in other.items[0].payload.orders][:4]  # the upstream four are fixed
+    for item in first.items:
+        for presented in item.payload.orders:
+            assert presented.choices[presented.label] == item.payload.item.label
+    records, backend = _run(first, lambda request: "(a)")
+    assert len(backend.calls) == 3 * 6 * 2
+    summary = first.summarize(records)["conditions"]["paper2024"]["EA-en"]
+    assert summary["accuracy"]["method"].startswith("percentile bootstrap")
+    assert set(summary["per_order_accuracy"]) == set(range(6))
+
+
+def test_preset_call_counts_and_option_errors() -> None:
+    assert count_calls(PRESETS["paper"]) == 2 * (8000 + 4000)  # spec §9, per language
+    with pytest.raises(UserError, match=r"emobench\.lang"):
+        config_from_options("quick", {"lang": "fr"})
+    with pytest.raises(UserError, match=r"emobench\.orders"):
+        config_from_options("paper", {"orders": "0"})
+    with pytest.raises(UserError, match="unknown emobench option"):
+        config_from_options("paper", {"shuffle": "1"})
+    assert config_from_options("paper", {"protocol": "repo2025"}).samples == 1
+
+
+def test_full_preset_asks_four_conditions_and_reports_fine_categories(mirror: Path) -> None:
+    prepared = EmoBench().prepare(
+        "full", options={"lang": "zh", "orders": "1", "samples": "1"}, limit=3, seed=0, allow_unverified=False
+    )
+    records, backend = _run(prepared, lambda request: _json_letters(request, "A") + "\n(a)")
+    config = config_from_options("full", {"lang": "zh", "orders": "1", "samples": "1"})
+    assert [c.label for c in config.conditions()] == ["paper2024", "paper2024+cot", "repo2025", "repo2025+cot"]
+    assert len(backend.calls) == count_calls(config, 3) == 3 * (2 + 2 + 1 + 1) + 3 * (1 + 1 + 1 + 1)
+    cot_call = next(c for c in backend.calls if c.sampling.max_tokens == 2048)
+    assert "reasoning" in cot_call.messages[0].content
+    summary = prepared.summarize(records)
+    assert set(summary["conditions"]) == {"paper2024", "paper2024+cot", "repo2025", "repo2025+cot"}
+    eu = summary["conditions"]["repo2025"]["EU-zh"]
+    assert eu["by_fine_category"] and eu["accuracy"]["value"] == pytest.approx(eu["baselines"]["always_A"])
