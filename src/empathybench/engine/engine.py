@@ -2,6 +2,9 @@
 
 Order of a call: response cache → concurrency limit → backend, with retries (exponential backoff with
 jitter, honouring Retry-After) for 429, 5xx, timeouts, dropped connections and malformed bodies.
+
+Every reply passes `normalise_response` (valid text, sane usage) whatever the backend, and one whole request
+is bounded by `request_timeout_s` (a retryable "timeout"), not only each socket read.
 """
 
 import asyncio
@@ -21,7 +24,16 @@ from empathybench.models.base import (
     RequestRejectedError,
     Sampling,
     TransientBackendError,
+    normalise_response,
 )
+
+# The default bound on one whole request (connect, wait, every byte of the body), in seconds: hosted APIs answer
+# a benchmark prompt in well under a minute; a slow local server may need `--timeout` raised.
+DEFAULT_REQUEST_TIMEOUT_S = 120.0
+# samples.jsonl keeps at most this many characters of one reply (its head), with the full length beside it.
+# Real replies are a few thousand characters; this bound only stops a runaway or hostile reply from filling
+# the disk and every report that reads the file.
+MAX_STORED_REPLY_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -83,20 +95,27 @@ class Generation:
     attempt: int
     repetition: int
     retries: int = 0
+    notes: tuple[str, ...] = ()  # what normalisation repaired in the reply
 
     def as_record(self, request: ChatRequest) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "messages": request.messages_as_dicts(),
             "sampling": request.sampling.as_dict(),
             "repetition": self.repetition,
             "attempt": self.attempt,
-            "reply": self.text,
+            "reply": self.text[:MAX_STORED_REPLY_CHARS],
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cached": self.cached,
             "retries": self.retries,
         }
+        if len(self.text) > MAX_STORED_REPLY_CHARS:
+            record["reply_chars"] = len(self.text)
+            record["reply_cut"] = f"stored the first {MAX_STORED_REPLY_CHARS} of {len(self.text)} characters"
+        if self.notes:
+            record["notes"] = list(self.notes)
+        return record
 
 
 class CallFailedError(Exception):
@@ -113,8 +132,15 @@ class Engine:
         retry: RetryPolicy | None = None,
         stats: RunStats | None = None,
         seed: int = 0,
+        request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
     ) -> None:
         self.backend = backend
+        # An in-process backend (llama.cpp) cannot be interrupted inside its C call: a timeout there would only
+        # abandon a thread that goes on holding the model; its calls are bounded by max_tokens instead.
+        self.request_timeout_s = request_timeout_s if getattr(backend, "interruptible", True) else None
+        set_sdk_timeout = getattr(backend, "set_request_timeout", None)
+        if self.request_timeout_s is not None and callable(set_sdk_timeout):
+            set_sdk_timeout(self.request_timeout_s)
         self.identity = backend.identity()
         self.cache = cache
         self.max_concurrency = max_concurrency or backend.default_concurrency
@@ -146,6 +172,7 @@ class Engine:
         self.stats.completion_tokens += response.completion_tokens
         generation = self._generation(response, cached=False, attempt=attempt, repetition=repetition)
         generation.retries = retries
+        generation.notes = response.notes
         return request, generation
 
     @staticmethod
@@ -160,6 +187,15 @@ class Engine:
             repetition=repetition,
         )
 
+    async def _complete_in_time(self, request: ChatRequest) -> ChatResponse:
+        """One backend call bounded as a whole by the request timeout (a slow drip or a hung server included)."""
+        if self.request_timeout_s is None:
+            return await self.backend.complete(request)
+        try:
+            return await asyncio.wait_for(self.backend.complete(request), self.request_timeout_s)
+        except TimeoutError as exc:
+            raise TransientBackendError("timeout", f"no complete reply within {self.request_timeout_s:g} s") from exc
+
     async def _call_with_retries(self, request: ChatRequest) -> tuple[ChatResponse, int]:
         retries = 0
         while True:
@@ -167,7 +203,7 @@ class Engine:
                 self.stats.in_flight += 1
                 self.stats.calls += 1
                 try:
-                    response = await self.backend.complete(request)
+                    response = normalise_response(await self._complete_in_time(request))
                 except TransientBackendError as exc:
                     failure: TransientBackendError | None = exc
                 except RequestRejectedError as exc:
