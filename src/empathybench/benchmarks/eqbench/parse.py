@@ -144,6 +144,25 @@ def split_revise_blocks(text: str, *, language: str = "en") -> tuple[str | None,
     return (first.group(1) if first else None), (revised.group(1) if revised else None)
 
 
+# Failure reasons that end in item-specific detail after "<kind>: "; `failure_kind` keeps only the kind.
+_DETAILED_FAILURES = (
+    "labels do not match references",
+    "decimal comma (de) cannot be converted",
+    "value cannot be converted to a number",
+)
+
+
+def failure_kind(reason: str) -> str:
+    """The kind of a failure reason, for counting: item-specific detail dropped, the reason kept whole otherwise.
+
+    (Cutting at the first colon would turn "no 'Label: number' pairs found" into "no 'Label".)
+    """
+    for kind in _DETAILED_FAILURES:
+        if reason.startswith(kind + ":"):
+            return kind
+    return reason
+
+
 def _label_mismatch_reason(pairs: Mapping[str, str], labels: list[str], *, case_insensitive: bool) -> str:
     def key(label: str) -> str:
         return label.lower() if case_insensitive else label
