@@ -83,6 +83,11 @@ class RunStats:
         }
 
 
+def stored_text(text: str) -> str:
+    """The head of `text` that a record keeps (at most MAX_STORED_REPLY_CHARS characters)."""
+    return text[:MAX_STORED_REPLY_CHARS]
+
+
 @dataclass
 class Generation:
     """One answered call, as a benchmark sees it and as samples.jsonl records it."""
@@ -98,12 +103,17 @@ class Generation:
     notes: tuple[str, ...] = ()  # what normalisation repaired in the reply
 
     def as_record(self, request: ChatRequest) -> dict[str, Any]:
+        messages = request.messages_as_dicts()
+        long_messages = [m for m in messages if len(m["content"]) > MAX_STORED_REPLY_CHARS]
+        for message in long_messages:  # e.g. a judge prompt quoting a runaway reply
+            message["content_chars"] = len(message["content"])  # type: ignore[assignment]
+            message["content"] = stored_text(message["content"])
         record: dict[str, Any] = {
-            "messages": request.messages_as_dicts(),
+            "messages": messages,
             "sampling": request.sampling.as_dict(),
             "repetition": self.repetition,
             "attempt": self.attempt,
-            "reply": self.text[:MAX_STORED_REPLY_CHARS],
+            "reply": stored_text(self.text),
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
