@@ -212,3 +212,17 @@ def test_timeout_option_is_validated_before_any_call(server: FakeOpenAIServer, t
     result = run_eqbench(server.base_url, tmp_path / "run", cli_env(tmp_path, mirror), "--timeout", "0")
     assert result.returncode == 2
     assert server.requests_total == 0
+
+
+def test_judge_validate_timeout_bounds_a_hung_request(server: FakeOpenAIServer, tmp_path: Path, mirror: Path) -> None:
+    server.answer = lambda request: "Good"
+    server.script_faults("hang")
+    command = [sys.executable, "-m", "empathybench", "judge", "validate", "--judge", "openai/fake", "--base-url"]
+    command += [server.base_url, "--limit", "3", "--json", "--timeout", "1", "--quiet"]
+    started = time.monotonic()
+    result = subprocess.run(command, env=cli_env(tmp_path, mirror), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 60
+    report = json.loads(result.stdout)
+    assert (report["n_rated"], report["n_failed_calls"]) == (3, 0)
+    assert server.requests_total == 4  # the hung request (logged only once it ends) and 3 answered ones

@@ -174,6 +174,7 @@ class Engine:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
+                hit = normalise_response(hit)  # a cache written by another version is read as carefully as a server
                 return request, self._generation(hit, cached=True, attempt=attempt, repetition=repetition)
         response, retries = await self._call_with_retries(request)
         if self.cache is not None:
