@@ -226,3 +226,29 @@ def test_judge_validate_timeout_bounds_a_hung_request(server: FakeOpenAIServer, 
     report = json.loads(result.stdout)
     assert (report["n_rated"], report["n_failed_calls"]) == (3, 0)
     assert server.requests_total == 4  # the hung request (logged only once it ends) and 3 answered ones
+
+
+class _SlowInProcessBackend:
+    """Stands in for llama.cpp: a call that cannot be interrupted, so no timeout may cut it."""
+
+    provider, model, default_concurrency, interruptible = "inprocess", "slow", 1, False
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model}
+
+    async def complete(self, request: Any) -> ChatResponse:
+        await asyncio.sleep(0.3)
+        return ChatResponse(text="done", prompt_tokens=1, completion_tokens=1)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_the_timeout_is_not_applied_to_an_in_process_backend() -> None:
+    engine = Engine(_SlowInProcessBackend(), cache=None, retry=FAST_RETRY, request_timeout_s=0.05)
+    assert engine.request_timeout_s is None
+    assert ask_one(engine).text == "done"
+    assert engine.stats.retries == 0
+    from empathybench.models.llamacpp_backend import LlamaCppBackend
+
+    assert LlamaCppBackend.interruptible is False

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from empathybench.errors import UserError
+from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
 
 app = typer.Typer(
     help="Run published empathy and emotional-intelligence instruments against any LLM, beside human norms.",

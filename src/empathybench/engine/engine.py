@@ -17,6 +17,7 @@ from typing import Any
 from empathybench.engine.cache import ResponseCache, cache_key
 from empathybench.errors import BackendUnavailableError
 from empathybench.models.base import (
+    DEFAULT_REQUEST_TIMEOUT_S,
     Backend,
     ChatRequest,
     ChatResponse,
@@ -27,9 +28,6 @@ from empathybench.models.base import (
     normalise_response,
 )
 
-# The default bound on one whole request (connect, wait, every byte of the body), in seconds: hosted APIs answer
-# a benchmark prompt in well under a minute; a slow local server may need `--timeout` raised.
-DEFAULT_REQUEST_TIMEOUT_S = 120.0
 # samples.jsonl keeps at most this many characters of one reply (its head), with the full length beside it.
 # Real replies are a few thousand characters; this bound only stops a runaway or hostile reply from filling
 # the disk and every report that reads the file.

@@ -116,6 +116,9 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+# The default bound on one whole request (connect, wait, every byte of the body), in seconds (`--timeout`):
+# hosted APIs answer a benchmark prompt in well under a minute; a slow local server may need it raised.
+DEFAULT_REQUEST_TIMEOUT_S = 120.0
 # A token count above this is no count (one call cannot use a hundred million tokens); it is recorded as 0.
 MAX_TOKEN_COUNT = 100_000_000
 # Short reply metadata (finish_reason, model name) is kept to this many characters.
