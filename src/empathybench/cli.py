@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from empathybench.errors import UserError
+from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
 
 app = typer.Typer(
     help="Run published empathy and emotional-intelligence instruments against any LLM, beside human norms.",
@@ -23,6 +24,10 @@ judge_app = typer.Typer(help="Check an LLM judge against published human ratings
 app.add_typer(rescore_app, name="rescore")
 app.add_typer(judge_app, name="judge")
 
+TIMEOUT_HELP = (
+    "Seconds one whole request may take (server wait and every byte of the reply), then it is retried as a "
+    "timeout; not applied in process (local, llamacpp/), where max_tokens bounds a call"
+)
 console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
 stdout = Console()
 
@@ -93,6 +98,7 @@ def run(
         int,
         typer.Option("--repeats", min=1, help="Run N times with seeds seed..seed+N-1 and report run-to-run variation"),
     ] = 1,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.engine.runner import RunOptions, default_preset, execute_repeats
@@ -115,6 +121,7 @@ def run(
         use_cache=not no_cache,
         show_progress=not quiet,
         judge=judge,
+        request_timeout_s=timeout,
     )
     result = execute_repeats(options, repeats, console)
     print_summary(stdout, result.summary)
@@ -468,6 +475,7 @@ def judge_validate(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full figures as JSON instead of tables")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write the full figures as JSON here")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
     from empathybench.benchmarks.empathetic.validate import run_validation
@@ -484,6 +492,7 @@ def judge_validate(
         allow_unverified=allow_unverified,
         attempts=attempts,
         console=None if quiet else console,
+        request_timeout_s=timeout,
     )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,9 @@
 
 Order of a call: response cache → concurrency limit → backend, with retries (exponential backoff with
 jitter, honouring Retry-After) for 429, 5xx, timeouts, dropped connections and malformed bodies.
+
+Every reply passes `normalise_response` (valid text, sane usage) whatever the backend, and one whole request
+is bounded by `request_timeout_s` (a retryable "timeout"), not only each socket read.
 """
 
 import asyncio
@@ -14,6 +17,7 @@ from typing import Any
 from empathybench.engine.cache import ResponseCache, cache_key
 from empathybench.errors import BackendUnavailableError
 from empathybench.models.base import (
+    DEFAULT_REQUEST_TIMEOUT_S,
     Backend,
     ChatRequest,
     ChatResponse,
@@ -21,7 +25,13 @@ from empathybench.models.base import (
     RequestRejectedError,
     Sampling,
     TransientBackendError,
+    normalise_response,
 )
+
+# samples.jsonl keeps at most this many characters of one reply (its head), with the full length beside it.
+# Real replies are a few thousand characters; this bound only stops a runaway or hostile reply from filling
+# the disk and every report that reads the file.
+MAX_STORED_REPLY_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,11 @@ class RunStats:
         }
 
 
+def stored_text(text: str) -> str:
+    """The head of `text` that a record keeps (at most MAX_STORED_REPLY_CHARS characters)."""
+    return text[:MAX_STORED_REPLY_CHARS]
+
+
 @dataclass
 class Generation:
     """One answered call, as a benchmark sees it and as samples.jsonl records it."""
@@ -83,20 +98,32 @@ class Generation:
     attempt: int
     repetition: int
     retries: int = 0
+    notes: tuple[str, ...] = ()  # what normalisation repaired in the reply
 
     def as_record(self, request: ChatRequest) -> dict[str, Any]:
-        return {
-            "messages": request.messages_as_dicts(),
+        messages = request.messages_as_dicts()
+        long_messages = [m for m in messages if len(m["content"]) > MAX_STORED_REPLY_CHARS]
+        for message in long_messages:  # e.g. a judge prompt quoting a runaway reply
+            message["content_chars"] = len(message["content"])  # type: ignore[assignment]
+            message["content"] = stored_text(message["content"])
+        record: dict[str, Any] = {
+            "messages": messages,
             "sampling": request.sampling.as_dict(),
             "repetition": self.repetition,
             "attempt": self.attempt,
-            "reply": self.text,
+            "reply": stored_text(self.text),
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cached": self.cached,
             "retries": self.retries,
         }
+        if len(self.text) > MAX_STORED_REPLY_CHARS:
+            record["reply_chars"] = len(self.text)
+            record["reply_cut"] = f"stored the first {MAX_STORED_REPLY_CHARS} of {len(self.text)} characters"
+        if self.notes:
+            record["notes"] = list(self.notes)
+        return record
 
 
 class CallFailedError(Exception):
@@ -113,8 +140,15 @@ class Engine:
         retry: RetryPolicy | None = None,
         stats: RunStats | None = None,
         seed: int = 0,
+        request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
     ) -> None:
         self.backend = backend
+        # An in-process backend (llama.cpp) cannot be interrupted inside its C call: a timeout there would only
+        # abandon a thread that goes on holding the model; its calls are bounded by max_tokens instead.
+        self.request_timeout_s = request_timeout_s if getattr(backend, "interruptible", True) else None
+        set_sdk_timeout = getattr(backend, "set_request_timeout", None)
+        if self.request_timeout_s is not None and callable(set_sdk_timeout):
+            set_sdk_timeout(self.request_timeout_s)
         self.identity = backend.identity()
         self.cache = cache
         self.max_concurrency = max_concurrency or backend.default_concurrency
@@ -138,6 +172,7 @@ class Engine:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
+                hit = normalise_response(hit)  # a cache written by another version is read as carefully as a server
                 return request, self._generation(hit, cached=True, attempt=attempt, repetition=repetition)
         response, retries = await self._call_with_retries(request)
         if self.cache is not None:
@@ -146,6 +181,7 @@ class Engine:
         self.stats.completion_tokens += response.completion_tokens
         generation = self._generation(response, cached=False, attempt=attempt, repetition=repetition)
         generation.retries = retries
+        generation.notes = response.notes
         return request, generation
 
     @staticmethod
@@ -160,6 +196,15 @@ class Engine:
             repetition=repetition,
         )
 
+    async def _complete_in_time(self, request: ChatRequest) -> ChatResponse:
+        """One backend call bounded as a whole by the request timeout (a slow drip or a hung server included)."""
+        if self.request_timeout_s is None:
+            return await self.backend.complete(request)
+        try:
+            return await asyncio.wait_for(self.backend.complete(request), self.request_timeout_s)
+        except TimeoutError as exc:
+            raise TransientBackendError("timeout", f"no complete reply within {self.request_timeout_s:g} s") from exc
+
     async def _call_with_retries(self, request: ChatRequest) -> tuple[ChatResponse, int]:
         retries = 0
         while True:
@@ -167,7 +212,7 @@ class Engine:
                 self.stats.in_flight += 1
                 self.stats.calls += 1
                 try:
-                    response = await self.backend.complete(request)
+                    response = normalise_response(await self._complete_in_time(request))
                 except TransientBackendError as exc:
                     failure: TransientBackendError | None = exc
                 except RequestRejectedError as exc:

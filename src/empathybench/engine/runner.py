@@ -18,11 +18,18 @@ from empathybench import __version__
 from empathybench.benchmarks.base import PreparedBenchmark
 from empathybench.benchmarks.registry import resolve_benchmarks
 from empathybench.engine.cache import ResponseCache
-from empathybench.engine.engine import CallFailedError, Engine, ItemContext, RetryPolicy, RunStats
+from empathybench.engine.engine import (
+    DEFAULT_REQUEST_TIMEOUT_S,
+    CallFailedError,
+    Engine,
+    ItemContext,
+    RetryPolicy,
+    RunStats,
+)
 from empathybench.engine.progress import RunProgress
 from empathybench.engine.store import RunStore, read_samples
 from empathybench.errors import UserError
-from empathybench.models.base import Backend
+from empathybench.models.base import Backend, valid_text
 from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
 from empathybench.report.profile import attach_score_interval, build_profile
@@ -46,6 +53,7 @@ class RunOptions:
     show_progress: bool = True
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     judge: str | None = None  # model spec of the judge for judged benchmarks; None: the model judges itself
+    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S  # bound on one whole request (`--timeout`)
 
 
 @dataclass
@@ -202,6 +210,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             "benchmark_options": options.options,
             "allow_unverified": options.allow_unverified,
             "cache": options.use_cache,
+            "request_timeout_s": options.request_timeout_s,
         },
         "benchmarks": {
             bench.name: {
@@ -226,11 +235,19 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         retry=options.retry,
         stats=stats,
         seed=options.seed,
+        request_timeout_s=options.request_timeout_s,
     )
     judge_engine = None
     if judge_backend is not None:
         # Same cache, counters and retry policy; its own concurrency slots, sized for the judge's provider.
-        judge_engine = Engine(judge_backend, cache=cache, retry=options.retry, stats=stats, seed=options.seed)
+        judge_engine = Engine(
+            judge_backend,
+            cache=cache,
+            retry=options.retry,
+            stats=stats,
+            seed=options.seed,
+            request_timeout_s=options.request_timeout_s,
+        )
     started = time.monotonic()
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress:
@@ -322,6 +339,13 @@ async def _run_pending(
                 record.update(status="ok", **fields)
             except CallFailedError as exc:
                 record.update(status="error", error=str(exc))
+                stats.items_failed += 1
+            except UserError:
+                raise  # the run cannot go on (server unreachable, key refused): one line for the user
+            except Exception as exc:
+                # Anything else that goes wrong with one item (a reply no benchmark code expected) is data about
+                # that item, never the end of the run: the other items go on and are kept.
+                record.update(status="error", error=valid_text(f"unexpected {type(exc).__name__}: {str(exc)[:500]}")[0])
                 stats.items_failed += 1
             record["calls"] = ctx.calls
             record["usage"] = {

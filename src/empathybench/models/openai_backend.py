@@ -9,10 +9,13 @@ from empathybench.models.base import (
     ChatResponse,
     RequestRejectedError,
     TransientBackendError,
+    normalise_response,
     parse_retry_after,
 )
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# The SDK's own timeout bounds each connect/read, not the whole request; the engine bounds the whole request
+# (`Engine.request_timeout_s`) and sets this to the same value through `set_request_timeout`.
 REQUEST_TIMEOUT_S = 600.0
 
 
@@ -33,6 +36,11 @@ class OpenAIBackend:
             key = "no-key"  # local servers (vLLM, llama.cpp, Ollama) ignore it, but the SDK wants one
         self._api_key = key
         self._client: Any = None  # made at the first call: a fully cached run never imports the SDK
+        self._timeout_s = REQUEST_TIMEOUT_S
+
+    def set_request_timeout(self, seconds: float) -> None:
+        """The SDK's per-read timeout, set by the engine to its whole-request bound (before the first call)."""
+        self._timeout_s = seconds
 
     def _get_client(self) -> Any:
         if self._client is None:
@@ -41,7 +49,7 @@ class OpenAIBackend:
             self._openai = openai
             # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
             self._client = openai.AsyncOpenAI(
-                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=REQUEST_TIMEOUT_S
+                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self._timeout_s
             )
         return self._client
 
@@ -115,10 +123,13 @@ def _to_response(completion: Any) -> ChatResponse:
     if message is None or (text is not None and not isinstance(text, str)):
         raise TransientBackendError("malformed", "response choice has no message")
     usage = getattr(completion, "usage", None)
-    return ChatResponse(
-        text=text or "",
-        finish_reason=getattr(choice, "finish_reason", None),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        model=getattr(completion, "model", None),
+    # The SDK does not validate bodies: usage may be "abc", 1e400 or -5, text may hold lone surrogates.
+    return normalise_response(
+        ChatResponse(
+            text=text or "",
+            finish_reason=getattr(choice, "finish_reason", None),
+            prompt_tokens=getattr(usage, "prompt_tokens", None),  # type: ignore[arg-type]
+            completion_tokens=getattr(usage, "completion_tokens", None),  # type: ignore[arg-type]
+            model=getattr(completion, "model", None),
+        )
     )

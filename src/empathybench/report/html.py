@@ -521,15 +521,32 @@ _SECTIONS = {
 # ---------------------------------------------------------------------------------------------------------- samples
 
 
+# A reply (or an error or parse reason) is shown up to this many characters: enough to read any real reply's
+# answer, while a run of megabyte replies still makes a page of a few hundred kB.
+REPORT_TEXT_CHARS = 4000
+
+
+def _bounded(text: str, total: int | None = None, limit: int = REPORT_TEXT_CHARS) -> str:
+    """`text` cut at `limit` characters with a note saying so; `total`: the length before earlier cuts."""
+    total = max(total or 0, len(text))
+    if total <= limit:
+        return text
+    return f"{text[:limit]}\n… [cut at {limit} of {total} characters]"
+
+
 def _last_reply(record: dict[str, Any]) -> str:
     calls = record.get("calls") or []
-    return str(calls[-1].get("reply", "")) if calls else ""
+    if not calls:
+        return ""
+    last = calls[-1]
+    total = last.get("reply_chars")
+    return _bounded(str(last.get("reply", "")), total if isinstance(total, int) else None)
 
 
 def _sample_summary(record: dict[str, Any]) -> str:
     """A short, benchmark-aware view of what was parsed from the replies."""
     if record.get("status") != "ok":
-        return f'<span class="up">{_e(record.get("error"))}</span>'
+        return f'<span class="up">{_e(_bounded(str(record.get("error")), limit=1000))}</span>'
     name = record.get("benchmark")
     if name == "emotionbench":
         runs = record.get("runs") or []
@@ -560,7 +577,7 @@ def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
             f'<tr id="{_anchor("item", name, record["item_id"])}"><td>{_e(record["item_id"])}</td>'
             f"<td>{_sample_summary(record)}</td>"
             f'<td class="num">{_num(score, 3) if isinstance(score, float | int) else "—"}</td>'
-            f"<td>{_e(record.get('parse_error') or '')}</td>"
+            f"<td>{_e(_bounded(str(record.get('parse_error') or ''), limit=1000))}</td>"
             f"<td>{len(record.get('calls') or [])}</td>"
             f"<td><pre>{_e(_last_reply(record))}</pre></td></tr>"
         )

@@ -10,6 +10,14 @@ many slow requests overlap instead of queueing. Faults are injected at configura
 - "malformed": 200 with a JSON body cut short (after the latency);
 - "400": a request rejected as invalid (scripted only; answered at once).
 
+Hostile replies (scripted only), each a 200 a careless client would crash on:
+
+- "surrogate": the normal answer with a lone surrogate escape ("\\ud800") appended to the content;
+- "usage_text": `usage.prompt_tokens` is the string "abc";
+- "usage_huge": `usage.prompt_tokens` is the JSON number 1e400 (infinite as a float);
+- "hang": nothing is sent until the server stops (or `hang_s` passes);
+- "drip": headers at once, then the body one byte every `drip_interval_s` seconds.
+
 It counts what it receives (total, per request-body hash, in flight, Authorization headers) so tests can
 assert "the server was asked nothing" or "no request was asked twice".
 
@@ -39,7 +47,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 LOOPBACK = "127.0.0.1"
-FAULT_KINDS = ("429", "500", "drop", "malformed", "400")
+FAULT_KINDS = ("429", "500", "drop", "malformed", "400", "surrogate", "usage_text", "usage_huge", "hang", "drip")
 FALLBACK_REPLY = "I understand how they might feel."
 # Score placeholders of the EQ-Bench prompts in en, de, pl and ja ("<score>", "<revised score>", "<Punktzahl>"...).
 _SCORE_PLACEHOLDER = re.compile(r"^\s*([^\n:<>]+?):\s*<[^<>\n]*(?:score|Punktzahl|ocena|得点)[^<>\n]*>\s*$", re.M)
@@ -167,6 +175,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
 
+    def drip(self, status: int, body: bytes, interval_s: float, stopping: threading.Event) -> None:
+        """Send the headers, then the body one byte at a time: every read succeeds, the reply never ends soon."""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.flush()
+        for index in range(len(body)):
+            if stopping.wait(interval_s):
+                break
+            self.wfile.write(body[index : index + 1])
+            self.wfile.flush()
+        self.close_connection = True
+
     def drop(self) -> None:
         """Close the connection without sending a byte of response."""
         self.close_connection = True
@@ -194,6 +216,8 @@ class FakeOpenAIServer:
         seed: int = 0,
         answer: AnswerFunction | None = None,
         models: Iterable[str] = ("fake",),
+        hang_s: float = 3600.0,
+        drip_interval_s: float = 0.5,
     ) -> None:
         if rate_429 + rate_500 + rate_drop + rate_malformed > 1.0:
             raise ValueError("fault rates add up to more than 1")
@@ -206,6 +230,9 @@ class FakeOpenAIServer:
         self.rate_malformed = rate_malformed
         self.answer: AnswerFunction = answer or fill_score_lines
         self.models = tuple(models)
+        self.hang_s = hang_s
+        self.drip_interval_s = drip_interval_s
+        self._stopping = threading.Event()  # wakes "hang" and "drip" replies when the server stops
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._scripted: deque[str] = deque()
@@ -220,6 +247,7 @@ class FakeOpenAIServer:
     def start(self) -> "FakeOpenAIServer":
         if self._httpd is not None:
             return self
+        self._stopping.clear()
         self._httpd = _LoopbackHTTPServer(self, self.requested_port)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
@@ -231,6 +259,7 @@ class FakeOpenAIServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
+        self._stopping.set()
         httpd.shutdown()
         httpd.server_close()
         # Wake handler threads blocked on idle keep-alive connections so they end now.
@@ -419,12 +448,33 @@ class FakeOpenAIServer:
         if outcome == "malformed":
             cut = b'{"id": "chatcmpl-fake", "object": "chat.completion", "choices": [{"ind'
             return outcome, lambda handler: handler.send_raw(200, cut)
+        if outcome == "hang":
+            self._stopping.wait(self.hang_s)
+            return outcome, _Handler.drop
         try:
             completion = self._completion(index, request)
         except Exception as exc:  # the answer function failed: a 500 keeps the client honest
             body = _error_body(f"fake server error: {exc}", "server_error")
             return "500", lambda handler: handler.send_json(500, body)
+        if outcome in ("surrogate", "usage_text", "usage_huge", "drip"):
+            raw = self._hostile_body(outcome, completion)
+            if outcome == "drip":
+                interval, stopping = self.drip_interval_s, self._stopping
+                return outcome, lambda handler: handler.drip(200, raw, interval, stopping)
+            return outcome, lambda handler: handler.send_raw(200, raw)
         return "ok", lambda handler: handler.send_json(200, completion)
+
+    @staticmethod
+    def _hostile_body(outcome: str, completion: dict[str, Any]) -> bytes:
+        if outcome == "surrogate":
+            # json.dumps writes the lone surrogate as the escape "\ud800", valid JSON that decodes to invalid text.
+            completion["choices"][0]["message"]["content"] += "\ud800"
+        elif outcome == "usage_text":
+            completion["usage"]["prompt_tokens"] = "abc"
+        elif outcome == "usage_huge":
+            completion["usage"]["prompt_tokens"] = "__HUGE__"
+            return json.dumps(completion).replace('"__HUGE__"', "1e400").encode("utf-8")
+        return json.dumps(completion).encode("utf-8")
 
     def _completion(self, index: int, request: dict[str, Any]) -> dict[str, Any]:
         text = self.answer(request)

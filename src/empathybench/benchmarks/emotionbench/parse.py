@@ -1,11 +1,18 @@
-"""Reading a questionnaire reply: by item number or name, range-checked (spec §6, our recommendation)."""
+"""Reading a questionnaire reply: by item number or name, range-checked (spec §6, our recommendation).
+
+At most `bounds.MAX_PARSED_CHARS` characters of a reply are read (a failure says when a reply was cut).
+"""
 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from empathybench.benchmarks.bounds import parse_head
+
 _NUMBERED = re.compile(r"^\s*(?:[-*•]\s*)?(?:\*\*)?\(?(\d{1,3})\s*[.):]\s*(.*)$")
-_SCALE_MAXIMUM = re.compile(r"\s*(?:/|out of)\s*\d+")
+# (?<!\s): start at the beginning of a whitespace run only (where the leftmost match starts anyway); without it
+# every position of a long run of spaces re-scans the run.
+_SCALE_MAXIMUM = re.compile(r"(?<!\s)\s*(?:/|out of)\s*\d+")
 _INTEGER = re.compile(r"(?<![\d.])(\d{1,2})(?![\d.]\d)")
 
 
@@ -32,6 +39,14 @@ def parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int)
     bare numbers, one per line and exactly as many as there are items, is read in presented order. Every item
     must be answered once, with a value in [low, high].
     """
+    reply, cut = parse_head(reply)
+    parsed = _parse_reply(reply, presented_items, low, high)
+    if cut and parsed.failure:
+        return ParsedReply(None, f"{parsed.failure} ({cut})")
+    return parsed
+
+
+def _parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int) -> ParsedReply:
     n = len(presented_items)
     names = {name.strip().lower(): position for position, name in enumerate(presented_items, start=1)}
     by_position: dict[int, int] = {}

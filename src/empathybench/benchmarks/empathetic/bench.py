@@ -17,7 +17,7 @@ from empathybench.benchmarks.empathetic.prompts import (
     generation_messages,
 )
 from empathybench.benchmarks.empathetic.stats import RatedRow, analyse
-from empathybench.engine.engine import ItemContext
+from empathybench.engine.engine import ItemContext, stored_text
 from empathybench.errors import UserError
 from empathybench.models.base import Message, Sampling
 from empathybench.stats.intervals import bootstrap_method, mean_metric, metric
@@ -92,7 +92,8 @@ async def run_prompt(config: EmpatheticConfig, prompt: Prompt, ctx: ItemContext)
     return {
         "emotion": prompt.emotion,
         "valence": prompt.valence,
-        "reply": reply,  # the model's own text; benchmark content stays out of the record
+        "reply": stored_text(reply),  # the model's own text; benchmark content stays out of the record
+        "reply_chars": len(reply),
         "reply_words": len(reply.split()),
         "finish_reason": generation.finish_reason,
         "judge": {"self": ctx.judge_is_self, "identity": ctx.judge_identity},

@@ -5,9 +5,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from empathybench.benchmarks.bounds import MAX_PARSED_CHARS
 from empathybench.benchmarks.empathetic.data import LABEL_RATINGS
 from empathybench.benchmarks.empathetic.prompts import REASK, judge_messages
-from empathybench.engine.engine import Generation
+from empathybench.engine.engine import Generation, stored_text
 from empathybench.models.base import Message, Sampling
 
 JUDGE_ATTEMPTS = 3  # the first ask plus two re-asks
@@ -17,11 +18,22 @@ JudgeCall = Callable[[Sequence[Message], Sampling, int], Awaitable[Generation]]
 
 # Markdown emphasis, quotes and a trailing full stop are tolerated; anything else is a parse failure.
 _DECORATION = re.compile(r"""^[\s*_"'`]+|[\s*_"'`.!]+$""")
+# The two halves of `_DECORATION`, applied from each end: `sub` with it tries the trailing run at every
+# position of a long run of spaces (quadratic); these read each end once. The trailing run is read reversed.
+_LEADING = re.compile(r"""[\s*_"'`]*""")
+_TRAILING = re.compile(r"""[\s*_"'`.!]*""")
 
 
 def parse_rating(text: str) -> int | None:
-    """Strict: the whole answer must be one label (Good / Okay / Bad, any case), nothing more."""
-    word = _DECORATION.sub("", text)
+    """Strict: the whole answer must be one label (Good / Okay / Bad, any case), nothing more.
+
+    A reply longer than `bounds.MAX_PARSED_CHARS` is no rating (no label with decoration is that long).
+    """
+    if len(text) > MAX_PARSED_CHARS:
+        return None
+    start = _LEADING.match(text).end()  # type: ignore[union-attr]
+    rest = text[start:]
+    word = rest[: len(rest) - _TRAILING.match(rest[::-1]).end()]  # type: ignore[union-attr]
     return LABEL_RATINGS.get(word.lower())
 
 
@@ -52,7 +64,7 @@ async def judge_reply(
     verdict = JudgeVerdict(rating=None)
     for attempt in range(attempts):
         generation = await call(messages, sampling, attempt)
-        verdict.raw.append(generation.text)
+        verdict.raw.append(stored_text(generation.text))
         verdict.rating = parse_rating(generation.text)
         if verdict.rating is not None:
             break

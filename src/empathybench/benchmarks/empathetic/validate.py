@@ -304,6 +304,7 @@ def run_validation(
     allow_unverified: bool = False,
     attempts: int = JUDGE_ATTEMPTS,
     console: "Console | None" = None,
+    request_timeout_s: float | None = None,
 ) -> dict[str, Any]:
     """Have `judge` rate released replies with known human ratings and compare (the engine's cache and retries).
 
@@ -312,7 +313,7 @@ def run_validation(
     from rich.console import Console
 
     from empathybench.engine.cache import ResponseCache
-    from empathybench.engine.engine import Engine, RunStats
+    from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, Engine, RunStats
     from empathybench.engine.progress import RunProgress
     from empathybench.models.registry import create_backend, parse_model_spec
     from empathybench.paths import cache_dir
@@ -323,7 +324,14 @@ def run_validation(
     pairs = stratified_cases(prompts, limit)
     stats = RunStats(items_total=len(pairs))
     cache = ResponseCache(cache_dir() / "responses.sqlite") if use_cache else None
-    engine = Engine(backend, cache=cache, max_concurrency=max_concurrency, stats=stats, seed=seed)
+    engine = Engine(
+        backend,
+        cache=cache,
+        max_concurrency=max_concurrency,
+        stats=stats,
+        seed=seed,
+        request_timeout_s=request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S,
+    )
     progress = RunProgress(console or Console(quiet=True), stats, enabled=console is not None)
     try:
         with progress:

@@ -12,7 +12,7 @@ from empathybench.benchmarks.base import (
     evenly_spread,
     read_json_argument,
 )
-from empathybench.benchmarks.eqbench.parse import ParsedAnswer, parse_answer
+from empathybench.benchmarks.eqbench.parse import ParsedAnswer, failure_kind, parse_answer
 from empathybench.benchmarks.eqbench.prompts import no_revise_prompt, revise_prompt
 from empathybench.benchmarks.eqbench.score import (
     MIN_PARSEABLE_FRACTION,
@@ -299,10 +299,11 @@ def summarize_records(
     for record in records:
         reason = record.get("parse_error")
         if reason:
-            kind = reason.split(":")[0]
+            kind = failure_kind(reason)
             failures[kind] = failures.get(kind, 0) + 1
     summary: dict[str, Any] = {
-        "score": pipeline.score,
+        # No parseable item, no score (the upstream pipeline would print 0.0, which reads as a result).
+        "score": pipeline.score if pipeline.n_parseable > 0 else None,
         "score_name": "EQ-Bench v2 pipeline score (0-100, mean over parseable items)"
         if config.version == "v2"
         else "EQ-Bench v1 score (mean over parseable items)",

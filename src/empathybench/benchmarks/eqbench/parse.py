@@ -8,6 +8,10 @@ Modes:
 Languages: en (and jahalf, whose instructions and labels are English) use `(\\w+):\\s+(\\d+)`; de and pl use
 their own patterns (§4.5). ja (community file) has no upstream parser; ours is described at `_JAPANESE_PAIR`.
 
+Bounded work: a reply is parsed up to `bounds.MAX_PARSED_CHARS` characters (a note says when it was cut), and
+the regexes are applied in a way that is linear in the text (`extract_pairs`, `split_revise_blocks`) while
+giving exactly the matches `finditer` / `search` with the patterns below would give.
+
 A parsed map is kept as the model wrote it (label -> value); `score.score_v2` / `score.score_v1` match it to
 the reference. `parse_answer` also runs the validity check and says why a map is unusable.
 """
@@ -18,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from empathybench.benchmarks.bounds import parse_head, shorten
 from empathybench.benchmarks.eqbench.prompts import emotion_labels
 from empathybench.benchmarks.eqbench.score import match_to_reference
 
@@ -50,6 +55,22 @@ _POLISH_REVISED = re.compile(r"Zmienione oceny:(.*)", re.DOTALL)
 _JAPANESE_REVISED_HEADING = re.compile(r"^[^\S\n]*(?:修正後|最終)[^\n:]{0,12}:", re.MULTILINE)
 
 _MARKDOWN = str.maketrans("", "", "*#")
+
+# Each pair pattern above is LABEL ":" TAIL, where no label character is a colon. `finditer` with such a pattern
+# is quadratic on a long run of label characters (every start position re-scans the run), so `extract_pairs`
+# finds the tails (which start at a colon: linear) and reads each label backwards from its colon instead.
+# Per language: the tail, and what precedes the colon read in reverse (group 1: the label, reversed).
+_PAIR_PARTS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "en": (re.compile(r":\s+(\d+)"), re.compile(r"(\w+)")),
+    "de": (re.compile(r":\s*\**(\d+(?:,\d+)?)\**"), re.compile(r"([a-zA-ZäöüßÄÖÜ\s]+)")),
+    "pl": (re.compile(r": *<?(\d+)>?"), re.compile(r"([\w ]+)")),
+    "ja": (re.compile(r":\s*(\d+)"), re.compile(r"\s*(\w+)")),
+}
+_ERSTE = re.compile("Erste", re.IGNORECASE)
+_UEBERARBEITETE = re.compile("Überarbeitete", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s*")
+# At most this many notes per pass: a reply repeating one label 10,000 times needs one line, not 10,000.
+MAX_NOTES = 20
 
 
 @dataclass(frozen=True)
@@ -103,45 +124,120 @@ def _pair_pattern(language: str) -> re.Pattern[str]:
     return _ENGLISH_PAIR
 
 
+def _pair_matches(block: str, language: str) -> list[tuple[str, str, int]]:
+    """(label, value, end) of every match `_pair_pattern(language).finditer(block)` gives, in linear time.
+
+    A match's label is the run of label characters (for ja: then whitespace) just before a tail's colon, starting
+    no earlier than the end of the previous match; a tail with no such run is no match.
+    """
+    tail_pattern, reversed_label = _PAIR_PARTS["en" if language == "jahalf" else language]
+    matches: list[tuple[str, str, int]] = []
+    previous_end = 0  # where the previous match ended: the next label starts there at the earliest
+    previous_colon = -1  # a label never reaches back over a colon, which keeps the backward reads disjoint
+    for tail in tail_pattern.finditer(block):
+        colon = tail.start()
+        floor = max(previous_end, previous_colon + 1)
+        previous_colon = colon
+        label = reversed_label.match(block[floor:colon][::-1])
+        if label is None:
+            continue
+        matches.append((label.group(1)[::-1], tail.group(1), tail.end()))
+        previous_end = tail.end()
+    return matches
+
+
 def extract_pairs(block: str, *, language: str = "en") -> tuple[dict[str, str], tuple[str, ...]]:
     """All non-overlapping "Label: number" matches of a (prepared) block, and notes on silent losses.
 
     A later duplicate label overwrites an earlier one (§4.3). de and pl labels are stripped of surrounding
     whitespace (§4.5).
     """
-    pattern = _pair_pattern(language)
     pairs: dict[str, str] = {}
     notes: list[str] = []
-    for match in pattern.finditer(block):
-        label, value = match.group(1), match.group(2)
+    for label, value, end in _pair_matches(block, language):
         if language in ("de", "pl"):
             label = label.strip()
         if label in pairs:
-            notes.append(f"duplicate label {label!r}: the later value {value} replaces {pairs[label]}")
+            notes.append(f"duplicate label {shorten(label)!r}: the later value {value} replaces {pairs[label]}")
         pairs[label] = value
-        tail = block[match.end() : match.end() + 2]
+        tail = block[end : end + 2]
         if len(tail) == 2 and tail[0] == "." and tail[1].isdigit():
-            notes.append(f"decimal part dropped: {label!r} read as {value}")
+            notes.append(f"decimal part dropped: {shorten(label)!r} read as {value}")
+    if len(notes) > MAX_NOTES:
+        notes[MAX_NOTES:] = [f"... and {len(notes) - MAX_NOTES} more notes"]
     return pairs, tuple(notes)
+
+
+def _after_colon(text: str, heading: re.Match[str] | None) -> int | None:
+    """Where the text after a heading's first following colon (and whitespace) starts; None without one.
+
+    The lazy `(Heading.*?):\\s*` of the upstream patterns: the first heading occurrence decides, since a colon
+    after a later occurrence is also after the first.
+    """
+    if heading is None:
+        return None
+    colon = text.find(":", heading.end())
+    if colon < 0:
+        return None
+    return _WHITESPACE.match(text, colon + 1).end()  # type: ignore[union-attr]
+
+
+def _split_german(text: str) -> tuple[str | None, str | None]:
+    """`_GERMAN_FIRST_PASS` / `_GERMAN_REVISED` group 2, found in linear time."""
+    first_start = _after_colon(text, _ERSTE.search(text))
+    first = None
+    if first_start is not None:
+        # `(.*?)(?=Überarbeitete|$)`: up to the next heading, or the end ($ also before a final newline).
+        end = len(text) - 1 if text.endswith("\n") and len(text) - 1 >= first_start else len(text)
+        heading = _UEBERARBEITETE.search(text, first_start)
+        first = text[first_start : min(end, heading.start()) if heading else end]
+    revised_start = _after_colon(text, _UEBERARBEITETE.search(text))
+    return first, (text[revised_start:] if revised_start is not None else None)
+
+
+def _between(text: str, start_heading: str, end_heading: str) -> tuple[str | None, str | None]:
+    """`start_heading(.*?)end_heading` and `end_heading(.*)` (DOTALL) group 1, with str.find."""
+    first = None
+    start = text.find(start_heading)
+    if start >= 0:
+        end = text.find(end_heading, start + len(start_heading))
+        if end >= 0:
+            first = text[start + len(start_heading) : end]
+    revised = text.find(end_heading)
+    return first, (text[revised + len(end_heading) :] if revised >= 0 else None)
 
 
 def split_revise_blocks(text: str, *, language: str = "en") -> tuple[str | None, str | None]:
     """(first-pass block, revised block) of a revise-mode answer; None where a heading is missing (§4.2)."""
     if language == "de":
-        first = _GERMAN_FIRST_PASS.search(text)
-        revised = _GERMAN_REVISED.search(text)
-        return (first.group(2) if first else None), (revised.group(2) if revised else None)
+        return _split_german(text)
     if language == "ja":
         heading = _JAPANESE_REVISED_HEADING.search(text)
         if heading is None:
             return None, None
         return text[: heading.start()], text[heading.end() :]
-    first_pattern, revised_pattern = (
-        (_POLISH_FIRST_PASS, _POLISH_REVISED) if language == "pl" else (_ENGLISH_FIRST_PASS, _ENGLISH_REVISED)
-    )
-    first = first_pattern.search(text)
-    revised = revised_pattern.search(text)
-    return (first.group(1) if first else None), (revised.group(1) if revised else None)
+    if language == "pl":
+        return _between(text, "Pierwsze oceny:", "Zmienione oceny:")
+    return _between(text, "First pass scores:", "Revised scores:")
+
+
+# Failure reasons that end in item-specific detail after "<kind>: "; `failure_kind` keeps only the kind.
+_DETAILED_FAILURES = (
+    "labels do not match references",
+    "decimal comma (de) cannot be converted",
+    "value cannot be converted to a number",
+)
+
+
+def failure_kind(reason: str) -> str:
+    """The kind of a failure reason, for counting: item-specific detail dropped, the reason kept whole otherwise.
+
+    (Cutting at the first colon would turn "no 'Label: number' pairs found" into "no 'Label".)
+    """
+    for kind in _DETAILED_FAILURES:
+        if reason.startswith(kind + ":"):
+            return kind
+    return reason
 
 
 def _label_mismatch_reason(pairs: Mapping[str, str], labels: list[str], *, case_insensitive: bool) -> str:
@@ -156,7 +252,8 @@ def _label_mismatch_reason(pairs: Mapping[str, str], labels: list[str], *, case_
     if missing:
         parts.append("missing " + ", ".join(missing))
     if unexpected:
-        parts.append("unexpected " + ", ".join(unexpected))
+        shown = [shorten(label) for label in unexpected[:8]] + (["..."] if len(unexpected) > 8 else [])
+        parts.append("unexpected " + ", ".join(shown))
     return "labels do not match references: " + "; ".join(parts or ["duplicate matches"])
 
 
@@ -183,8 +280,8 @@ def check_answers(
             answers[label] = float(value)
         except ValueError:
             if language == "de" and "," in value:
-                return None, f"decimal comma (de) cannot be converted: {label}: {value}"
-            return None, f"value cannot be converted to a number: {label}: {value}"
+                return None, f"decimal comma (de) cannot be converted: {shorten(label)}: {shorten(value)}"
+            return None, f"value cannot be converted to a number: {shorten(label)}: {shorten(value)}"
     if scoring == "v1" and sum(answers.values()) <= 0:
         return None, "sum of answers is 0 (v1)"
     return answers, None
@@ -200,10 +297,16 @@ def parse_answer(
     scoring: ScoringVersion = "v2",
 ) -> ParsedAnswer:
     """Parse one completion against an item's reference (`reference_answer_fullscale` for v2,
-    `reference_answer` for v1; only the labels are used, plus the v1 zero-sum rule)."""
+    `reference_answer` for v1; only the labels are used, plus the v1 zero-sum rule).
+
+    Only the first `bounds.MAX_PARSED_CHARS` characters are read; a note says when a reply was longer.
+    """
+    text, cut = parse_head(text)
+    cut_notes = (cut,) if cut else ()
     prepared = prepare_text(text, mode=mode, language=language)
     if not revise:
         pairs, notes = extract_pairs(prepared, language=language)
+        notes = cut_notes + notes
         answers, reason = check_answers(pairs, reference, mode=mode, language=language, scoring=scoring)
         return ParsedAnswer(
             first_pass=answers, revised=None, failure_reason=reason, first_pass_pairs=pairs, notes=notes
@@ -225,5 +328,5 @@ def parse_answer(
         revised_failure_reason=revised_reason,
         first_pass_pairs=first_pairs,
         revised_pairs=revised_pairs,
-        notes=first_notes + revised_notes,
+        notes=cut_notes + first_notes + revised_notes,
     )

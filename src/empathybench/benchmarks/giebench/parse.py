@@ -2,16 +2,24 @@
 
 `parse_legacy` is the released evaluation regex; `parse_recommended` is the toolkit parser the spec recommends:
 last `[[A]]`-`[[D]]` token, tokens of an echoed format line ignored, optional fallbacks, failures reported.
+
+Both read at most `bounds.MAX_PARSED_CHARS` characters of a reply (a failure says when a reply was cut) and run
+in linear time: the released regex is quadratic on a reply full of tokens, so `parse_legacy` computes its
+match from the list of tokens instead (same result, tested against the regex).
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import pairwise
+
+from empathybench.benchmarks.bounds import parse_head
 
 VALID_LETTERS = frozenset("ABCD")
 
 # Verbatim from the released eval script (§2.3): the first [[X]], unless the same letter recurs later.
 LEGACY_VERDICT = re.compile(r"\[\[([A-Z])\]\](?!(?:[^\[]*\[\[[A-Z]\]\])+[^\[]*\[\[\1\]\])")
 
+_ANY_TOKEN = re.compile(r"\[\[([A-Z])\]\]")
 _TOKEN = re.compile(r"\[\[\s*([A-Da-d])\s*\]\]")
 # An echoed format line names all four letters close together; 300 characters covers the prompt's own line
 # (about 170) with room for quoting, and is far shorter than a typical explanation of four replies.
@@ -42,12 +50,33 @@ class Verdict:
         return self.letter in VALID_LETTERS
 
 
+def legacy_letter(reply: str) -> str | None:
+    """`LEGACY_VERDICT.search(reply).group(1)` in linear time.
+
+    The regex takes the first [[X]] token unless, in the chain of tokens that follows it (tokens separated by
+    text without "["), a token after the first one repeats X.
+    """
+    tokens = list(_ANY_TOKEN.finditer(reply))
+    # linked[i]: token i+1 follows token i with no "[" between them, so the chain goes on.
+    linked = [reply.find("[", a.end(), b.start()) < 0 for a, b in pairwise(tokens)]
+    # later[i]: the letters of the chain from token i on; built from the right.
+    later: list[frozenset[str]] = [frozenset()] * (len(tokens) + 1)
+    for i in range(len(tokens) - 1, -1, -1):
+        rest = later[i + 1] if i < len(linked) and linked[i] else frozenset()
+        later[i] = rest | {tokens[i].group(1)}
+    for i, token in enumerate(tokens):
+        repeated = i + 1 < len(linked) and linked[i] and linked[i + 1] and token.group(1) in later[i + 2]
+        if not repeated:
+            return token.group(1)
+    return None
+
+
 def parse_legacy(reply: str) -> Verdict:
     """The released regex: may return a letter outside A-D (e.g. E), which is never correct (§2.3)."""
-    match = LEGACY_VERDICT.search(reply)
-    if match is None:
-        return Verdict(None, "none", "no_match: no [[X]] token")
-    letter = match.group(1)
+    reply, cut = parse_head(reply)
+    letter = legacy_letter(reply)
+    if letter is None:
+        return Verdict(None, "none", "no_match: no [[X]] token" + (f" ({cut})" if cut else ""))
     if letter not in VALID_LETTERS:
         return Verdict(letter, "legacy_regex", f"out_of_range: [[{letter}]]")
     return Verdict(letter, "legacy_regex")
@@ -92,6 +121,14 @@ def _fallback(reply: str) -> Verdict | None:
 
 def parse_recommended(reply: str, *, fallbacks: bool = True) -> Verdict:
     """The last [[A]]-[[D]] token outside echoed format lines; else (optionally) a verdict on the final line."""
+    reply, cut = parse_head(reply)
+    verdict = _parse_recommended(reply, fallbacks=fallbacks)
+    if cut and verdict.failure:
+        return replace(verdict, failure=f"{verdict.failure} ({cut})")
+    return verdict
+
+
+def _parse_recommended(reply: str, *, fallbacks: bool) -> Verdict:
     tokens = list(_TOKEN.finditer(reply))
     echoed = _echoed_token_starts(tokens)
     kept = [t for t in tokens if t.start() not in echoed]

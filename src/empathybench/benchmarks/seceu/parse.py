@@ -10,6 +10,10 @@ Pure functions. The paper leaves the parsing details open (§3.1 "left unspecifi
 3. Then the first 4 numbers of the reply, after removing what is not a score: the story if echoed, option
    markers "(1)".."(4)" and "2. <option 2>", "Option 2", "step1", "/10", "out of 10", "sum up to 10" and the like.
 
+Bounded work: the first `bounds.MAX_PARSED_CHARS` characters are read (the note says when a reply was cut), at
+most `MAX_JSON_ATTEMPTS` bracket positions that are not JSON are tried, and the patterns use possessive
+quantifiers where two whitespace runs meet, so no reply makes parsing slow.
+
 Fewer than 4 options or numbers is no response, except that named scores already summing to 10 are a complete
 answer (the options not named get 0). Non-integers are allowed: the paper's rescaling makes them anyway.
 """
@@ -18,26 +22,33 @@ import json
 import math
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from empathybench.benchmarks.bounds import parse_head
 
 N_OPTIONS = 4
 TOTAL_POINTS = 10.0
 PARTIAL_SUM_TOLERANCE = 0.5  # named scores within this of 10 are a complete allocation
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_JSON_START = re.compile(r"[\[{]")
+# Bracket positions tried as JSON that turn out not to be: a real reply has a handful; "[[[[..." has millions.
+MAX_JSON_ATTEMPTS = 64
 _NAME_KEYS = ("name", "emotion", "option", "label")
 _SCORE_KEYS = ("score", "value", "points", "rating", "intensity")
 # Between an option word and its score: quotes/markdown, an optional separator or verb, an optional "a score of".
+# Possessive runs (*+): what follows each run starts with a character outside it, so giving characters back can
+# never make a match, only cost time (quadratic on a long run of spaces).
 _BETWEEN_NAME_AND_SCORE = (
-    r"""[\s"'*_`]*(?:[:=\-–—]|\bis\b|\bgets?\b|\breceives?\b|\bhas\b)?[\s"'*_`]*"""
-    r"""(?:(?:a\s+)?(?:score|rating|points?)(?:\s+of)?\s*[:=]?\s*)?"""
+    r"""[\s"'*_`]*+(?:[:=\-–—]|\bis\b|\bgets?\b|\breceives?\b|\bhas\b)?[\s"'*_`]*+"""
+    r"""(?:(?:a\s+)?(?:score|rating|points?)(?:\s+of)?\s*+[:=]?\s*+)?"""
 )
 # Text that is not a score, removed before taking the first 4 numbers.
 _NOT_SCORES = (
     re.compile(r"\(\s*[1-4]\s*\)"),
     re.compile(r"^\s*[1-4][.)]\s", re.MULTILINE),
-    re.compile(r"\b(?:option|item|step|emotion)\s*#?\s*\d+", re.IGNORECASE),
+    re.compile(r"\b(?:option|item|step|emotion)\s*+#?\s*+\d+", re.IGNORECASE),
     re.compile(r"/\s*10\b"),
     re.compile(r"\bout\s+of\s+10\b", re.IGNORECASE),
     re.compile(
@@ -80,14 +91,16 @@ def _json_values(text: str) -> Iterator[Any]:
     """Every JSON object or array embedded in the text, left to right."""
     decoder = json.JSONDecoder()
     index = 0
-    while True:
-        starts = [i for i in (text.find("{", index), text.find("[", index)) if i >= 0]
-        if not starts:
+    failures = 0
+    while failures < MAX_JSON_ATTEMPTS:
+        found = _JSON_START.search(text, index)
+        if found is None:
             return
-        start = min(starts)
+        start = found.start()
         try:
             value, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested deeper than Python recurses
+            failures += 1
             index = start + 1
             continue
         yield value
@@ -204,8 +217,12 @@ def parse_allocation(text: str, options: Sequence[str], *, ignore: Sequence[str]
         raise ValueError(f"SECEU items have 4 options, got {len(options)}")
     if not text or not text.strip():
         return ParsedAllocation(None, "none", "empty reply")
+    text, cut = parse_head(text)
     parsed = _from_json(text, options) or _from_names(text, options) or _from_first_numbers(text, options, ignore)
-    return parsed or ParsedAllocation(None, "none", "fewer than 4 scores found")
+    parsed = parsed or ParsedAllocation(None, "none", "fewer than 4 scores found")
+    if cut:
+        parsed = replace(parsed, note=f"{parsed.note}; {cut}" if parsed.note else cut)
+    return parsed
 
 
 def normalise_allocation(values: Sequence[float] | None) -> NormalisedAllocation:
