@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from empathybench.errors import UserError
+from empathybench.redaction import RedactingStream, redact
 
 app = typer.Typer(
     help="Run published empathy and emotional-intelligence instruments against any LLM, beside human norms.",
@@ -23,8 +24,9 @@ judge_app = typer.Typer(help="Check an LLM judge against published human ratings
 app.add_typer(rescore_app, name="rescore")
 app.add_typer(judge_app, name="judge")
 
-console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
-stdout = Console()
+# Everything printed passes through redaction: no API key reaches the terminal, whatever text carried it.
+console = Console(file=RedactingStream("stderr"), soft_wrap=True)  # an error stays one line, however long
+stdout = Console(file=RedactingStream("stdout"))
 
 
 def _parse_options(pairs: list[str]) -> dict[str, str]:
@@ -142,9 +144,10 @@ def report_command(
         return
     comparison = compare_runs(runs)
     target = out or Path("comparison.html")
-    target.write_text(render_comparison(comparison, [r.summary for r in runs]), encoding="utf-8")
-    target.with_suffix(".md").write_text(render_comparison_markdown(comparison), encoding="utf-8")
-    target.with_suffix(".json").write_text(json.dumps(comparison, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    target.write_text(redact(render_comparison(comparison, [r.summary for r in runs])), encoding="utf-8")
+    target.with_suffix(".md").write_text(redact(render_comparison_markdown(comparison)), encoding="utf-8")
+    comparison_json = json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
+    target.with_suffix(".json").write_text(redact(comparison_json), "utf-8")
     for entry in comparison["benchmarks"].values():
         for row in entry["paired"]:
             if row.get("metric") == entry["headline_metric"] and row.get("difference") is not None:
@@ -261,7 +264,7 @@ def data_where(
 
 def _emit(result: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(redact(json.dumps(result, indent=2, ensure_ascii=False)) + "\n")
     else:
         from rich.pretty import pprint
 
@@ -450,7 +453,7 @@ def judge_validate(
     )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        out.write_text(redact(json.dumps(report, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
     if as_json:
         _emit(report, as_json=True)
     else:

@@ -10,6 +10,7 @@ Redaction is applied where text enters (backend error messages, reply text) and 
 """
 
 import base64
+import html
 import json
 import os
 import threading
@@ -86,12 +87,13 @@ def known_secrets() -> list[str]:
 
 
 def _forms(secret: str) -> Iterable[str]:
-    """The ways a secret can appear in text: as is, JSON-escaped (both ASCII modes), percent-encoded."""
+    """The ways a secret can appear in text: as is, JSON-escaped (both ASCII modes), percent-encoded, in HTML."""
     yield secret
     yield json.dumps(secret)[1:-1]
     yield json.dumps(secret, ensure_ascii=False)[1:-1]
     yield quote(secret, safe="")
     yield quote_plus(secret, safe="")
+    yield html.escape(secret)
 
 
 def redact(text: str) -> str:
@@ -151,13 +153,18 @@ class RedactingStream:
     def _target(self) -> Any:
         import sys
 
-        return getattr(sys, self._name)
+        stream = getattr(sys, self._name)
+        # While a rich Live display runs, sys.stdout/stderr are its proxies, which print through a console
+        # writing here: write to the stream underneath instead (as rich's own Console.file does).
+        return getattr(stream, "rich_proxied_file", stream)
 
     def write(self, text: str) -> int:
         self._target.write(redact(text))
         return len(text)
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute == "rich_proxied_file":
+            raise AttributeError(attribute)  # rich must keep writing through this stream
         return getattr(self._target, attribute)
 
 

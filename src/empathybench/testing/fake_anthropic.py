@@ -6,7 +6,7 @@ API does where a client can go wrong:
 - it requires an `anthropic-version` header and a key (`x-api-key`, or `Authorization: Bearer`, which SDK 2.x
   sends; the API reads x-api-key when both are present) and answers 401 `authentication_error` to a wrong one;
 - under API version 2026-10-21 it answers 400 to `temperature`, `top_p` or `top_k`, even at their defaults, as the
-  API does; under 2023-06-01 it takes them (and refuses `temperature` with `top_p`, as recent models do);
+  API does; under 2023-06-01 it takes them;
 - answers have the API's fields: id, type "message", role, content [{type: "text", text}], model, stop_reason,
   stop_sequence, usage {input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens};
 - errors are `{"type": "error", "error": {"type": ..., "message": ...}, "request_id": ...}`; scripted faults
@@ -26,6 +26,7 @@ import socket
 import socketserver
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ class RecordedRequest:
     x_api_key: str | None
     authorization: str | None
     outcome: str  # "ok" or the HTTP status served
+    arrived: float  # time.monotonic() when the body had been read
 
 
 def error_body(status: int, message: str, index: int) -> dict[str, Any]:
@@ -232,6 +234,7 @@ class FakeAnthropicServer:
     # --- serving ---------------------------------------------------------------------------------------
 
     def _serve(self, handler: _Handler, raw: bytes) -> None:
+        arrived = time.monotonic()
         try:
             body = json.loads(raw)
         except ValueError:
@@ -250,6 +253,7 @@ class FakeAnthropicServer:
             x_api_key=headers.get("x-api-key"),
             authorization=headers.get("Authorization"),
             outcome="ok" if status == 200 else str(status),
+            arrived=arrived,
         )
         with self._lock:
             self._requests.append(record)
@@ -312,8 +316,6 @@ class FakeAnthropicServer:
             for field in SAMPLING_FIELDS:
                 if field in body:
                     return f"{field}: Extra inputs are not permitted"
-        elif "temperature" in body and "top_p" in body:
-            return "`temperature` and `top_p` cannot both be specified for this model"
         temperature = body.get("temperature")
         if temperature is not None and not (isinstance(temperature, int | float) and 0 <= temperature <= 1):
             return "temperature: Input should be less than or equal to 1"
