@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from empathybench.models.anthropic_backend import (
     sdk_takes_sampling_arguments,
 )
 from empathybench.models.base import ChatRequest, Message, Sampling
-from empathybench.testing.fake_anthropic import FakeAnthropicServer
+from empathybench.testing.fake_anthropic import FakeAnthropicServer, error_body
 from empathybench.testing.fake_judge import FakeJudge
 
 KEY = "sk-ant-test-4b1d93c7e2"
@@ -51,6 +53,43 @@ def eqbench_run(out: Path, limit: int, *extra: str) -> list[str]:
 
 def read_records(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run_dir / "samples.jsonl").read_text("utf-8").splitlines()]
+
+
+def post(server: FakeAnthropicServer, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        f"{server.base_url}/v1/messages", json.dumps(body).encode(), headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_fake_server_behaves_as_the_messages_api() -> None:
+    """The fake refuses what the API refuses, so a backend that passes against it sends what the API takes."""
+    body = {"model": MODEL, "max_tokens": 20, "messages": [{"role": "user", "content": "Joy: <score>"}]}
+    v2023 = {"anthropic-version": "2023-06-01", "x-api-key": KEY}
+    with FakeAnthropicServer(api_key=KEY) as server:
+        status, ok = post(server, {**body, "temperature": 0.0}, v2023)
+        assert status == 200 and ok["type"] == "message" and ok["role"] == "assistant"
+        assert ok["content"] == [{"type": "text", "text": "Joy: 5"}] and ok["stop_reason"] == "end_turn"
+        assert ok["stop_sequence"] is None and {"input_tokens", "output_tokens"} <= ok["usage"].keys()
+        v2026 = {"anthropic-version": "2026-10-21", "Authorization": f"Bearer {KEY}"}
+        assert post(server, body, v2026)[0] == 200
+        status, error = post(server, {**body, "temperature": 1.0}, v2026)
+        assert status == 400 and error["type"] == "error"
+        assert error["error"] == {
+            "type": "invalid_request_error",
+            "message": "temperature: Extra inputs are not permitted",
+        }
+        assert post(server, body, {"x-api-key": KEY})[0] == 400  # no anthropic-version
+        wrong_key = {"anthropic-version": "2023-06-01", "x-api-key": "wrong-key"}
+        assert post(server, body, wrong_key)[1]["error"]["type"] == "authentication_error"
+        server.script_faults("529", "429")
+        assert post(server, body, v2023) == (529, error_body(529, "Overloaded", 6))
+        assert post(server, body, v2023)[1]["error"]["type"] == "rate_limit_error"
+        assert [r.outcome for r in server.requests] == ["ok", "ok", "400", "400", "401", "529", "429"]
 
 
 def test_the_installed_sdk_decides_how_sampling_is_sent() -> None:
@@ -148,6 +187,7 @@ def test_eqbench_run_over_the_wire(
     assert summary["usage"]["prompt_tokens"] == sum(r["usage"]["prompt_tokens"] for r in records) > 0
     run_info = json.loads((run_dir / "run.json").read_text("utf-8"))
     assert run_info["model"]["provider"] == "anthropic" and run_info["model"]["base_url"] == base_url
+    assert run_info["model"]["api_version"] == requests[0].api_version
 
 
 def test_429_with_retry_after_and_529_are_retried(tmp_path: Path, mirror: Path) -> None:

@@ -70,15 +70,21 @@ class AnthropicBackend:
         self._request_url, self._default_query = split_url_query(url)
         self.base_url = strip_url_credentials(url)
         self._api_key = key
-        self._client: Any = None  # made at the first call: a fully cached run never imports the SDK
-        self._sampling_as_arguments: bool | None = None
+        import anthropic
+
+        self._anthropic = anthropic
+        self._sampling_as_arguments = sdk_takes_sampling_arguments(anthropic.resources.AsyncMessages.create)
+        # The API version the requests ask for: it decides which fields the API takes, so it is part of identity.
+        self.api_version: str | None = (
+            getattr(getattr(anthropic, "_constants", None), "ANTHROPIC_API_VERSION", None)
+            if self._sampling_as_arguments
+            else SAMPLING_API_VERSION
+        )
+        self._client: Any = None  # made at the first call
 
     def _get_client(self) -> Any:
         if self._client is None:
-            import anthropic
-
-            self._anthropic = anthropic
-            self._sampling_as_arguments = sdk_takes_sampling_arguments(anthropic.resources.AsyncMessages.create)
+            anthropic = self._anthropic
             headers: dict[str, str] = {}
             if not self._sampling_as_arguments:
                 # x-api-key as well as the SDK's Authorization: Bearer, as API version 2023-06-01 clients send it
@@ -96,10 +102,15 @@ class AnthropicBackend:
         return self._client
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_version": self.api_version,
+        }
 
     def request_arguments(self, request: ChatRequest) -> dict[str, Any]:
-        """The keyword arguments of `messages.create` for this request (the SDK must have been loaded)."""
+        """The keyword arguments of `messages.create` for this request."""
         s = request.sampling
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         kwargs: dict[str, Any] = {
