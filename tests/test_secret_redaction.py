@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from empathybench.models.base import ChatResponse
 from empathybench.models.openai_backend import OpenAIBackend
 from empathybench.redaction import (
     REDACTED,
+    _forget_registered_for_tests,
     redact,
     redact_data,
     register_secret,
@@ -65,6 +67,13 @@ def marker_in(path: Path) -> bool:
     return REDACTED.encode() in path.read_bytes()
 
 
+@pytest.fixture(autouse=True)
+def _forget_registered_secrets() -> Iterator[None]:
+    """Secrets registered by one test (directly or by a backend) do not stay known for the next ones."""
+    yield
+    _forget_registered_for_tests()
+
+
 def test_redact_covers_the_forms_a_secret_takes() -> None:
     register_secret('k3y/with+odd=chars"')
     text = (
@@ -97,6 +106,9 @@ def test_writers_redact_whatever_reaches_them(tmp_path: Path, monkeypatch: pytes
     store = RunStore(tmp_path / "run")
     store.open("fingerprint")
     store.append({"benchmark": "b", "item_id": "1", "status": "error", "error": f"HTTP 400: Bearer {OPENAI_KEY}"})
+    quoted = 'gw-secret"with\\quote'  # characters JSON escapes: the line must stay valid JSON
+    register_secret(quoted)
+    store.append({"benchmark": "b", "item_id": "2", "status": "error", "error": f"echo {quoted} end"})
     store.write_run({"error": OPENAI_KEY})
     store.write_summary({"note": {OPENAI_KEY: 1}})
     store.close()
@@ -104,7 +116,9 @@ def test_writers_redact_whatever_reaches_them(tmp_path: Path, monkeypatch: pytes
     cache.put("k", ChatResponse(text=f"your key is {OPENAI_KEY}"))
     assert cache.get("k") is not None and cache.get("k").text == f"your key is {REDACTED}"  # type: ignore[union-attr]
     cache.close()
-    assert leaks([OPENAI_KEY], [tmp_path], []) == []
+    assert leaks([OPENAI_KEY, quoted, json.dumps(quoted)[1:-1]], [tmp_path], []) == []
+    lines = (tmp_path / "run" / "samples.jsonl").read_text("utf-8").splitlines()
+    assert [json.loads(line)["error"] for line in lines] == [f"HTTP 400: Bearer {REDACTED}", f"echo {REDACTED} end"]
     assert all(marker_in(tmp_path / "run" / name) for name in ("samples.jsonl", "run.json", "summary.json"))
 
 

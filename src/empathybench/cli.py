@@ -1,6 +1,5 @@
 """The `empathybench` command. Thin: parses options and calls the library. Heavy imports stay lazy."""
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -9,7 +8,7 @@ import typer
 from rich.console import Console
 
 from empathybench.errors import UserError
-from empathybench.redaction import RedactingStream, redact
+from empathybench.redaction import RedactingStream, dumps_redacted, redact
 
 app = typer.Typer(
     help="Run published empathy and emotional-intelligence instruments against any LLM, beside human norms.",
@@ -146,8 +145,7 @@ def report_command(
     target = out or Path("comparison.html")
     target.write_text(redact(render_comparison(comparison, [r.summary for r in runs])), encoding="utf-8")
     target.with_suffix(".md").write_text(redact(render_comparison_markdown(comparison)), encoding="utf-8")
-    comparison_json = json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
-    target.with_suffix(".json").write_text(redact(comparison_json), "utf-8")
+    target.with_suffix(".json").write_text(dumps_redacted(comparison, indent=2) + "\n", "utf-8")
     for entry in comparison["benchmarks"].values():
         for row in entry["paired"]:
             if row.get("metric") == entry["headline_metric"] and row.get("difference") is not None:
@@ -264,7 +262,7 @@ def data_where(
 
 def _emit(result: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(redact(json.dumps(result, indent=2, ensure_ascii=False)) + "\n")
+        sys.stdout.write(dumps_redacted(result, indent=2) + "\n")
     else:
         from rich.pretty import pprint
 
@@ -453,7 +451,7 @@ def judge_validate(
     )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(redact(json.dumps(report, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
+        out.write_text(dumps_redacted(report, indent=2) + "\n", encoding="utf-8")
     if as_json:
         _emit(report, as_json=True)
     else:

@@ -96,26 +96,49 @@ def _forms(secret: str) -> Iterable[str]:
     yield html.escape(secret)
 
 
+def _secret_forms() -> list[str]:
+    forms: dict[str, None] = {}
+    for secret in known_secrets():
+        forms.update(dict.fromkeys(form for form in _forms(secret) if form))
+    return list(forms)
+
+
+def _redact_with(text: str, forms: list[str]) -> str:
+    for form in forms:
+        if form in text:
+            text = text.replace(form, REDACTED)
+    return text
+
+
 def redact(text: str) -> str:
     """`text` with every known secret replaced by REDACTED."""
     if not text:
         return text
-    for secret in known_secrets():
-        for form in dict.fromkeys(_forms(secret)):
-            if form and form in text:
-                text = text.replace(form, REDACTED)
-    return text
+    return _redact_with(text, _secret_forms())
 
 
 def redact_data(data: Any) -> Any:
-    """A copy of JSON-like data with every string (keys too) redacted."""
-    if isinstance(data, str):
-        return redact(data)
-    if isinstance(data, dict):
-        return {redact_data(k) if isinstance(k, str) else k: redact_data(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [redact_data(v) for v in data]
-    return data
+    """A copy of JSON-like data with every string (keys too) redacted; tuples become lists."""
+    forms = _secret_forms()
+    if not forms:
+        return data
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return _redact_with(value, forms)
+        if isinstance(value, dict):
+            return {walk(k) if isinstance(k, str) else k: walk(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(data)
+
+
+def dumps_redacted(data: Any, *, indent: int | None = None) -> str:
+    """JSON of `data` with every secret redacted. Strings are redacted before serialising, so the JSON stays valid
+    whatever characters a secret holds; values JSON cannot hold are written as their (redacted) str()."""
+    return json.dumps(redact_data(data), indent=indent, ensure_ascii=False, default=lambda value: redact(str(value)))
 
 
 def strip_url_credentials(url: str) -> str:
@@ -176,6 +199,7 @@ def _forget_registered_for_tests() -> None:
 __all__ = [
     "REDACTED",
     "RedactingStream",
+    "dumps_redacted",
     "known_secrets",
     "redact",
     "redact_data",
