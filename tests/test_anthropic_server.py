@@ -253,3 +253,18 @@ def test_anthropic_as_judge_of_the_empathetic_benchmark(tmp_path: Path, mirror: 
     summary = json.loads((run_dir / "summary.json").read_text("utf-8"))["benchmarks"]["empathetic"]
     assert summary["judge"]["identity"]["provider"] == "anthropic" and summary["judge"]["self_judging"] is False
     assert summary["status"] == "complete"
+
+
+def test_judge_validate_with_an_anthropic_judge(tmp_path: Path, mirror: Path) -> None:
+    judge = FakeJudge(unreadable_first_every=4)
+    out = tmp_path / "validation.json"
+    with FakeAnthropicServer(api_key=KEY, answer=judge) as server:
+        args = ["judge", "validate", "--judge", f"anthropic/{MODEL}", "--limit", "6", "--json", "--out", str(out)]
+        result = cli(args, cli_env(tmp_path / "c", mirror, server.base_url))
+        requests = server.requests
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text("utf-8"))
+    assert report["judge"]["provider"] == "anthropic" and report["judge"]["model"] == MODEL
+    assert report["n_cases"] == 6 and report["n_failed_calls"] == 0
+    assert report["usage"]["calls"] == len(requests) == len(judge.judge_requests) >= 6
+    assert all(r.outcome == "ok" and r.body["temperature"] == 0.0 for r in requests)
