@@ -1,6 +1,5 @@
 """The `empathybench` command. Thin: parses options and calls the library. Heavy imports stay lazy."""
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,6 +9,7 @@ from rich.console import Console
 
 from empathybench.errors import UserError
 from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from empathybench.redaction import RedactingStream, dumps_redacted, redact
 
 app = typer.Typer(
     help="Run published empathy and emotional-intelligence instruments against any LLM, beside human norms.",
@@ -28,8 +28,9 @@ TIMEOUT_HELP = (
     "Seconds one whole request may take (server wait and every byte of the reply), then it is retried as a "
     "timeout; not applied in process (local, llamacpp/), where max_tokens bounds a call"
 )
-console = Console(stderr=True, soft_wrap=True)  # an error stays one line, however long
-stdout = Console()
+# Everything printed passes through redaction: no API key reaches the terminal, whatever text carried it.
+console = Console(file=RedactingStream("stderr"), soft_wrap=True)  # an error stays one line, however long
+stdout = Console(file=RedactingStream("stdout"))
 
 
 def _parse_options(pairs: list[str]) -> dict[str, str]:
@@ -159,9 +160,9 @@ def report_command(
     comparison = compare_runs(runs)
     target = out or Path("comparison.html")
     written = [target, target.with_suffix(".md"), target.with_suffix(".json")]
-    target.write_text(render_comparison(comparison, [r.summary for r in runs]), encoding="utf-8")
-    written[1].write_text(render_comparison_markdown(comparison), encoding="utf-8")
-    written[2].write_text(json.dumps(comparison, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    target.write_text(redact(render_comparison(comparison, [r.summary for r in runs])), encoding="utf-8")
+    written[1].write_text(redact(render_comparison_markdown(comparison)), encoding="utf-8")
+    written[2].write_text(dumps_redacted(comparison, indent=2) + "\n", "utf-8")
     print_comparison(stdout, comparison, written)
 
 
@@ -269,7 +270,7 @@ def data_where(
 
 def _emit(result: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(dumps_redacted(result, indent=2) + "\n")
     else:
         from rich.pretty import pprint
 
@@ -356,7 +357,7 @@ def rescore_emobench(
 
     result = rescore_directory(directory)
     if as_json:
-        sys.stdout.write(json.dumps(result.rows, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(dumps_redacted(result.rows, indent=2) + "\n")
     else:
         print_rows(result.rows, stdout)
     for note in result.skipped:
@@ -496,7 +497,7 @@ def judge_validate(
     )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        out.write_text(dumps_redacted(report, indent=2) + "\n", encoding="utf-8")
     if as_json:
         _emit(report, as_json=True)
     else:

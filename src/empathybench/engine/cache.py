@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.models.base import ChatRequest, ChatResponse
+from empathybench.redaction import dumps_redacted, redact_data
 
 CACHE_FORMAT = 1
 
@@ -43,7 +44,7 @@ class ResponseCache:
         row = self._db.execute("SELECT body FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        body = json.loads(row[0])
+        body = redact_data(json.loads(row[0]))  # also an entry written before its key was known as a secret
         return ChatResponse(
             text=body["text"],
             finish_reason=body.get("finish_reason"),
@@ -62,7 +63,7 @@ class ResponseCache:
         }
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, created, body) VALUES (?, ?, ?)",
-            (key, time.time(), json.dumps(body, ensure_ascii=False)),
+            (key, time.time(), dumps_redacted(body)),
         )
 
     def count(self) -> int:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.errors import UserError
+from empathybench.redaction import dumps_redacted
 
 RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
@@ -14,7 +15,8 @@ SUMMARY_FILE = "summary.json"
 
 def write_json_atomically(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    # No secret reaches a shared file, whatever path it took to get here.
+    tmp.write_text(dumps_redacted(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -73,7 +75,7 @@ class RunStore:
 
     def append(self, record: dict[str, Any]) -> None:
         # One write of one complete line, then flush: a kill -9 after this returns loses nothing.
-        self._handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._handle.write(dumps_redacted(record) + "\n")
         self._handle.flush()
 
     def write_run(self, data: dict[str, Any]) -> None:

@@ -1,5 +1,15 @@
-"""Anthropic's Messages API."""
+"""Anthropic's Messages API (non-streaming), through the official SDK.
 
+Sampling settings and SDK versions: SDK releases before 2.0 take `temperature`, `top_p` and `top_k` as arguments
+of `messages.create` and send `anthropic-version: 2023-06-01`. From 2.0 (API version 2026-10-21, sent by default)
+the SDK has no such arguments and the API answers 400 to any of them, even at their defaults; the API keeps
+accepting them under `anthropic-version: 2023-06-01`. A benchmark's protocol fixes its sampling (EQ-Bench asks
+for temperature 0.01, judges for near-greedy decoding), so with an SDK that lacks the arguments this backend asks
+for API version 2023-06-01 and sends the settings in the request body. Which path is taken is read from the
+installed SDK's `messages.create` signature, not from its version number.
+"""
+
+import inspect
 import os
 from typing import Any
 
@@ -8,11 +18,40 @@ from empathybench.models.base import (
     ChatRequest,
     ChatResponse,
     RequestRejectedError,
+    Sampling,
     TransientBackendError,
     parse_retry_after,
 )
+from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 REQUEST_TIMEOUT_S = 600.0
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+# The API version that still takes temperature/top_p/top_k (see the module docstring).
+SAMPLING_API_VERSION = "2023-06-01"
+SAMPLING_ARGUMENTS = ("temperature", "top_p", "top_k")
+
+
+def sdk_takes_sampling_arguments(create: Any) -> bool:
+    """Whether an SDK's `messages.create` has `temperature`, `top_p` and `top_k` parameters."""
+    try:
+        parameters = inspect.signature(create).parameters
+    except (TypeError, ValueError):
+        return False
+    return all(name in parameters for name in SAMPLING_ARGUMENTS)
+
+
+def sampling_fields(sampling: Sampling) -> dict[str, Any]:
+    """The sampling settings as Messages API body fields.
+
+    `top_p` only when it narrows: recent Claude models refuse temperature and top_p together, and 1.0 is the
+    API's default anyway. `seed`, `min_p` and `repeat_penalty` have no Messages API equivalent.
+    """
+    fields: dict[str, Any] = {"temperature": sampling.temperature}
+    if sampling.top_p < 1.0:
+        fields["top_p"] = sampling.top_p
+    if sampling.top_k is not None:
+        fields["top_k"] = sampling.top_k
+    return fields
 
 
 class AnthropicBackend:
@@ -22,74 +61,146 @@ class AnthropicBackend:
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None) -> None:
         self.model = model
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        register_secret(key)
         if not key:
             raise ModelConfigError("ANTHROPIC_API_KEY is not set; export it to use anthropic/<model>")
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+        url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL).rstrip("/")
+        register_url(url)
+        # Credentials in the URL are sent but never recorded or shown; the SDK takes the query separately.
+        self._request_url, self._default_query = split_url_query(url)
+        self.base_url = strip_url_credentials(url)
+        self._api_key = key
         import anthropic
 
         self._anthropic = anthropic
-        self._client = anthropic.AsyncAnthropic(
-            api_key=key, base_url=self.base_url, max_retries=0, timeout=REQUEST_TIMEOUT_S
+        self._sampling_as_arguments = sdk_takes_sampling_arguments(anthropic.resources.AsyncMessages.create)
+        # The API version the requests ask for: it decides which fields the API takes, so it is part of identity.
+        self.api_version: str | None = (
+            getattr(getattr(anthropic, "_constants", None), "ANTHROPIC_API_VERSION", None)
+            if self._sampling_as_arguments
+            else SAMPLING_API_VERSION
         )
+        self._client: Any = None  # made at the first call
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            anthropic = self._anthropic
+            headers: dict[str, str] = {}
+            if not self._sampling_as_arguments:
+                # x-api-key as well as the SDK's Authorization: Bearer, as API version 2023-06-01 clients send it
+                # (the API reads x-api-key when both are present; proxies built for that version read only it).
+                headers = {"anthropic-version": SAMPLING_API_VERSION, "X-Api-Key": self._api_key}
+            # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self._request_url,
+                default_headers=headers or None,
+                default_query=self._default_query or None,
+                max_retries=0,
+                timeout=REQUEST_TIMEOUT_S,
+            )
+        return self._client
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_version": self.api_version,
+        }
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
+    def request_arguments(self, request: ChatRequest) -> dict[str, Any]:
+        """The keyword arguments of `messages.create` for this request."""
         s = request.sampling
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
             "max_tokens": s.max_tokens,
-            "temperature": s.temperature,
         }
-        # Recent Claude models refuse temperature and top_p together; top_p is sent only when it narrows.
-        if s.top_p < 1.0:
-            kwargs["top_p"] = s.top_p
-        if s.top_k is not None:
-            kwargs["top_k"] = s.top_k
+        if self._sampling_as_arguments:
+            kwargs.update(sampling_fields(s))
+        else:
+            kwargs["extra_body"] = sampling_fields(s)
         if s.stop:
             kwargs["stop_sequences"] = list(s.stop)
         if system:
             kwargs["system"] = system
+        return kwargs
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        client = self._get_client()
         anthropic = self._anthropic
         try:
-            message = await self._client.messages.create(**kwargs)
+            message = await client.messages.create(**self.request_arguments(request))
         except anthropic.RateLimitError as exc:
             raise TransientBackendError(
-                "rate_limited", "429 rate limited", parse_retry_after(exc.response.headers.get("retry-after"))
+                "rate_limited", "HTTP 429 rate limited", parse_retry_after(exc.response.headers.get("retry-after"))
             ) from exc
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+            where = "Anthropic" if self.base_url == ANTHROPIC_DEFAULT_BASE_URL else self.base_url
             raise BackendUnavailableError(
-                f"Anthropic refused the API key (HTTP {exc.status_code}); check ANTHROPIC_API_KEY"
+                f"{where} refused the API key (HTTP {exc.status_code}); check ANTHROPIC_API_KEY"
             ) from exc
         except anthropic.NotFoundError as exc:
-            raise BackendUnavailableError(f"Anthropic has no model {self.model!r} (HTTP 404)") from exc
+            raise BackendUnavailableError(
+                f"{self.base_url} has no model {self.model!r} or no Messages endpoint (HTTP 404)"
+            ) from exc
         except anthropic.APIStatusError as exc:
             status = exc.status_code
-            if status >= 500 or status in (408, 529):
+            if status >= 500 or status == 408:  # 529 is Anthropic's "overloaded"
                 raise TransientBackendError(
                     "server_error",
                     f"HTTP {status}",
                     parse_retry_after(exc.response.headers.get("retry-after")),
                 ) from exc
-            raise RequestRejectedError(status, f"HTTP {status}: {exc.message}") from exc
+            raise RequestRejectedError(status, redact(f"HTTP {status}: {_error_message(exc)}")) from exc
         except anthropic.APITimeoutError as exc:
             raise TransientBackendError("timeout", "request timed out") from exc
         except anthropic.APIConnectionError as exc:
-            raise TransientBackendError("connection", f"connection failed: {exc.__cause__ or exc}") from exc
+            raise TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}")) from exc
         except (anthropic.APIResponseValidationError, ValueError) as exc:
-            raise TransientBackendError("malformed", f"malformed response body: {exc}") from exc
-        text = "".join(getattr(block, "text", "") for block in (message.content or []))
-        usage = message.usage
-        return ChatResponse(
-            text=text,
-            finish_reason=message.stop_reason,
-            prompt_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-            model=message.model,
-        )
+            raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
+        return _to_response(message)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def _error_message(exc: Any) -> str:
+    """The `error.message` of an Anthropic error body, else the SDK's message."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            kind = error.get("type")
+            return f"{kind}: {error['message']}" if isinstance(kind, str) else error["message"]
+    return str(getattr(exc, "message", exc))
+
+
+def _to_response(message: Any) -> ChatResponse:
+    """Turn an SDK message into our record; a body without a content list counts as malformed."""
+    content = getattr(message, "content", None)
+    if not isinstance(content, list):
+        raise TransientBackendError("malformed", "response has no content list")
+    text = "".join(block.text for block in content if isinstance(getattr(block, "text", None), str))
+    usage = getattr(message, "usage", None)
+    return ChatResponse(
+        text=redact(text),  # a server may echo what it was sent, the key included
+        finish_reason=getattr(message, "stop_reason", None),
+        prompt_tokens=_token_count(getattr(usage, "input_tokens", 0)),
+        completion_tokens=_token_count(getattr(usage, "output_tokens", 0)),
+        model=getattr(message, "model", None),
+    )
+
+
+def _token_count(value: Any) -> int:
+    """A usage count as a non-negative int; anything else (missing, text, huge floats) counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    try:
+        return max(0, int(value))
+    except (OverflowError, ValueError):
+        return 0

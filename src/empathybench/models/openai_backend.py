@@ -12,6 +12,7 @@ from empathybench.models.base import (
     normalise_response,
     parse_retry_after,
 )
+from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # The SDK's own timeout bounds each connect/read, not the whole request; the engine bounds the whole request
@@ -25,10 +26,16 @@ class OpenAIBackend:
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None) -> None:
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        register_url(url)
+        # Credentials in the URL (user:password@, ?key=) are sent but never recorded or shown: base_url is the
+        # URL without them; the SDK gets the query separately, as it appends its paths to the base URL.
+        self._request_url, self._default_query = split_url_query(url)
+        self.base_url = strip_url_credentials(url)
         key = api_key or os.environ.get("OPENAI_API_KEY")
+        register_secret(key)
         if not key:
-            if self.base_url == OPENAI_DEFAULT_BASE_URL:
+            if url == OPENAI_DEFAULT_BASE_URL:
                 raise ModelConfigError(
                     "OPENAI_API_KEY is not set; export it, or point --base-url / OPENAI_BASE_URL "
                     "at an OpenAI-compatible server that needs no key"
@@ -49,7 +56,11 @@ class OpenAIBackend:
             self._openai = openai
             # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
             self._client = openai.AsyncOpenAI(
-                base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self._timeout_s
+                base_url=self._request_url,
+                api_key=self._api_key,
+                default_query=self._default_query or None,
+                max_retries=0,
+                timeout=self._timeout_s,
             )
         return self._client
 
@@ -81,7 +92,7 @@ class OpenAIBackend:
         except openai.RateLimitError as exc:
             raise TransientBackendError(
                 "rate_limited",
-                f"429 {exc.message}",
+                redact(f"429 {exc.message}"),
                 parse_retry_after(exc.response.headers.get("retry-after")),
             ) from exc
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
@@ -97,14 +108,16 @@ class OpenAIBackend:
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
             if status >= 500 or status == 408:
                 raise TransientBackendError("server_error", f"HTTP {status}", retry_after) from exc
-            raise RequestRejectedError(status, f"HTTP {status}: {exc.message}") from exc
+            raise RequestRejectedError(status, redact(f"HTTP {status}: {exc.message}")) from exc
         except openai.APITimeoutError as exc:
             raise TransientBackendError("timeout", "request timed out") from exc
         except openai.APIConnectionError as exc:
-            raise TransientBackendError("connection", f"connection failed: {exc.__cause__ or exc}") from exc
+            raise TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}")) from exc
         except (openai.APIResponseValidationError, ValueError) as exc:
-            raise TransientBackendError("malformed", f"malformed response body: {exc}") from exc
-        return _to_response(completion)
+            raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
+        response = _to_response(completion)
+        response.text = redact(response.text)  # a server may echo what it was sent, the key included
+        return response
 
     async def aclose(self) -> None:
         if self._client is not None:

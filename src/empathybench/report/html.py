@@ -688,10 +688,11 @@ def write_run_reports(
     html_path: Path, summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]
 ) -> None:
     """A run's report.html at `html_path` and its report.md beside it."""
+    from empathybench.redaction import redact
     from empathybench.report.markdown import render_run_markdown
 
-    html_path.write_text(render_run_report(summary, run_info, samples), encoding="utf-8")
-    html_path.with_suffix(".md").write_text(render_run_markdown(summary), encoding="utf-8")
+    html_path.write_text(redact(render_run_report(summary, run_info, samples)), encoding="utf-8")
+    html_path.with_suffix(".md").write_text(redact(render_run_markdown(summary)), encoding="utf-8")
 
 
 # -------------------------------------------------------------------------------------------------------- comparison

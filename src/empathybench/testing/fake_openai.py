@@ -18,6 +18,10 @@ Hostile replies (scripted only), each a 200 a careless client would crash on:
 - "hang": nothing is sent until the server stops (or `hang_s` passes);
 - "drip": headers at once, then the body one byte every `drip_interval_s` seconds.
 
+With `echo_auth=True` the server behaves as a careless gateway would: its 400 and 500 error messages and its
+replies repeat the request's credentials (Authorization and x-api-key headers, the request path with its query),
+so tests can check that no key reaches a file or the terminal.
+
 It counts what it receives (total, per request-body hash, in flight, Authorization headers) so tests can
 assert "the server was asked nothing" or "no request was asked twice".
 
@@ -196,6 +200,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
 
 
+def echo_of_credentials(handler: BaseHTTPRequestHandler) -> str:
+    """What a careless server repeats back: the credential headers and the path with its query string."""
+    return (
+        f"\n(received Authorization: {handler.headers.get('Authorization')}; "
+        f"x-api-key: {handler.headers.get('x-api-key')}; path: {handler.path})"
+    )
+
+
 def _error_body(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
@@ -218,6 +230,7 @@ class FakeOpenAIServer:
         models: Iterable[str] = ("fake",),
         hang_s: float = 3600.0,
         drip_interval_s: float = 0.5,
+        echo_auth: bool = False,
     ) -> None:
         if rate_429 + rate_500 + rate_drop + rate_malformed > 1.0:
             raise ValueError("fault rates add up to more than 1")
@@ -233,6 +246,7 @@ class FakeOpenAIServer:
         self.hang_s = hang_s
         self.drip_interval_s = drip_interval_s
         self._stopping = threading.Event()  # wakes "hang" and "drip" replies when the server stops
+        self.echo_auth = echo_auth
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._scripted: deque[str] = deque()
@@ -406,8 +420,9 @@ class FakeOpenAIServer:
         except ValueError:
             request = None
         model = request.get("model") if isinstance(request, dict) and isinstance(request.get("model"), str) else None
+        echo = echo_of_credentials(handler) if self.echo_auth else ""
         try:
-            outcome, reply = self._reply(outcome, request, index, latency)
+            outcome, reply = self._reply(outcome, request, index, latency, echo)
         finally:
             # Counted before the reply leaves, so a client that has its answer also sees it in the counters.
             entry = RequestLogEntry(index, body_hash, outcome, arrived, time.monotonic(), model)
@@ -426,22 +441,27 @@ class FakeOpenAIServer:
                     self._outcomes["client_gone"] += 1
                     self._log[self._log.index(entry)] = replace(entry, outcome="client_gone")
 
-    def _reply(self, outcome: str, request: Any, index: int, latency: float) -> tuple[str, Callable[[_Handler], None]]:
-        """The outcome actually served and how to send it; sleeps for the latency where the outcome has it."""
+    def _reply(
+        self, outcome: str, request: Any, index: int, latency: float, echo: str = ""
+    ) -> tuple[str, Callable[[_Handler], None]]:
+        """The outcome actually served and how to send it; sleeps for the latency where the outcome has it.
+
+        `echo` (credentials the request carried, in echo mode) is repeated in 400/500 messages and in replies.
+        """
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
-            body = _error_body("body must be a JSON object with messages", "invalid_request_error")
+            body = _error_body(f"body must be a JSON object with messages{echo}", "invalid_request_error")
             return "400", lambda handler: handler.send_json(400, body)
         if outcome == "429":
             headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
             body = _error_body("rate limited (fake)", "rate_limit_exceeded")
             return outcome, lambda handler: handler.send_json(429, body, headers)
         if outcome == "400":
-            body = _error_body("request rejected (fake)", "invalid_request_error")
+            body = _error_body(f"request rejected (fake){echo}", "invalid_request_error")
             return outcome, lambda handler: handler.send_json(400, body)
         if latency > 0:
             time.sleep(latency)
         if outcome == "500":
-            body = _error_body("internal error (fake)", "server_error")
+            body = _error_body(f"internal error (fake){echo}", "server_error")
             return outcome, lambda handler: handler.send_json(500, body)
         if outcome == "drop":
             return outcome, _Handler.drop
@@ -452,7 +472,7 @@ class FakeOpenAIServer:
             self._stopping.wait(self.hang_s)
             return outcome, _Handler.drop
         try:
-            completion = self._completion(index, request)
+            completion = self._completion(index, request, echo)
         except Exception as exc:  # the answer function failed: a 500 keeps the client honest
             body = _error_body(f"fake server error: {exc}", "server_error")
             return "500", lambda handler: handler.send_json(500, body)
@@ -476,13 +496,14 @@ class FakeOpenAIServer:
             return json.dumps(completion).replace('"__HUGE__"', "1e400").encode("utf-8")
         return json.dumps(completion).encode("utf-8")
 
-    def _completion(self, index: int, request: dict[str, Any]) -> dict[str, Any]:
+    def _completion(self, index: int, request: dict[str, Any], echo: str = "") -> dict[str, Any]:
         text = self.answer(request)
         finish_reason = "stop"
         max_tokens = request.get("max_tokens") or request.get("max_completion_tokens")
         if isinstance(max_tokens, int):
             text, cut = truncate_words(text, max_tokens)
             finish_reason = "length" if cut else "stop"
+        text += echo  # after the cut, so that it always arrives
         prompt_tokens = sum(count_words(m["content"]) for m in request["messages"] if isinstance(m.get("content"), str))
         completion_tokens = count_words(text)
         return {
@@ -551,6 +572,7 @@ __all__ = [
     "FAULT_KINDS",
     "FakeOpenAIServer",
     "RequestLogEntry",
+    "echo_of_credentials",
     "fill_score_lines",
     "request_body_hash",
 ]

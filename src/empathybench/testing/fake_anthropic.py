@@ -1,0 +1,350 @@
+"""A fake Anthropic Messages API server for tests (standard library only), in the style of `fake_openai`.
+
+It serves `POST /v1/messages` (non-streaming) on 127.0.0.1 only, one thread per connection, and behaves as the
+API does where a client can go wrong:
+
+- it requires an `anthropic-version` header and a key (`x-api-key`, or `Authorization: Bearer`, which SDK 2.x
+  sends; the API reads x-api-key when both are present) and answers 401 `authentication_error` to a wrong one;
+- under API version 2026-10-21 it answers 400 to `temperature`, `top_p` or `top_k`, even at their defaults, as the
+  API does; under 2023-06-01 it takes them;
+- answers have the API's fields: id, type "message", role, content [{type: "text", text}], model, stop_reason,
+  stop_sequence, usage {input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens};
+- errors are `{"type": "error", "error": {"type": ..., "message": ...}, "request_id": ...}`; scripted faults
+  "400", "401", "403", "404", "429" (with retry-after), "500" and "529" (overloaded_error);
+- with `echo_auth=True` its 400/500 messages and its replies repeat the request's credentials.
+
+Every request (body, anthropic-version, credential headers, outcome) is recorded in `requests`.
+
+    with FakeAnthropicServer(api_key="sk-ant-test") as server:
+        ... point ANTHROPIC_BASE_URL at server.base_url ...
+        assert server.requests[0].body["system"] == "..."
+"""
+
+import contextlib
+import json
+import socket
+import socketserver
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from empathybench.testing.fake_openai import count_words, echo_of_credentials, fill_score_lines, truncate_words
+
+LOOPBACK = "127.0.0.1"
+API_VERSIONS = ("2023-06-01", "2026-10-21")
+VERSIONS_WITHOUT_SAMPLING = frozenset({"2026-10-21"})
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k")
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+FAULT_KINDS = tuple(str(status) for status in ERROR_TYPES)
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+AnswerFunction = Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One POST /v1/messages as the server saw it."""
+
+    index: int
+    path: str
+    body: Any  # the parsed JSON body (None when it was not JSON)
+    api_version: str | None
+    x_api_key: str | None
+    authorization: str | None
+    outcome: str  # "ok" or the HTTP status served
+    arrived: float  # time.monotonic() when the body had been read
+
+
+def error_body(status: int, message: str, index: int) -> dict[str, Any]:
+    return {
+        "type": "error",
+        "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
+        "request_id": f"req_fake_{index}",
+    }
+
+
+class _LoopbackHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 64
+    allow_reuse_address = True
+
+    def __init__(self, fake: "FakeAnthropicServer", port: int) -> None:
+        self.fake = fake
+        super().__init__((LOOPBACK, port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # a client hanging up is not a server bug
+        super().handle_error(request, client_address)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on a box without DNS.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = LOOPBACK
+        self.server_port = self.server_address[1]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _LoopbackHTTPServer
+    timeout = 30  # an idle keep-alive connection ends its thread after this
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.fake._track(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            self.send_json(413, error_body(413, "request too large", 0))
+            return
+        raw = self.rfile.read(length) if length > 0 else b""
+        self.server.fake._serve(self, raw)
+
+    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        body = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+
+class FakeAnthropicServer:
+    """A fake Anthropic Messages API on 127.0.0.1; use as a context manager or call start()/stop()."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        port: int = 0,
+        retry_after: str | None = "1",
+        answer: AnswerFunction | None = None,
+        echo_auth: bool = False,
+    ) -> None:
+        self.api_key = api_key  # None: any key is accepted (one must still be sent)
+        self.requested_port = port
+        self.retry_after = retry_after
+        self.answer: AnswerFunction = answer or fill_score_lines
+        self.echo_auth = echo_auth
+        self._lock = threading.Lock()
+        self._scripted: deque[str] = deque()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _LoopbackHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._requests: list[RecordedRequest] = []
+
+    # --- lifecycle -------------------------------------------------------------------------------------
+
+    def start(self) -> "FakeAnthropicServer":
+        if self._httpd is None:
+            self._httpd = _LoopbackHTTPServer(self, self.requested_port)
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.server_close()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "FakeAnthropicServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the fake server is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give as ANTHROPIC_BASE_URL (the SDK adds /v1/messages)."""
+        return f"http://{LOOPBACK}:{self.port}"
+
+    # --- faults and records ----------------------------------------------------------------------------
+
+    def script_faults(self, *kinds: str) -> None:
+        """Serve these outcomes ("ok" or an HTTP status of FAULT_KINDS) to the next requests, in arrival order."""
+        for kind in kinds:
+            if kind != "ok" and kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault {kind!r}; known: ok, {', '.join(FAULT_KINDS)}")
+        with self._lock:
+            self._scripted.extend(kinds)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def requests_total(self) -> int:
+        with self._lock:
+            return len(self._requests)
+
+    def _track(self, connection: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
+
+    # --- serving ---------------------------------------------------------------------------------------
+
+    def _serve(self, handler: _Handler, raw: bytes) -> None:
+        arrived = time.monotonic()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        headers = handler.headers
+        with self._lock:
+            index = len(self._requests) + 1
+            scripted = self._scripted.popleft() if self._scripted else "ok"
+        echo = echo_of_credentials(handler) if self.echo_auth else ""
+        status, payload = self._respond(handler, body, scripted, index, echo)
+        record = RecordedRequest(
+            index=index,
+            path=handler.path,
+            body=body,
+            api_version=headers.get("anthropic-version"),
+            x_api_key=headers.get("x-api-key"),
+            authorization=headers.get("Authorization"),
+            outcome="ok" if status == 200 else str(status),
+            arrived=arrived,
+        )
+        with self._lock:
+            self._requests.append(record)
+        extra = {"request-id": f"req_fake_{index}"}
+        if status == 429 and self.retry_after is not None:
+            extra["retry-after"] = self.retry_after
+        handler.send_json(status, payload, extra)
+
+    def _respond(self, handler: _Handler, body: Any, scripted: str, index: int, echo: str) -> tuple[int, Any]:
+        """The status and JSON payload for one request, checked in the API's order: route, auth, version, body."""
+        path = handler.path.split("?", 1)[0].rstrip("/")
+        if path != "/v1/messages":
+            return 404, error_body(404, f"Not found: POST {path}", index)
+        headers = handler.headers
+        x_api_key = headers.get("x-api-key")
+        bearer = (headers.get("Authorization") or "").removeprefix("Bearer ").strip() or None
+        key = x_api_key or bearer
+        if key is None:
+            return 401, error_body(401, "x-api-key header is required", index)
+        if self.api_key is not None and key != self.api_key:
+            return 401, error_body(401, "invalid x-api-key", index)
+        version = headers.get("anthropic-version")
+        if version is None:
+            return 400, error_body(400, "anthropic-version: header is required", index)
+        if version not in API_VERSIONS:
+            return 400, error_body(400, f"anthropic-version: unknown version {version!r}", index)
+        if scripted != "ok":
+            status = int(scripted)
+            message = {429: "Number of requests has exceeded your rate limit", 529: "Overloaded"}.get(
+                status, f"fake {ERROR_TYPES[status]}"
+            )
+            return status, error_body(status, message + (echo if status in (400, 500) else ""), index)
+        problem = self._invalid(body, version)
+        if problem is not None:
+            return 400, error_body(400, problem + echo, index)
+        try:
+            text = self.answer(body)
+        except Exception as exc:  # the answer function failed: a 500 keeps the client honest
+            return 500, error_body(500, f"fake server error: {exc}{echo}", index)
+        return 200, self._message(index, body, text, echo)
+
+    @staticmethod
+    def _invalid(body: Any, version: str) -> str | None:
+        """Why a request body is refused, as the API words it, or None."""
+        if not isinstance(body, dict):
+            return "request body must be a JSON object"
+        if not isinstance(body.get("model"), str):
+            return "model: Field required"
+        max_tokens = body.get("max_tokens")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            return "max_tokens: Field required (an integer >= 1)"
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return "messages: Field required"
+        if any(not isinstance(m, dict) or m.get("role") not in ("user", "assistant") for m in messages):
+            return "messages: roles must be user or assistant (the system prompt goes in `system`)"
+        if messages[0].get("role") != "user":
+            return "messages: first message must use the user role"
+        if version in VERSIONS_WITHOUT_SAMPLING:
+            for field in SAMPLING_FIELDS:
+                if field in body:
+                    return f"{field}: Extra inputs are not permitted"
+        temperature = body.get("temperature")
+        if temperature is not None and not (isinstance(temperature, int | float) and 0 <= temperature <= 1):
+            return "temperature: Input should be less than or equal to 1"
+        return None
+
+    @staticmethod
+    def _message(index: int, body: dict[str, Any], text: str, echo: str) -> dict[str, Any]:
+        stop_reason = "end_turn"
+        text, cut = truncate_words(text, body["max_tokens"])
+        if cut:
+            stop_reason = "max_tokens"
+        text += echo  # after the cut, so that it always arrives
+        contents = [m.get("content") for m in body["messages"]] + [body.get("system")]
+        input_tokens = sum(count_words(c) for c in contents if isinstance(c, str))
+        return {
+            "id": f"msg_fake_{index}",
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "model": body["model"],
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": count_words(text),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        }
+
+
+__all__ = ["API_VERSIONS", "FAULT_KINDS", "FakeAnthropicServer", "RecordedRequest", "error_body"]
