@@ -77,21 +77,27 @@ class ResponseCache:
         # autocommit; the busy timeout lets a second run wait briefly for the writer instead of failing
         db = sqlite3.connect(self.path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            # Checked before anything is written, so a file that is not ours is moved aside untouched.
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if tables - {"responses"}:
                 raise ForeignCacheError(f"not an EmpathyBench cache (tables {', '.join(sorted(tables))})")
+            if "responses" in tables:
+                self._check_columns(db)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created REAL NOT NULL, body TEXT NOT NULL)"
             )
-            columns = tuple(row[1] for row in db.execute("PRAGMA table_info(responses)"))
-            if columns != _COLUMNS:
-                raise ForeignCacheError(f"not an EmpathyBench cache (columns {', '.join(columns)})")
         except BaseException:
             db.close()
             raise
         return db
+
+    @staticmethod
+    def _check_columns(db: sqlite3.Connection) -> None:
+        columns = tuple(row[1] for row in db.execute("PRAGMA table_info(responses)"))
+        if columns != _COLUMNS:
+            raise ForeignCacheError(f"not an EmpathyBench cache (columns {', '.join(columns)})")
 
     def _move_aside_and_restart(self, reason: sqlite3.Error) -> sqlite3.Connection | None:
         """Keep the broken file for inspection under a new name and start an empty cache."""
