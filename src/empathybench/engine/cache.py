@@ -49,9 +49,10 @@ class ForeignCacheError(sqlite3.DatabaseError):
     """An SQLite file that is not an EmpathyBench response cache."""
 
 
-def _is_busy(exc: sqlite3.Error) -> bool:
+def _is_damaged(exc: sqlite3.Error) -> bool:
+    """The file itself is bad (moved aside); anything else (locked, read-only, no space) is only bypassed."""
     text = str(exc).lower()
-    return "locked" in text or "busy" in text
+    return isinstance(exc, ForeignCacheError) or any(w in text for w in ("not a database", "malformed", "corrupt"))
 
 
 class ResponseCache:
@@ -64,7 +65,7 @@ class ResponseCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._connect()
         except (OSError, sqlite3.Error) as exc:
-            if isinstance(exc, sqlite3.Error) and not _is_busy(exc) and path.exists():
+            if isinstance(exc, sqlite3.Error) and _is_damaged(exc) and path.exists():
                 self._db = self._move_aside_and_restart(exc)
             else:
                 self._warn(f"response cache {path} unavailable ({exc}); this run goes on without it")
