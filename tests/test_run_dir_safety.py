@@ -22,7 +22,8 @@ import pytest
 
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import Engine
-from empathybench.engine.store import DAMAGED_FILE
+from empathybench.engine.store import DAMAGED_FILE, RunStore
+from empathybench.errors import UserError
 from empathybench.models.base import ChatResponse, Sampling
 from empathybench.models.openai_backend import OpenAIBackend
 from empathybench.testing.fake_openai import FakeOpenAIServer
@@ -393,3 +394,65 @@ def test_rerunning_a_finished_run_keeps_its_accounting(server: FakeOpenAIServer,
     assert summary["session"]["n"] == 2 and summary["session"]["usage"]["calls"] == 0
     assert summary["session"]["elapsed_s"] < summary["elapsed_s"]
     assert "this session (#2): 0 calls" in again.stdout
+
+
+# --- the store on its own: run dirs written by an older version, hand-edited run.json -----------------------
+
+
+def _old_version_record(item_id: str) -> bytes:
+    return json.dumps({"benchmark": "toy", "item_id": item_id, "status": "ok", "calls": []}).encode() + b"\n"
+
+
+def test_a_run_dir_of_an_older_version_resumes_with_its_accounting(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    old_run = {"fingerprint": "fp", "status": "complete", "created": "2026-01-01T00:00:00+00:00", "elapsed_s": 7.5}
+    old_run["usage"] = {"items_total": 2, "calls": 9, "prompt_tokens": 100, "completion_tokens": 10}
+    (run_dir / "run.json").write_text(json.dumps(old_run), "utf-8")
+    (run_dir / "samples.jsonl").write_bytes(_old_version_record("a") + _old_version_record("b"))
+
+    store = RunStore(run_dir)
+    finished = store.open("fp", model="toy/model")
+    try:
+        assert set(finished) == {("toy", "a"), ("toy", "b")}
+        run_info: dict[str, Any] = {"fingerprint": "fp"}
+        store.start_session(run_info)
+        store.end_session(run_info, "complete", {"calls": 1, "prompt_tokens": 5, "items_total": 2})
+    finally:
+        store.close()
+    assert run_info["created"] == old_run["created"]
+    assert [s["n"] for s in run_info["sessions"]] == [1, 2]
+    assert run_info["usage"]["calls"] == 10 and run_info["usage"]["prompt_tokens"] == 105
+    assert run_info["elapsed_s"] >= 7.5
+
+
+def test_untagged_records_without_a_run_json_are_refused(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    samples = _old_version_record("a")
+    (run_dir / "samples.jsonl").write_bytes(samples)
+    store = RunStore(run_dir)
+    with pytest.raises(UserError, match="do not say which run"):
+        store.open("fp", model="toy/model")
+    assert (run_dir / "samples.jsonl").read_bytes() == samples
+    # The refusal released the lock: the directory can be opened (e.g. after the user moves the records).
+    (run_dir / "samples.jsonl").unlink()
+    again = RunStore(run_dir)
+    assert again.open("fp", model="toy/model") == {}
+    again.close()
+
+
+def test_a_hand_edited_run_json_with_odd_values_does_not_crash(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    odd = {"fingerprint": "fp", "created": "then", "sessions": [{"n": "one", "usage": {"calls": "many"}}, 5]}
+    (run_dir / "run.json").write_text(json.dumps(odd), "utf-8")
+    store = RunStore(run_dir)
+    store.open("fp", model="toy/model")
+    try:
+        run_info: dict[str, Any] = {"fingerprint": "fp"}
+        store.start_session(run_info)
+        store.end_session(run_info, "complete", {"calls": 3})
+    finally:
+        store.close()
+    assert run_info["usage"]["calls"] == 3 and run_info["created"] == "then"

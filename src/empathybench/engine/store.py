@@ -11,6 +11,7 @@ Safety rules of a run directory:
 
 import contextlib
 import json
+import math
 import os
 import time
 from datetime import UTC, datetime
@@ -56,11 +57,24 @@ def parse_record(line: bytes) -> dict[str, Any] | None:
     return record
 
 
+def _count(value: Any) -> int:
+    """A counter read back from a file a person may have edited: anything but a plain number counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if math.isfinite(value) else 0
+
+
+def _seconds(value: Any) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < float("inf")
+    return float(value) if ok else 0.0
+
+
 def add_usage(total: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
-    summed = {name: int(total.get(name) or 0) + int(part.get(name) or 0) for name in USAGE_COUNTERS}
+    summed = {name: _count(total.get(name)) + _count(part.get(name)) for name in USAGE_COUNTERS}
     kinds = dict(total.get("retries_by_kind") or {})
-    for kind, count in (part.get("retries_by_kind") or {}).items():
-        kinds[kind] = int(kinds.get(kind, 0)) + int(count)
+    by_kind = part.get("retries_by_kind")
+    for kind, count in (by_kind if isinstance(by_kind, dict) else {}).items():
+        kinds[kind] = _count(kinds.get(kind)) + _count(count)
     summed["retries_by_kind"] = kinds
     return summed
 
@@ -69,13 +83,13 @@ def usage_from_records(records: list[dict[str, Any]]) -> dict[str, Any]:
     """A lower bound on a session's usage from its records (failed calls of failed items are not in them)."""
     calls = [call for record in records for call in record.get("calls") or [] if isinstance(call, dict)]
     fresh = [call for call in calls if not call.get("cached")]
-    retries = sum(int(call.get("retries") or 0) for call in fresh)
+    retries = sum(_count(call.get("retries")) for call in fresh)
     return {
         "calls": len(fresh) + retries,
         "cache_hits": len(calls) - len(fresh),
         "retries": retries,
-        "prompt_tokens": sum(int(call.get("prompt_tokens") or 0) for call in fresh),
-        "completion_tokens": sum(int(call.get("completion_tokens") or 0) for call in fresh),
+        "prompt_tokens": sum(_count(call.get("prompt_tokens")) for call in fresh),
+        "completion_tokens": sum(_count(call.get("completion_tokens")) for call in fresh),
     }
 
 
@@ -107,9 +121,11 @@ class RunStore:
         except BaseException:
             self.close()
             raise
-        sessions = (self.previous or {}).get("sessions") or []
-        self.session = max([len(sessions), *self._records_by_session]) + 1
-        self._tag = {"fingerprint": fingerprint, "model": model, "session": self.session}
+        previous = self.previous or {}
+        # A run.json of an older version has no sessions list: it stands for one session.
+        known = len(previous.get("sessions") or []) or (1 if previous.get("created") else 0)
+        self.session = max([known, *self._records_by_session]) + 1
+        self._tag = {"fingerprint": fingerprint, "model": model, "session": self.session, "session_started": now_iso()}
         self._handle = self.samples_path.open("a", encoding="utf-8")
         return finished
 
@@ -238,6 +254,7 @@ class RunStore:
                 sessions.append(
                     {
                         "n": n,
+                        "started": records[0]["run"].get("session_started"),
                         "status": "unknown",
                         "usage": usage_from_records(records),
                         "note": "rebuilt from samples.jsonl: a lower bound",
@@ -248,11 +265,13 @@ class RunStore:
                 entry["status"] = "killed"
                 entry["usage"] = usage_from_records(self._records_by_session.get(entry.get("n"), []))
                 entry["note"] = "usage rebuilt from samples.jsonl: a lower bound"
-        sessions.sort(key=lambda s: s.get("n") or 0)
+        sessions.sort(key=lambda s: _count(s.get("n")))
         run_info["created"] = previous.get("created") or (sessions[0].get("started") if sessions else None) or now_iso()
         if self.previous is None and sessions:
             run_info["rebuilt"] = f"run.json rebuilt from samples.jsonl on {now_iso()}"
-        sessions.append({"n": self.session, "started": now_iso(), "status": "running", "pid": os.getpid()})
+        sessions.append(
+            {"n": self.session, "started": self._tag.get("session_started"), "status": "running", "pid": os.getpid()}
+        )
         run_info["sessions"] = sessions
         self._session_started = time.monotonic()
         self.write_run(run_info)
@@ -272,9 +291,9 @@ class RunStore:
         session.pop("pid", None)
         totals: dict[str, Any] = {}
         for entry in run_info["sessions"]:
-            totals = add_usage(totals, entry.get("usage") or {})
+            totals = add_usage(totals, entry.get("usage") if isinstance(entry.get("usage"), dict) else {})
         run_info["usage"] = {**{k: v for k, v in usage.items() if k.startswith("items_")}, **totals}
-        run_info["elapsed_s"] = round(sum(float(s.get("elapsed_s") or 0) for s in run_info["sessions"]), 3)
+        run_info["elapsed_s"] = round(sum(_seconds(s.get("elapsed_s")) for s in run_info["sessions"]), 3)
         run_info["status"] = status
         return session
 
