@@ -219,8 +219,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             new_records = asyncio.run(_run_pending(engine, pending, store, options.seed, progress, judge_engine))
     except BaseException as exc:
         # Finished items are in samples.jsonl; run.json says why the rest are not.
-        store.end_session(run_info, "failed" if isinstance(exc, Exception) else "interrupted", stats.as_dict())
-        run_info["error"] = str(exc) or type(exc).__name__
+        ended = store.end_session(run_info, "failed" if isinstance(exc, Exception) else "interrupted", stats.as_dict())
+        ended["error"] = run_info["error"] = str(exc) or type(exc).__name__
         store.write_run(run_info)
         store.close()
         if isinstance(exc, KeyboardInterrupt):
