@@ -79,7 +79,11 @@ class ResponseCache:
         db = sqlite3.connect(self.path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
             # Checked before anything is written, so a file that is not ours is moved aside untouched.
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {
+                row[0]
+                for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                if not row[0].startswith("sqlite_")  # SQLite's own (e.g. sqlite_stat1 after ANALYZE)
+            }
             if tables - {"responses"}:
                 raise ForeignCacheError(f"not an EmpathyBench cache (tables {', '.join(sorted(tables))})")
             if "responses" in tables:
