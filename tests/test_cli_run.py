@@ -169,7 +169,14 @@ def test_kill_9_mid_run_then_the_same_command_completes(server: FakeOpenAIServer
     assert all(r["status"] == "ok" for r in records)
     by_id = {r["item_id"]: r for r in records}
     assert all(by_id[r["item_id"]] == r for r in before)
-    assert json.loads((run_dir / "run.json").read_text("utf-8"))["status"] == "complete"
+    run_info = json.loads((run_dir / "run.json").read_text("utf-8"))
+    assert run_info["status"] == "complete"
+    # The killed session's accounting is rebuilt from its records (it never wrote its own); totals add up.
+    killed, resumed = run_info["sessions"]
+    assert killed["status"] == "killed" and resumed["status"] == "complete"
+    assert killed["usage"]["calls"] >= len(before)
+    assert run_info["usage"]["calls"] == killed["usage"]["calls"] + resumed["usage"]["calls"]
+    assert all(r["run"]["session"] == 1 for r in before)
 
     # Only calls in flight at the kill (at most one per concurrency slot) may have been asked twice.
     repeated = server.repeated_bodies()

@@ -1,6 +1,8 @@
 """The `empathybench` command. Thin: parses options and calls the library. Heavy imports stay lazy."""
 
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -43,6 +45,29 @@ def _parse_options(pairs: list[str]) -> dict[str, str]:
     return options
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an interrupt so that a run ends the way Ctrl-C ends it: run.json says so."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _run_dir_option(value: str) -> Path:
+    # An empty --out would silently become the current directory (Path("") is ".").
+    if not value.strip():
+        raise UserError("--out is empty; give the run directory, e.g. --out runs/my-run")
+    return Path(value)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> typer.Exit:
+    """Say where the finished items are and how to resume; 130 for Ctrl-C, 143 for SIGTERM (128 + signal)."""
+    run_dir = getattr(exc, "run_dir", None)
+    where = f" (run directory {run_dir})" if run_dir is not None else ""
+    console.print(f"interrupted; run the same command again to resume{where}", markup=False, highlight=False)
+    return typer.Exit(128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT))
+
+
 @app.callback(invoke_without_command=True)
 def _default(ctx: typer.Context) -> None:
     """With no command: the quick preset of every benchmark on the embedded model."""
@@ -73,7 +98,9 @@ def run(
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N items per benchmark")] = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Run directory; the same command with the same --out resumes"),
+        typer.Option(
+            "--out", "-o", parser=_run_dir_option, help="Run directory; the same command with the same --out resumes"
+        ),
     ] = None,
     max_concurrency: Annotated[
         int | None,
@@ -124,7 +151,12 @@ def run(
         judge=judge,
         request_timeout_s=timeout,
     )
-    result = execute_repeats(options, repeats, console)
+    if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+        signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        result = execute_repeats(options, repeats, console)
+    except KeyboardInterrupt as exc:  # typer would turn it into a silent exit 130
+        raise _interrupted(exc) from None
     print_summary(stdout, result.summary)
     stdout.print(f"run directory: [bold]{result.directory}[/]", highlight=False)
     if preset == "demo":

@@ -176,7 +176,9 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     fingerprint = _fingerprint(identity, options, prepared, judge_identity)
     directory = options.out or Path("runs") / f"{_slug(str(spec))}-{options.preset}-{fingerprint[:10]}"
     store = RunStore(directory)
-    finished = store.open(fingerprint)
+    finished = store.open(fingerprint, model=str(spec))  # locks the directory: one run at a time
+    for notice in store.notices:
+        console.print(notice, markup=False, highlight=False)
 
     stats = RunStats()
     pending: list[tuple[PreparedBenchmark, Any]] = []
@@ -225,9 +227,12 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         },
         "skipped": skipped,
     }
-    store.write_run(run_info)
+    store.start_session(run_info)  # keeps the creation time and the accounting of earlier sessions
 
-    cache = ResponseCache(cache_dir() / "responses.sqlite") if options.use_cache else None
+    def warn(message: str) -> None:
+        console.print(f"warning: {message}", markup=False, highlight=False)
+
+    cache = ResponseCache(cache_dir() / "responses.sqlite", warn=warn) if options.use_cache else None
     engine = Engine(
         backend,
         cache=cache,
@@ -248,23 +253,23 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             seed=options.seed,
             request_timeout_s=options.request_timeout_s,
         )
-    started = time.monotonic()
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress:
             progress.set_description(", ".join(b.name for b in prepared))
             new_records = asyncio.run(_run_pending(engine, pending, store, options.seed, progress, judge_engine))
     except BaseException as exc:
         # Finished items are in samples.jsonl; run.json says why the rest are not.
-        run_info["status"] = "failed" if isinstance(exc, Exception) else "interrupted"
-        run_info["error"] = str(exc) or type(exc).__name__
-        run_info["usage"] = stats.as_dict()
+        ended = store.end_session(run_info, "failed" if isinstance(exc, Exception) else "interrupted", stats.as_dict())
+        ended["error"] = run_info["error"] = str(exc) or type(exc).__name__
         store.write_run(run_info)
+        store.close()
+        if isinstance(exc, KeyboardInterrupt):
+            exc.run_dir = directory  # type: ignore[attr-defined]  # for the CLI's "run it again to resume" line
         raise
     finally:
-        store.close()
         if cache is not None:
             cache.close()
-    elapsed = time.monotonic() - started
+    session = store.end_session(run_info, "complete" if stats.items_failed == 0 else "incomplete", stats.as_dict())
 
     records_by_bench: dict[str, list[dict[str, Any]]] = {b.name: [] for b in prepared}
     for (bench_name, _), record in finished.items():
@@ -296,18 +301,17 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         summary["benchmarks"][name] = {"status": "skipped", "error": reason}
     attach_validity(summary["benchmarks"])  # valid / invalid / insufficient / self-judged, read by every renderer
     summary["profile"] = build_profile(summary["benchmarks"])
-    summary["usage"] = stats.as_dict()
-    summary["elapsed_s"] = round(elapsed, 3)
+    summary["usage"] = run_info["usage"]  # totals over every session of this run
+    summary["elapsed_s"] = run_info["elapsed_s"]
+    summary["session"] = session  # this session alone (the same as the totals on a first run)
     store.write_summary(summary)
 
     from empathybench.report.html import write_run_reports
 
     write_run_reports(directory / "report.html", summary, run_info, read_samples(directory))
-    run_info["status"] = "complete" if stats.items_failed == 0 else "incomplete"
     run_info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-    run_info["usage"] = stats.as_dict()
-    run_info["elapsed_s"] = round(elapsed, 3)
     store.write_run(run_info)
+    store.close()
     return RunResult(directory, summary, stats)
 
 

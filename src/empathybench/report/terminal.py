@@ -80,6 +80,15 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         f"{summary.get('elapsed_s', 0):.1f} s",
         highlight=False,
     )
+    session = summary.get("session") or {}
+    if (session.get("n") or 1) > 1:  # a resumed run: the totals above are over every session, this is the last
+        own = session.get("usage") or {}
+        console.print(
+            f"this session (#{session['n']}): {own.get('calls', 0)} calls, {own.get('cache_hits', 0)} from cache, "
+            f"{own.get('prompt_tokens', 0)} prompt + {own.get('completion_tokens', 0)} completion tokens, "
+            f"{session.get('elapsed_s') or 0:.1f} s",
+            highlight=False,
+        )
 
 
 def p_text(row: dict[str, Any]) -> str:
