@@ -45,7 +45,7 @@ class AnthropicBackend:
             "temperature": s.temperature,
         }
         # Recent Claude models refuse temperature and top_p together; top_p is sent only when it narrows.
-        if s.top_p < 1.0:
+        if s.top_p is not None and s.top_p < 1.0:
             kwargs["top_p"] = s.top_p
         if s.top_k is not None:
             kwargs["top_k"] = s.top_k

@@ -4,12 +4,20 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from empathybench.report.format import interval, number
 
 
 def print_summary(console: Console, summary: dict[str, Any]) -> None:
-    table = Table(title=f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}")
+    # Model specs, notes and errors are printed literally (Text), never read as rich markup.
+    title = f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}"
+    repeats = summary.get("repeats")
+    if repeats:
+        seeds = repeats.get("seeds") or []
+        first_seed = f", seed {seeds[0]}" if seeds else ""
+        title += f" · repeat 1 of {repeats['n']}{first_seed} (mean and SD over all repeats below)"
+    table = Table(title=Text(title))
     table.add_column("benchmark", style="bold")
     table.add_column("score", justify="right")
     table.add_column("95% CI", justify="right")
@@ -18,20 +26,19 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     table.add_column("notes")
     for name, result in summary.get("benchmarks", {}).items():
         if result.get("status") == "skipped":
-            table.add_row(name, "—", "", "—", "[yellow]skipped[/]", str(result.get("error", "")))
+            table.add_row(name, "—", "", "—", Text("skipped", "yellow"), Text(str(result.get("error", ""))))
             continue
         status = result.get("status", "")
         style = "green" if status == "complete" else "yellow"
         table.add_row(
             name,
             number(result.get("score")),
-            interval(result.get("score_ci95"), 1),
+            Text(interval(result.get("score_ci95"), 1)),
             f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}",
-            f"[{style}]{status}[/]",
-            str(result.get("headline_note", "")),
+            Text(str(status), style),
+            Text(str(result.get("headline_note", ""))),
         )
     console.print(table)
-    repeats = summary.get("repeats")
     if repeats:
         spread = Table(title=f"run-to-run variation over {repeats['n']} repeats")
         spread.add_column("figure")
@@ -44,6 +51,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     console.print(
         f"{usage.get('calls', 0)} calls, {usage.get('cache_hits', 0)} from cache, {usage.get('retries', 0)} retries, "
         f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
-        f"{summary.get('elapsed_s', 0):.1f} s",
+        f"{summary.get('elapsed_s', 0):.1f} s" + (f" over {repeats['n']} repeats" if repeats else ""),
         highlight=False,
+        markup=False,
     )
