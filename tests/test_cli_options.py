@@ -153,6 +153,18 @@ def test_report_out_must_be_a_writable_file(env: Path, capsys: pytest.CaptureFix
     assert_one_error_line(code, err, "is not writable")
 
 
+def test_judge_validate_checks_its_url_and_out_before_asking(
+    server: FakeOpenAIServer, env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["judge", "validate", "--judge", "openai/fake", "--limit", "2", "-q"]
+    code, _, err = invoke(capsys, *args, "--base-url", "http://127.0.0.1:99999/v1")
+    assert_one_error_line(code, err, "--base-url is not a usable URL")
+    with small_filesystem(env / "ro", read_only=True) as read_only:
+        code, _, err = invoke(capsys, *args, "--base-url", server.base_url, "--out", str(read_only / "v.json"))
+    assert_one_error_line(code, err, "is not writable")
+    assert server.requests_total == 0
+
+
 def test_rescore_of_a_json_list_or_a_binary_file_is_one_line(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     listing = env / "list.json"
     listing.write_text("[1, 2, 3]")

@@ -475,6 +475,14 @@ def judge_validate(
 
     if out is not None and out.is_dir():
         raise UserError(f"--out {out} is a directory; give a file name, e.g. {out / 'judge-validation.json'}")
+    if out is not None:
+        from empathybench.paths import check_writable_dir
+
+        check_writable_dir(out.parent, "the directory of --out")  # before the judge is asked anything
+    if base_url is not None:
+        from empathybench.engine.runner import check_base_url
+
+        check_base_url(base_url, "--base-url")
     report = run_validation(
         judge,
         limit=limit,
