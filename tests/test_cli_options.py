@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
+import empathybench
 from empathybench import cli
 from empathybench.benchmarks.registry import all_benchmarks
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "empathybench"
+SRC = Path(empathybench.__file__).resolve().parent
 
 
 @pytest.fixture
