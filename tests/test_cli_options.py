@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 import empathybench
 from empathybench import cli
 from empathybench.benchmarks.registry import all_benchmarks
+from empathybench.report.schema import summary_schema
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
 
 SRC = Path(empathybench.__file__).resolve().parent
@@ -302,6 +304,8 @@ def test_repeats_count_every_call_and_label_the_first_repeat(
     code, out, err = invoke(capsys, *run_args(server, "--limit", "3", "--repeats", "3", "--out", str(env / "rep")))
     assert code == 0, err
     summary = json.loads((env / "rep" / "summary.json").read_text())
+    jsonschema.validate(summary, summary_schema())
+    assert summary["repeats"]["seeds"] == [0, 1, 2]
     assert summary["usage"]["calls"] == server.requests_total == 9
     flat = " ".join(out.split())
     assert f"{server.requests_total} calls, 0 from cache" in flat
@@ -401,7 +405,9 @@ def test_lm_eval_protocol_sends_lm_evals_body_and_headlines_its_figure(
         assert "top_p" not in body
         assert body["seed"] == 1234
         assert body["temperature"] == 0.0 and body["max_tokens"] == 80 and body["stop"] == ["\n\n"]
-    result = json.loads((env / "lm" / "summary.json").read_text())["benchmarks"]["eqbench"]
+    summary = json.loads((env / "lm" / "summary.json").read_text())
+    jsonschema.validate(summary, summary_schema())
+    result = summary["benchmarks"]["eqbench"]
     records = [json.loads(line) for line in (env / "lm" / "samples.jsonl").read_text().splitlines()]
     expected = sum(10 * r["score"] for r in records if r["score"] is not None) / 6  # lm-eval: unparsed = 0
     assert result["n_parsed"] == 3

@@ -119,7 +119,7 @@ def check_base_url(url: str, what: str) -> None:
         parts = urlsplit(url.strip())
         port = parts.port  # ValueError when out of range or not a number
     except ValueError as exc:
-        raise UserError(f"{what} is not a usable URL: {exc} (ports are 1-65535)") from None
+        raise UserError(f"{what} is not a usable URL ({exc}); e.g. http://127.0.0.1:8000/v1") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UserError(f"{what} must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1")
     if port == 0:
