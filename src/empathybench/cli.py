@@ -193,24 +193,29 @@ def _writing(target: Path) -> Iterator[None]:
 @app.command("list")
 def list_command() -> None:
     """Benchmarks, presets, options and model providers."""
+    from rich.padding import Padding
+
     from empathybench.benchmarks.registry import all_benchmarks
     from empathybench.models.registry import PROVIDERS
 
-    # One entry per line, indented, wrapped by the terminal: every option name stays whole at 80 columns.
+    def line(text: Text, indent: int = 0) -> None:
+        # Wrapped at the terminal's width with a hanging indent; every option name stays whole on its own line.
+        stdout.print(Padding(text, (0, 0, 0, indent), expand=False))
+
     for benchmark in all_benchmarks().values():
-        stdout.print(Text.assemble((benchmark.name, "bold"), " — ", benchmark.title))
-        stdout.print(Text(f"  --limit N: at most N {getattr(benchmark, 'limit_unit', 'items')}"))
-        stdout.print(Text("  presets (--preset NAME):"))
+        line(Text.assemble((benchmark.name, "bold"), " — ", benchmark.title))
+        line(Text(f"--limit N: at most N {getattr(benchmark, 'limit_unit', 'items')}"), 2)
+        line(Text("presets (--preset NAME):"), 2)
         for name, text in benchmark.presets.items():
-            stdout.print(Text.assemble("    ", (name, "bold"), f": {text}"))
-        stdout.print(Text(f"  options (--option {benchmark.name}.NAME=VALUE):"))
+            line(Text.assemble((name, "bold"), f": {text}"), 4)
+        line(Text(f"options (--option {benchmark.name}.NAME=VALUE):"), 2)
         for name, text in benchmark.options.items():
-            stdout.print(Text.assemble("    ", (f"{benchmark.name}.{name}", "bold")))
-            stdout.print(Text(f"        {text}"))
+            line(Text(f"{benchmark.name}.{name}", "bold"), 4)
+            line(Text(text), 8)
         stdout.print()
-    stdout.print(Text("Model providers (--model / --judge):", "bold"))
+    line(Text("Model providers (--model / --judge):", "bold"))
     for name, text in PROVIDERS.items():
-        stdout.print(Text.assemble("  ", (name, "bold"), f": {text}"))
+        line(Text.assemble((name, "bold"), f": {text}"), 2)
 
 
 def _data_keys(bench: list[str] | None) -> list[str]:
