@@ -166,6 +166,8 @@ def test_judge_validate_checks_its_url_and_out_before_asking(
     with small_filesystem(env / "ro", read_only=True) as read_only:
         code, _, err = invoke(capsys, *args, "--base-url", server.base_url, "--out", str(read_only / "v.json"))
     assert_one_error_line(code, err, "is not writable")
+    code, _, err = invoke(capsys, *args, "--base-url", server.base_url, "--attempts", "1000")
+    assert_one_error_line(code, err, "--attempts must be between 1 and 10")
     assert server.requests_total == 0
 
 

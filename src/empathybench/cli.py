@@ -468,7 +468,7 @@ def judge_validate(
         int | None,
         typer.Option("--max-concurrency", "-c", min=1, help="Calls in flight (default 16 for HTTP, 1 in process)"),
     ] = None,
-    attempts: Annotated[int, typer.Option(min=1, help="Judge asks per reply, the first included")] = 3,
+    attempts: Annotated[int, typer.Option(help="Judge asks per reply, the first included (1-10)")] = 3,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
     allow_unverified: Annotated[bool, typer.Option(help="Accept data whose checksum differs from the pin")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full figures as JSON instead of tables")] = False,
@@ -476,8 +476,14 @@ def judge_validate(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
 ) -> None:
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
+    from empathybench.benchmarks.base import MAX_ATTEMPTS
     from empathybench.benchmarks.empathetic.validate import run_validation
+    from empathybench.engine.runner import MAX_CONCURRENCY
 
+    if not 1 <= attempts <= MAX_ATTEMPTS:
+        raise UserError(f"--attempts must be between 1 and {MAX_ATTEMPTS}, not {attempts}")
+    if max_concurrency is not None and not 1 <= max_concurrency <= MAX_CONCURRENCY:
+        raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {max_concurrency}")
     if out is not None and out.is_dir():
         raise UserError(f"--out {out} is a directory; give a file name, e.g. {out / 'judge-validation.json'}")
     if out is not None:
