@@ -186,7 +186,7 @@ def test_fixture_data_dir_needs_allow_unverified(tmp_path: Path) -> None:
         ({"parser": "regex"}, "parser"),
         ({"colour": "blue"}, "unknown giebench option"),
         ({"data_dir": "a", "items": "b"}, "not both"),
-        ({"max_tokens": "0"}, "positive"),
+        ({"max_tokens": "0"}, "between 1 and"),
         ({"fallbacks": "maybe"}, "true or false"),
     ],
 )

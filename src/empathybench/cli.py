@@ -3,11 +3,14 @@
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from empathybench.errors import UserError
 from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
@@ -95,7 +98,15 @@ def run(
             "--preset", "-p", help="quick | paper | full | demo (default: demo on the embedded model, else quick)"
         ),
     ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="At most N items per benchmark")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            "-n",
+            help="At most N items per benchmark (EmotionBench: N situations and at most N runs per measure); "
+            "what an item is: `empathybench list`",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -104,9 +115,9 @@ def run(
     ] = None,
     max_concurrency: Annotated[
         int | None,
-        typer.Option("--max-concurrency", "-c", min=1, help="Calls in flight (default 16 for HTTP, 1 in process)"),
+        typer.Option("--max-concurrency", "-c", help="Calls in flight, 1-256 (default 16 for HTTP, 1 in process)"),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for sampling and item selection")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed for sampling and item selection (0 to 4294967295)")] = 0,
     base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
     option: Annotated[
         list[str] | None,
@@ -124,7 +135,7 @@ def run(
     ] = None,
     repeats: Annotated[
         int,
-        typer.Option("--repeats", min=1, help="Run N times with seeds seed..seed+N-1 and report run-to-run variation"),
+        typer.Option("--repeats", help="Run N times (1-100) with seeds seed..seed+N-1 and report run-to-run variation"),
     ] = 1,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
 ) -> None:
@@ -158,7 +169,7 @@ def run(
     except KeyboardInterrupt as exc:  # typer would turn it into a silent exit 130
         raise _interrupted(exc) from None
     print_summary(stdout, result.summary)
-    stdout.print(f"run directory: [bold]{result.directory}[/]", highlight=False)
+    stdout.print(Text.assemble("run directory: ", (str(result.directory), "bold")))
     if preset == "demo":
         stdout.print(demo_next_step(model), markup=False, highlight=False, soft_wrap=True)
     if result.stats.items_failed:
@@ -182,49 +193,69 @@ def report_command(
     from empathybench.report.markdown import render_comparison_markdown
     from empathybench.report.terminal import print_comparison
 
+    if out is not None:
+        _check_report_target(out)
     runs = [load_run(directory) for directory in run_dirs]
     if len(runs) == 1:
         run = runs[0]
         target = out or run.directory / "report.html"
-        write_run_reports(target, run.summary, run.run_info, run.samples())
-        stdout.print(f"report: [bold]{target}[/]", highlight=False)
+        with _writing(target):
+            write_run_reports(target, run.summary, run.run_info, run.samples())
+        stdout.print(Text.assemble("report: ", (str(target), "bold")))
         return
     comparison = compare_runs(runs)
     target = out or Path("comparison.html")
     written = [target, target.with_suffix(".md"), target.with_suffix(".json")]
-    target.write_text(redact(render_comparison(comparison, [r.summary for r in runs])), encoding="utf-8")
-    written[1].write_text(redact(render_comparison_markdown(comparison)), encoding="utf-8")
-    written[2].write_text(dumps_redacted(comparison, indent=2) + "\n", "utf-8")
+    with _writing(target):
+        target.write_text(redact(render_comparison(comparison, [r.summary for r in runs])), encoding="utf-8")
+        written[1].write_text(redact(render_comparison_markdown(comparison)), encoding="utf-8")
+        written[2].write_text(dumps_redacted(comparison, indent=2) + "\n", "utf-8")
     print_comparison(stdout, comparison, written)
+
+
+def _check_report_target(out: Path) -> None:
+    """`report --out` must name a file in a writable directory; checked before any report is rendered."""
+    from empathybench.paths import check_writable_dir
+
+    if out.is_dir():
+        raise UserError(f"--out {out} is a directory; give a file name, e.g. {out / 'report.html'}")
+    check_writable_dir(out.parent, "the directory of --out")
+
+
+@contextmanager
+def _writing(target: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        raise UserError(f"cannot write {exc.filename or target}: {exc.strerror or exc}") from None
 
 
 @app.command("list")
 def list_command() -> None:
     """Benchmarks, presets, options and model providers."""
-    from rich.table import Table
+    from rich.padding import Padding
 
     from empathybench.benchmarks.registry import all_benchmarks
     from empathybench.models.registry import PROVIDERS
 
-    table = Table(title="Benchmarks", show_lines=True)
-    table.add_column("name", style="bold")
-    table.add_column("what")
-    table.add_column("presets")
-    table.add_column("options (--option NAME.KEY=VALUE)")
+    def line(text: Text, indent: int = 0) -> None:
+        # Wrapped at the terminal's width with a hanging indent; every option name stays whole on its own line.
+        stdout.print(Padding(text, (0, 0, 0, indent), expand=False))
+
     for benchmark in all_benchmarks().values():
-        table.add_row(
-            benchmark.name,
-            benchmark.title,
-            "\n".join(f"{k}: {v}" for k, v in benchmark.presets.items()),
-            "\n".join(f"{benchmark.name}.{k}: {v}" for k, v in benchmark.options.items()),
-        )
-    stdout.print(table)
-    providers = Table(title="Model providers")
-    providers.add_column("spec", style="bold")
-    providers.add_column("what")
+        line(Text.assemble((benchmark.name, "bold"), " — ", benchmark.title))
+        line(Text(f"--limit N: at most N {getattr(benchmark, 'limit_unit', 'items')}"), 2)
+        line(Text("presets (--preset NAME):"), 2)
+        for name, text in benchmark.presets.items():
+            line(Text.assemble((name, "bold"), f": {text}"), 4)
+        line(Text(f"options (--option {benchmark.name}.NAME=VALUE):"), 2)
+        for name, text in benchmark.options.items():
+            line(Text(f"{benchmark.name}.{name}", "bold"), 4)
+            line(Text(text), 8)
+        stdout.print()
+    line(Text("Model providers (--model / --judge):", "bold"))
     for name, text in PROVIDERS.items():
-        providers.add_row(name, text)
-    stdout.print(providers)
+        line(Text.assemble((name, "bold"), f": {text}"), 2)
 
 
 def _data_keys(bench: list[str] | None) -> list[str]:
@@ -248,17 +279,17 @@ def data_fetch(
     from empathybench.data.fetch import describe_source, fetch
     from empathybench.errors import DataError
 
-    console.print(f"fetching from {describe_source()}", highlight=False)
+    console.print(f"fetching from {describe_source()}", highlight=False, markup=False)
     failures = 0
     for key in _data_keys(bench):
         try:
             fetched = fetch(key, allow_unverified=allow_unverified)
         except DataError as exc:
             failures += 1
-            console.print(f"[red]✗[/] {exc}", highlight=False)
+            console.print(Text.assemble(("✗ ", "red"), str(exc)))
             continue
-        mark = "[green]✓[/]" if fetched.verified else "[yellow]![/]"
-        stdout.print(f"{mark} {key}", highlight=False)
+        mark = ("✓", "green") if fetched.verified else ("!", "yellow")
+        stdout.print(Text.assemble(mark, f" {key}"))
     if failures:
         raise UserError(f"{failures} data files could not be fetched")
 
@@ -270,18 +301,21 @@ def data_verify(
     """Check the cached data files against their pinned hashes (no download)."""
     from empathybench.data.fetch import verify_cached
 
-    bad = 0
+    bad = missing = 0
     for key in _data_keys(bench):
         status, detail = verify_cached(key)
         if status == "ok":
-            stdout.print(f"[green]ok[/]       {key}", highlight=False)
+            stdout.print(Text.assemble(("ok", "green"), f"       {key}"))
         elif status == "missing":
-            stdout.print(f"[yellow]missing[/]  {key}", highlight=False)
+            missing += 1
+            stdout.print(Text.assemble(("missing", "yellow"), f"  {key}"))
         else:
             bad += 1
-            stdout.print(f"[red]mismatch[/] {key}: {detail}", highlight=False)
-    if bad:
-        raise UserError(f"{bad} cached data files do not match their pins")
+            stdout.print(Text.assemble(("mismatch", "red"), f" {key}: {detail}"))
+    problems = [f"{bad} do not match their pins"] * bool(bad) + [f"{missing} are missing"] * bool(missing)
+    if problems:
+        fix = "; run `empathybench data fetch`" if missing else ""
+        raise UserError(f"cached data files: {' and '.join(problems)}{fix}")
 
 
 @data_app.command("where")
@@ -293,11 +327,11 @@ def data_where(
     from empathybench.data.registry import REGISTRY
     from empathybench.paths import cache_dir
 
-    stdout.print(f"cache: {cache_dir()}", highlight=False)
-    stdout.print(f"source: {describe_source()}", highlight=False)
+    stdout.print(f"cache: {cache_dir()}", highlight=False, markup=False)
+    stdout.print(f"source: {describe_source()}", highlight=False, markup=False)
     for key in _data_keys(bench):
         entry = REGISTRY[key]
-        stdout.print(f"{key}\n  from {source_url(entry)}\n  at   {cached_path(entry)}", highlight=False)
+        stdout.print(f"{key}\n  from {source_url(entry)}\n  at   {cached_path(entry)}", highlight=False, markup=False)
 
 
 def _emit(result: dict[str, Any], as_json: bool) -> None:
@@ -407,14 +441,17 @@ def _print_validation(report: dict[str, Any]) -> None:
     from rich.table import Table
 
     judge = report["judge"]
+    # Judge specs, judge answers and data-file names are printed literally (markup=False, Text), never as markup.
     stdout.print(
-        f"[bold]judge {judge['spec']}[/]: {report['n_cases']} released replies, {report['n_rated']} rated, "
-        f"{report['n_unparseable']} unparseable after {report['settings']['attempts']} asks, "
-        f"{report['n_reasked']} read only after a re-ask, {report['n_failed_calls']} failed calls",
-        highlight=False,
+        Text.assemble(
+            (f"judge {judge['spec']}", "bold"),
+            f": {report['n_cases']} released replies, {report['n_rated']} rated, "
+            f"{report['n_unparseable']} unparseable after {report['settings']['attempts']} asks, "
+            f"{report['n_reasked']} read only after a re-ask, {report['n_failed_calls']} failed calls",
+        )
     )
 
-    agreement = Table(title="Item-level agreement with the single human rating (spec §6.1 5a)")
+    agreement = Table(title="Item-level agreement with the one human rating of each reply")
     agreement.add_column("figure")
     agreement.add_column("judge vs human", justify="right")
     agreement.add_column("reference", justify="right")
@@ -423,7 +460,7 @@ def _print_validation(report: dict[str, Any]) -> None:
     agreement.add_row("weighted kappa, quadratic", _fmt(report["weighted_kappa_quadratic"]), reference)
     agreement.add_row("accuracy (3 classes)", _fmt(report["accuracy"]), "0.333 chance")
     stdout.print(agreement)
-    stdout.print(f"reference: {report['human_human_kappa_note']}", highlight=False)
+    stdout.print(f"reference: {report['human_human_kappa_note']}", highlight=False, markup=False)
 
     matrix = report["confusion_matrix"]
     confusion = Table(title="Confusion matrix: rows human rating, columns judge rating")
@@ -434,12 +471,12 @@ def _print_validation(report: dict[str, Any]) -> None:
         confusion.add_row(label, *(str(n) for n in row))
     stdout.print(confusion)
 
-    sources = Table(title="By source (spec §6.1 5b)")
+    sources = Table(title="By source of the replies: Good% from the judge and from the human raters")
     for name in ("source", "n", "Good% judge", "Good% human", "accuracy"):
         sources.add_column(name, justify="left" if name == "source" else "right")
     for source, entry in report["by_source"].items():
         sources.add_row(
-            source,
+            Text(str(source)),
             str(entry["n"]),
             _fmt(entry["good_pct_judge"], 2),
             _fmt(entry["good_pct_human"], 2),
@@ -452,17 +489,18 @@ def _print_validation(report: dict[str, Any]) -> None:
         f"Kendall tau {_fmt(ranking['kendall_tau'])}; {ranking['pairs_ordered_alike']}/{ranking['pairs']} pairs "
         f"ordered alike; reproduced: {ranking['reproduced']}",
         highlight=False,
+        markup=False,
     )
     if report["valence"]:
-        valence = Table(title="Valence pattern: Good% and relative Good increase over human replies (spec §6.1 5c)")
+        valence = Table(title="Valence pattern: Good% and relative Good increase over human replies")
         for name in ("valence", "source", "Good% judge", "increase judge", "Good% human", "increase human"):
             valence.add_column(name, justify="left" if name in ("valence", "source") else "right")
         for name, by_source in report["valence"]["judge"].items():
             for source, entry in by_source.items():
                 human_entry = report["valence"]["human"][name][source]
                 valence.add_row(
-                    name,
-                    source,
+                    Text(str(name)),
+                    Text(str(source)),
                     _fmt(entry["pct_good"], 2),
                     _fmt(entry["good_increase_pct"], 2),
                     _fmt(human_entry["pct_good"], 2),
@@ -471,23 +509,27 @@ def _print_validation(report: dict[str, Any]) -> None:
         stdout.print(valence)
     length = report["length_bias"]
     stdout.print(
-        f"length bias (5d): Spearman rho words vs judge {_fmt(length['spearman_words_vs_judge'])}, "
+        f"length bias: Spearman rho words vs judge {_fmt(length['spearman_words_vs_judge'])}, "
         f"vs human {_fmt(length['spearman_words_vs_human'])} (the human raters: about 0)",
         highlight=False,
+        markup=False,
     )
     preference = report["self_preference"]
     if preference["own_sources"]:
         stdout.print(
-            f"self-preference (5e): judge family {preference['judge_family']}; judge minus human Good% "
+            f"self-preference: judge family {preference['judge_family']}; judge minus human Good% "
             f"{_fmt(preference['good_gap_pp_own'], 2)} pp on its own family's replies "
             f"({', '.join(preference['own_sources'])}), {_fmt(preference['good_gap_pp_others'], 2)} pp on the others",
             highlight=False,
+            markup=False,
         )
     else:
-        stdout.print("self-preference (5e): no released source from the judge's model family", highlight=False)
+        stdout.print("self-preference: no released source from the judge's model family", highlight=False, markup=False)
     if report["raw_unparseable"]:
-        stdout.print(f"unreadable judge answers, first ones: {report['raw_unparseable'][:3]}", highlight=False)
-    stdout.print("all figures (p-values, usage): --json or --out FILE", highlight=False)
+        stdout.print(
+            f"unreadable judge answers, first ones: {report['raw_unparseable'][:3]}", highlight=False, markup=False
+        )
+    stdout.print("all figures (p-values, usage): --json or --out FILE", highlight=False, markup=False)
 
 
 @judge_app.command("validate")
@@ -502,7 +544,7 @@ def judge_validate(
         int | None,
         typer.Option("--max-concurrency", "-c", min=1, help="Calls in flight (default 16 for HTTP, 1 in process)"),
     ] = None,
-    attempts: Annotated[int, typer.Option(min=1, help="Judge asks per reply, the first included")] = 3,
+    attempts: Annotated[int, typer.Option(help="Judge asks per reply, the first included (1-10)")] = 3,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
     allow_unverified: Annotated[bool, typer.Option(help="Accept data whose checksum differs from the pin")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full figures as JSON instead of tables")] = False,
@@ -511,10 +553,24 @@ def judge_validate(
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
+    from empathybench.benchmarks.base import MAX_ATTEMPTS
     from empathybench.benchmarks.empathetic.validate import run_validation
+    from empathybench.engine.runner import MAX_CONCURRENCY
 
+    if not 1 <= attempts <= MAX_ATTEMPTS:
+        raise UserError(f"--attempts must be between 1 and {MAX_ATTEMPTS}, not {attempts}")
+    if max_concurrency is not None and not 1 <= max_concurrency <= MAX_CONCURRENCY:
+        raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {max_concurrency}")
     if out is not None and out.is_dir():
         raise UserError(f"--out {out} is a directory; give a file name, e.g. {out / 'judge-validation.json'}")
+    if out is not None:
+        from empathybench.paths import check_writable_dir
+
+        check_writable_dir(out.parent, "the directory of --out")  # before the judge is asked anything
+    if base_url is not None:
+        from empathybench.engine.runner import check_base_url
+
+        check_base_url(base_url, "--base-url")
     report = run_validation(
         judge,
         limit=limit,
@@ -536,9 +592,11 @@ def judge_validate(
         _print_validation(report)
     if report["n_failed_calls"]:
         console.print(
-            f"[red]{report['n_failed_calls']} judge calls failed and are left out of the figures "
-            f"(first: {report['call_errors'][0]}); run the same command again to retry them[/]",
-            highlight=False,
+            Text(
+                f"{report['n_failed_calls']} judge calls failed and are left out of the figures "
+                f"(first: {report['call_errors'][0]}); run the same command again to retry them",
+                "red",
+            )
         )
         raise typer.Exit(1)
 
@@ -547,7 +605,7 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        console.print(Text.assemble(("error:", "red"), f" {exc}"))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         console.print("interrupted; finished items are saved, run the same command again to resume")

@@ -1,8 +1,9 @@
 """What an instrument provides to the engine."""
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, get_args, get_type_hints
 
@@ -49,6 +50,10 @@ class Benchmark(Protocol):
         allow_unverified: bool,
     ) -> PreparedBenchmark: ...
 
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        """Raise a UserError for any bad option value; reads no data, calls no model."""
+        ...
+
 
 def read_json_argument(path: Path) -> Any:
     """A JSON file named on the command line; a missing or broken file is a one-line UserError."""
@@ -78,6 +83,38 @@ def bool_option(name: str, value: str) -> bool:
 
 C = TypeVar("C")
 
+# Ceilings shared by the benchmarks' configs: generous for real use, small enough that a typo cannot run for days.
+MAX_TOKENS_LIMIT = 131_072
+MAX_TEMPERATURE = 2.0
+MAX_ATTEMPTS = 10
+
+
+def bounded(low: float, high: float) -> dict[str, Any]:
+    """Dataclass field metadata: the accepted range of a numeric config field, checked by `apply_options`."""
+    return {"range": (low, high)}
+
+
+def field_range(config_type: type, name: str) -> tuple[float, float] | None:
+    for entry in fields(config_type):
+        if entry.name == name:
+            return entry.metadata.get("range")
+    return None
+
+
+def read_number(name: str, value: str, kind: type, accepted: tuple[float, float] | None) -> Any:
+    """A finite int or float `--option` value inside `accepted` (inclusive); else a one-line UserError naming it."""
+    what = "an integer" if kind is int else "a number"
+    try:
+        number = kind(value)
+    except ValueError:
+        raise UserError(f"{name} must be {what}, not {value!r}") from None
+    if not math.isfinite(number):
+        raise UserError(f"{name} must be a finite number, not {value!r}")
+    if accepted is not None and not accepted[0] <= number <= accepted[1]:
+        low, high = (kind(bound) for bound in accepted)
+        raise UserError(f"{name} must be between {low} and {high}, not {value!r}")
+    return number
+
 
 def apply_options(
     config: C,
@@ -91,8 +128,9 @@ def apply_options(
     """Set `--option NAME=VALUE` strings on a frozen dataclass config.
 
     Each value is read as its field's type (bool, int, float, str, or None for an empty optional string) and
-    checked against `choices`; `custom` handles options that are not one plain field. Every mistake is a
-    one-line UserError naming the option and the value.
+    checked against `choices` and, for numbers, against the field's `bounded(...)` range (finite only);
+    `custom` handles options that are not one plain field. Every mistake is a one-line UserError naming the
+    option, the value and what is accepted.
     """
     field_types = get_type_hints(type(config))
     for key, value in options.items():
@@ -105,11 +143,12 @@ def apply_options(
         allowed = (choices or {}).get(key)
         if allowed is not None and value not in allowed:
             raise UserError(f"{name} must be {' or '.join(allowed)}, not {value!r}")
-        config = replace(config, **{key: _read_option(name, value, field_types[key])})  # type: ignore[type-var]
+        accepted = field_range(type(config), key)
+        config = replace(config, **{key: _read_option(name, value, field_types[key], accepted)})  # type: ignore[type-var]
     return config
 
 
-def _read_option(name: str, value: str, annotation: Any) -> Any:
+def _read_option(name: str, value: str, annotation: Any, accepted: tuple[float, float] | None = None) -> Any:
     if annotation is bool:
         return bool_option(name, value)
     optional = type(None) in get_args(annotation)
@@ -117,9 +156,5 @@ def _read_option(name: str, value: str, annotation: Any) -> Any:
         return None
     kinds = [a for a in get_args(annotation) if a is not type(None)] if optional else [annotation]
     if kinds and kinds[0] in (int, float):
-        try:
-            return kinds[0](value)
-        except ValueError:
-            what = "an integer" if kinds[0] is int else "a number"
-            raise UserError(f"{name} must be {what}, not {value!r}") from None
+        return read_number(name, value, kinds[0], accepted)
     return value

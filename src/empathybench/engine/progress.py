@@ -26,7 +26,7 @@ class RunProgress:
     def __enter__(self) -> "RunProgress":
         if self.live:
             self._progress = Progress(
-                TextColumn("[bold]{task.description}"),
+                TextColumn("{task.description}", style="bold", markup=False),  # names, printed literally
                 BarColumn(),
                 TextColumn("{task.completed}/{task.total}"),
                 TextColumn("[cyan]{task.fields[in_flight]} in flight"),

@@ -3,8 +3,10 @@
 import asyncio
 import hashlib
 import json
+import os
 import platform
 import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -13,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from empathybench import __version__
 from empathybench.benchmarks.base import PreparedBenchmark
-from empathybench.benchmarks.registry import resolve_benchmarks
+from empathybench.benchmarks.registry import all_benchmarks, resolve_benchmarks
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import (
     DEFAULT_REQUEST_TIMEOUT_S,
@@ -31,7 +34,7 @@ from empathybench.engine.store import RunStore, read_samples
 from empathybench.errors import UserError
 from empathybench.models.base import Backend, valid_text
 from empathybench.models.registry import create_backend, parse_model_spec
-from empathybench.paths import cache_dir
+from empathybench.paths import cache_dir, check_writable_dir
 from empathybench.report.profile import attach_score_interval, build_profile
 from empathybench.report.schema import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
 from empathybench.report.validity import attach_validity
@@ -54,6 +57,82 @@ class RunOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     judge: str | None = None  # model spec of the judge for judged benchmarks; None: the model judges itself
     request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S  # bound on one whole request (`--timeout`)
+
+
+# Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
+MAX_REPEATS = 100  # each repeat is a whole run in its own folder
+MAX_CONCURRENCY = 256
+MAX_SEED = 2**32 - 1  # llama.cpp and numpy take unsigned 32-bit seeds
+
+
+def check_run_options(options: RunOptions, repeats: int = 1) -> None:
+    """Every mistake in a run's options as one UserError, before any data is fetched or any model is called."""
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}, not {repeats}")
+    if options.limit is not None and options.limit < 1:
+        raise UserError(f"--limit must be at least 1, not {options.limit}")
+    if options.max_concurrency is not None and not 1 <= options.max_concurrency <= MAX_CONCURRENCY:
+        raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {options.max_concurrency}")
+    highest_seed = MAX_SEED - (repeats - 1)
+    if not 0 <= options.seed <= highest_seed:
+        with_repeats = f" with --repeats {repeats}" if repeats > 1 else ""
+        raise UserError(f"--seed must be between 0 and {highest_seed}{with_repeats}, not {options.seed}")
+    specs = [parse_model_spec(options.model)] + ([parse_model_spec(options.judge)] if options.judge else [])
+    if options.base_url is not None:
+        check_base_url(options.base_url, "--base-url")
+    elif any(spec.provider == "openai" for spec in specs) and os.environ.get("OPENAI_BASE_URL"):
+        check_base_url(os.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
+    chosen = resolve_benchmarks(options.benchmarks)
+    _check_benchmark_options(options, chosen)
+    if options.out is not None:
+        check_writable_dir(options.out, "--out")
+    else:
+        check_writable_dir(Path("runs"), "the run directory's parent")
+    if options.use_cache:
+        where = cache_dir()
+        try:
+            check_writable_dir(where, "the cache directory")
+        except UserError as exc:
+            raise UserError(f"{exc}; set EMPATHYBENCH_CACHE_DIR to a writable directory or pass --no-cache") from None
+
+
+def _check_benchmark_options(options: RunOptions, chosen: list[Any]) -> None:
+    known = all_benchmarks()
+    selected = [benchmark.name for benchmark in chosen]
+    for key in options.options:
+        name = key.split(".", 1)[0]
+        if name not in known:
+            raise UserError(f"--option {key}: there is no benchmark {name!r}; known: {', '.join(known)}")
+        if name not in selected:
+            raise UserError(
+                f"--option {key} is for {name}, which this run does not include (it runs {', '.join(selected)}); "
+                f"add --bench {name} or drop the option"
+            )
+    for benchmark in chosen:
+        if options.preset not in benchmark.presets:
+            raise UserError(
+                f"benchmark {benchmark.name} has no preset {options.preset!r}; "
+                f"choose one of {', '.join(benchmark.presets)}"
+            )
+        scoped = {k.split(".", 1)[1]: v for k, v in options.options.items() if k.startswith(f"{benchmark.name}.")}
+        check = getattr(benchmark, "check_options", None)
+        if check is not None:
+            check(options.preset, scoped)
+
+
+def check_base_url(url: str, what: str) -> None:
+    """A server URL the HTTP client can use; the URL itself is not echoed, it may carry a key."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # ValueError when out of range or not a number
+    except ValueError as exc:
+        raise UserError(f"{what} is not a usable URL ({exc}); e.g. http://127.0.0.1:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"{what} must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1")
+    if port == 0:
+        raise UserError(f"{what} has port 0; ports are 1-65535")
 
 
 @dataclass
@@ -157,11 +236,34 @@ def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[Prep
             if len(chosen) == 1:
                 raise  # the one benchmark asked for cannot run: that is the error to show
             skipped[benchmark.name] = str(exc)
-            console.print(f"[yellow]skipping {benchmark.name}[/]: {exc}", highlight=False)
+            console.print(Text.assemble((f"skipping {benchmark.name}", "yellow"), f": {exc}"))
     return prepared, skipped
 
 
+def _missing_dirs(directory: Path) -> list[Path]:
+    """`directory` and those of its parents that do not exist yet, deepest first."""
+    missing: list[Path] = []
+    while not directory.exists() and directory.parent != directory:
+        missing.append(directory)
+        directory = directory.parent
+    return missing
+
+
+def _remove_if_nothing_recorded(store: RunStore, created: list[Path]) -> None:
+    """A run that failed before recording a single item leaves no empty run directory behind."""
+    if not created or (store.samples_path.exists() and store.samples_path.stat().st_size > 0):
+        return
+    store.close()
+    shutil.rmtree(created[0], ignore_errors=True)
+    for parent in created[1:]:
+        try:
+            parent.rmdir()
+        except OSError:
+            break  # not empty: something else lives there
+
+
 def execute_run(options: RunOptions, console: Console) -> RunResult:
+    check_run_options(options)
     spec = parse_model_spec(options.model)
     # Backends first: a missing key or extra is the error to show, before any data is fetched.
     backend = create_backend(spec, base_url=options.base_url)
@@ -176,6 +278,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     fingerprint = _fingerprint(identity, options, prepared, judge_identity)
     directory = options.out or Path("runs") / f"{_slug(str(spec))}-{options.preset}-{fingerprint[:10]}"
     store = RunStore(directory)
+    created = _missing_dirs(directory)
     finished = store.open(fingerprint, model=str(spec))  # locks the directory: one run at a time
     for notice in store.notices:
         console.print(notice, markup=False, highlight=False)
@@ -265,6 +368,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         store.close()
         if isinstance(exc, KeyboardInterrupt):
             exc.run_dir = directory  # type: ignore[attr-defined]  # for the CLI's "run it again to resume" line
+        if isinstance(exc, Exception):
+            _remove_if_nothing_recorded(store, created)
         raise
     finally:
         if cache is not None:
@@ -391,6 +496,7 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
     Where decoding is greedy (temperature 0, most paper presets) the repeats differ only through backend
     nondeterminism; the spread then shows how reproducible the model's serving is, not sampling variance.
     """
+    check_run_options(options, repeats)
     if repeats < 2:
         return execute_run(options, console)
     if options.out is not None:
@@ -401,12 +507,15 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
         parent = Path("runs") / f"{_slug(options.model)}-{options.preset}-x{repeats}-{digest}"
     results: list[RunResult] = []
     for index in range(repeats):
-        console.print(f"repeat {index + 1}/{repeats} (seed {options.seed + index})", highlight=False)
+        console.print(f"repeat {index + 1}/{repeats} (seed {options.seed + index})", highlight=False, markup=False)
         repeat_options = replace(options, seed=options.seed + index, out=parent / f"repeat-{index + 1}")
         results.append(execute_run(repeat_options, console))
     summary = json.loads(json.dumps(results[0].summary))
     summary["run_dir"] = str(parent)
     summary["repeats"] = repeat_summary([r.summary for r in results], [str(r.directory) for r in results])
+    summary["repeats"]["seeds"] = [options.seed + i for i in range(repeats)]
+    # The parent's accounting covers every repeat; the per-repeat figures stay in each repeat's summary.json.
+    summary["usage"] = _total_usage([r.summary.get("usage") or {} for r in results])
     summary["elapsed_s"] = round(sum(r.summary.get("elapsed_s", 0.0) for r in results), 3)
     store = RunStore(parent)
     store.write_summary(summary)
@@ -423,6 +532,19 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
         stats.items_done += result.stats.items_done
         stats.items_failed += result.stats.items_failed
     return RunResult(parent, summary, stats)
+
+
+def _total_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {}
+    for usage in usages:
+        for key, value in usage.items():
+            if isinstance(value, dict):
+                bucket = total.setdefault(key, {})
+                for kind, count in value.items():
+                    bucket[kind] = bucket.get(kind, 0) + count
+            elif isinstance(value, int | float):
+                total[key] = total.get(key, 0) + value
+    return total
 
 
 def repeat_summary(summaries: list[dict[str, Any]], directories: list[str]) -> dict[str, Any]:

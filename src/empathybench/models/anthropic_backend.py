@@ -47,7 +47,7 @@ def sampling_fields(sampling: Sampling) -> dict[str, Any]:
     API's default anyway. `seed`, `min_p` and `repeat_penalty` have no Messages API equivalent.
     """
     fields: dict[str, Any] = {"temperature": sampling.temperature}
-    if sampling.top_p < 1.0:
+    if sampling.top_p is not None and sampling.top_p < 1.0:
         fields["top_p"] = sampling.top_p
     if sampling.top_k is not None:
         fields["top_k"] = sampling.top_k

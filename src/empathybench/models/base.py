@@ -17,12 +17,13 @@ class Message:
 class Sampling:
     """Every sampling setting, passed explicitly to the backend so that backends agree.
 
-    `None` means "not sent": the provider cannot take the setting (e.g. `min_p` over the OpenAI API).
+    `None` means "not sent": the provider cannot take the setting (e.g. `min_p` over the OpenAI API), or the
+    protocol being reproduced does not send it (lm-eval sends no `top_p`).
     """
 
     temperature: float
     max_tokens: int
-    top_p: float = 1.0
+    top_p: float | None = 1.0
     top_k: int | None = None
     min_p: float | None = None
     repeat_penalty: float | None = None

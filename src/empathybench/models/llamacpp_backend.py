@@ -115,7 +115,7 @@ class LlamaCppBackend:
             result = llm.create_chat_completion(
                 messages=request.messages_as_dicts(),
                 temperature=s.temperature,
-                top_p=s.top_p,
+                top_p=1.0 if s.top_p is None else s.top_p,
                 top_k=s.top_k if s.top_k is not None else 0,
                 min_p=s.min_p if s.min_p is not None else 0.0,
                 repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else 1.0,

@@ -73,9 +73,10 @@ class OpenAIBackend:
             "model": self.model,
             "messages": request.messages_as_dicts(),
             "temperature": s.temperature,
-            "top_p": s.top_p,
             "max_tokens": s.max_tokens,
         }
+        if s.top_p is not None:
+            kwargs["top_p"] = s.top_p
         if s.seed is not None:
             kwargs["seed"] = s.seed
         if s.stop:

@@ -40,7 +40,14 @@ def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def print_summary(console: Console, summary: dict[str, Any]) -> None:
-    table = Table(title=Text(f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}"))
+    # Model specs, notes and errors are printed literally (Text), never read as rich markup.
+    title = f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}"
+    repeats = summary.get("repeats")
+    if repeats:
+        seeds = repeats.get("seeds") or []
+        first_seed = f", seed {seeds[0]}" if seeds else ""
+        title += f" · repeat 1 of {repeats['n']}{first_seed} (mean and SD over all repeats below)"
+    table = Table(title=Text(title))
     table.add_column("benchmark", style="bold", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("95% CI", justify="right", no_wrap=True)
@@ -57,7 +64,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         table.add_row(
             Text(name),
             number(result.get("score")),
-            interval(result.get("score_ci95"), 1),
+            Text(interval(result.get("score_ci95"), 1)),
             f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}",
             Text(status, style=style),
         )
@@ -77,8 +84,9 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     console.print(
         f"{usage.get('calls', 0)} calls, {usage.get('cache_hits', 0)} from cache, {usage.get('retries', 0)} retries, "
         f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
-        f"{summary.get('elapsed_s', 0):.1f} s",
+        f"{summary.get('elapsed_s', 0):.1f} s" + (f" over {repeats['n']} repeats" if repeats else ""),
         highlight=False,
+        markup=False,
     )
     session = summary.get("session") or {}
     if (session.get("n") or 1) > 1:  # a resumed run: the totals above are over every session, this is the last

@@ -1,11 +1,19 @@
 """EmotionBench on the engine: presets, the default and evoked measures, and the run summary (spec §4-7, §11)."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, apply_options
+from empathybench.benchmarks.base import (
+    MAX_ATTEMPTS,
+    MAX_TEMPERATURE,
+    MAX_TOKENS_LIMIT,
+    BenchItem,
+    PreparedBenchmark,
+    apply_options,
+    bounded,
+)
 from empathybench.benchmarks.emotionbench.data import (
     CROWD_KEY,
     EMOTIONS,
@@ -35,7 +43,7 @@ from empathybench.stats.intervals import RESAMPLES, bootstrap_method, mean_metri
 
 OPTION_HELP = {
     "scale": "PANAS (default) | a challenging scale (AGQ, DASS-21, BDI, FDS, MJS, GASP, FSS, BFNE): its emotion only",
-    "variant": "repo (spec §5.3: 'Prompt: ' prefix, shared seeded orders) | notebook (§5.4, per-query shuffle)",
+    "variant": "repo (the repository's sheets: 'Prompt: ' prefix, shared seeded orders) | notebook (per-query shuffle)",
     "system": "true | false: send the inner_setting as a system message (false = completion-style, as davinci)",
     "orders": "number of item orders (order 0 canonical, 1.. seeded permutations shared by all situations)",
     "default_runs": "default-measure runs in total, spread over the orders in blocks (paper: 50)",
@@ -55,14 +63,14 @@ class EmotionBenchConfig:
     situations: str = "tested"  # tested (the paper's 175) | all (situations.json's 428) | one_per_emotion
     variant: str = "repo"
     system: bool = True
-    orders: int = 10
-    default_runs: int = 50
-    evoked_runs: int = 10
-    temperature: float = 0.0
-    reask_temperature_step: float = 0.3
-    attempts: int = 3
-    max_tokens: int = 1024
-    order_seed: int = 0
+    orders: int = field(default=10, metadata=bounded(1, 100))
+    default_runs: int = field(default=50, metadata=bounded(2, 1000))
+    evoked_runs: int = field(default=10, metadata=bounded(1, 100))
+    temperature: float = field(default=0.0, metadata=bounded(0, MAX_TEMPERATURE))
+    reask_temperature_step: float = field(default=0.3, metadata=bounded(0, MAX_TEMPERATURE))
+    attempts: int = field(default=3, metadata=bounded(1, MAX_ATTEMPTS))
+    max_tokens: int = field(default=1024, metadata=bounded(1, MAX_TOKENS_LIMIT))
+    order_seed: int = field(default=0, metadata=bounded(0, 2**32 - 1))
 
 
 PRESET_CONFIGS = {
@@ -85,8 +93,6 @@ def config_from(preset: str, options: dict[str, str]) -> EmotionBenchConfig:
             "variant": ("repo", "notebook"),
         },
     )
-    if config.orders < 1 or config.default_runs < 2 or config.evoked_runs < 1 or config.attempts < 1:
-        raise UserError("emotionbench needs orders >= 1, default_runs >= 2, evoked_runs >= 1 and attempts >= 1")
     return config
 
 
@@ -122,7 +128,14 @@ class EmotionBench:
         "full": "all 428 situations of situations.json, paper design (not comparable with the human baseline)",
     }
     options = OPTION_HELP
+    limit_unit = (  # what `--limit N` bounds
+        "situations besides the default measure, and at most N runs per measure (the default measure at least 2)"
+    )
     data_keys = (QUESTIONNAIRES_KEY, SITUATIONS_KEY, TESTED_SOURCE_KEY, CROWD_KEY)
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        """Every `--option` mistake as a UserError, before any data is read or model called."""
+        config_from(preset, options)
 
     def prepare(
         self,
@@ -137,7 +150,11 @@ class EmotionBench:
         questionnaire = load_questionnaires(allow_unverified=allow_unverified)[config.scale]
         situations = choose_situations(config, allow_unverified=allow_unverified)
         if limit is not None:
+            # --limit bounds the calls, not just the situations: each measure is many runs of the questionnaire.
             situations = situations[:limit]
+            config = replace(
+                config, default_runs=min(config.default_runs, max(2, limit)), evoked_runs=min(config.evoked_runs, limit)
+            )
         orders = item_orders(len(questionnaire.items), config.orders, config.order_seed)
         # The default item first, then situations in factor order: consecutive queries share long prompt prefixes.
         items = [BenchItem("default", MeasureItem(None))] + [BenchItem(s.key, MeasureItem(s)) for s in situations]

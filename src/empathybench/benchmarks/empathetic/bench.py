@@ -4,10 +4,18 @@ The judge also rates the human reply of every prompt, so model-vs-human figures 
 published human-rater figures for the same prompts are reported beside them as a reference, never mixed in.
 """
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, apply_options
+from empathybench.benchmarks.base import (
+    MAX_ATTEMPTS,
+    MAX_TEMPERATURE,
+    MAX_TOKENS_LIMIT,
+    BenchItem,
+    PreparedBenchmark,
+    apply_options,
+    bounded,
+)
 from empathybench.benchmarks.empathetic.data import GOOD, HUMAN, SOURCE_NAMES, Prompt, load_released, one_per_emotion
 from empathybench.benchmarks.empathetic.judge import JUDGE_ATTEMPTS, judge_reply
 from empathybench.benchmarks.empathetic.prompts import (
@@ -29,9 +37,11 @@ MODEL = "model"  # the source name of the model under test in the tables
 
 @dataclass(frozen=True)
 class EmpatheticConfig:
-    temperature: float = 0.0  # the paper does not state its sampling; greedy keeps runs repeatable
-    max_tokens: int = 256  # room above the prompt's 97-word maximum, so overruns are seen, not cut
-    judge_attempts: int = JUDGE_ATTEMPTS
+    # The paper does not state its sampling; greedy keeps runs repeatable.
+    temperature: float = field(default=0.0, metadata=bounded(0, MAX_TEMPERATURE))
+    # Room above the prompt's 97-word maximum, so overruns are seen, not cut.
+    max_tokens: int = field(default=256, metadata=bounded(1, MAX_TOKENS_LIMIT))
+    judge_attempts: int = field(default=JUDGE_ATTEMPTS, metadata=bounded(1, MAX_ATTEMPTS))
     released: tuple[str, ...] = ()  # released LLM replies the judge also rates (human is always rated)
 
 
@@ -200,7 +210,7 @@ def _empathetic_metrics(records: list[dict[str, Any]], published_human: float | 
                 "ci95": human_metric["ci95"],
                 "published_raters": published_human,
                 "published_raters_label": "human replies, rated by the study's crowd raters (same prompts)",
-                "source": "Welivita & Pu 2024, released ratings (specs/empathetic_responding.md §4)",
+                "source": "Welivita & Pu 2024, the released human ratings (anuradha1992/llm-empathy-evaluation)",
             },
             seed=seed,
         ),
@@ -241,6 +251,11 @@ class EmpatheticResponding:
         "full": "the same as paper",
     }
     options = OPTION_HELP
+    limit_unit = "prompts (1 reply and its judge calls each)"  # what `--limit N` bounds
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        """Every `--option` mistake as a UserError, before any data is read or model called."""
+        _config_from(options)
 
     def prepare(
         self,

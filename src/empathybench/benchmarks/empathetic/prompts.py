@@ -26,7 +26,7 @@ _DEFINITION_PARAGRAPHS = (
     "resolution.",
 )
 
-GENERATION_PROMPT_SOURCE = "henryjxie/Distilling-Empathy-from-Large-Language-Models (spec §3.1)"
+GENERATION_PROMPT_SOURCE = "henryjxie/Distilling-Empathy-from-Large-Language-Models (the generation prompt)"
 GENERATION_PROMPT = (
     " ".join(_DEFINITION_PARAGRAPHS)
     + " You are engaging in a conversation with a human. Respond in an empathetic manner to the following speaker "
@@ -38,7 +38,7 @@ GENERATION_PROMPT = (
 )
 MAX_WORDS = 97  # the prompt's stated maximum; length compliance is reported against it
 
-RATER_TEXT_SOURCE = "anuradha1992/llm-empathy-evaluation rating app (spec §3.3)"
+RATER_TEXT_SOURCE = "anuradha1992/llm-empathy-evaluation rating app (the raters' instructions)"
 TASK_DESCRIPTION = (
     "In this study, we will present you with responses given to 10 emotional situations. We need to you rate how "
     'empathetic the responses are in terms of "Good", "Okay", or "Bad" compared to how you would have responded '

@@ -4,6 +4,7 @@ Every figure is computed from (emotion, valence, {source: rating}) rows, so the 
 released human ratings (`rescore empathetic`) and a judge's re-ratings (the benchmark).
 """
 
+import csv
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.benchmarks.empathetic.data import BAD, GOOD, HUMAN, OKAY, SOURCE_NAMES, read_prompts
+from empathybench.errors import UserError
 from empathybench.stats.contingency import chi_square, holm_adjust
 from empathybench.stats.intervals import mean_interval
 
@@ -168,7 +170,11 @@ def rows_from_file(path: Path) -> tuple[list[RatedRow], list[str]]:
 
 def rescore_ratings_file(path: Path) -> dict[str, Any]:
     """`empathybench rescore empathetic FILE`: the paper's statistics from a file in the released format."""
-    rows, sources = rows_from_file(path)
+    try:
+        rows, sources = rows_from_file(path)
+    except (ValueError, KeyError, IndexError, csv.Error) as exc:  # binary or foreign content: one line, no traceback
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)[:200]
+        raise UserError(f"{path} is not a ratings CSV in the released format: {reason}") from None
     result = analyse(rows, sources)
     result["file"] = str(path)
     result["source_names"] = {s: SOURCE_NAMES.get(s, s) for s in sources}

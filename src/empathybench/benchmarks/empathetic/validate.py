@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # paper; the weighting is not stated). Item-level judge-human kappa is read against it, not against 1.0.
 HUMAN_HUMAN_KAPPA = 0.2817
 HUMAN_HUMAN_KAPPA_NOTE = (
-    "weighted kappa between two human raters in the authors' 3-point pilot (spec §3.4; weighting not stated): "
+    "weighted kappa between two human raters in the authors' 3-point pilot (weighting not stated): "
     "the ceiling for item-level agreement on this task, so compare the judge's kappa with it, not with 1.0"
 )
 CATEGORIES = (BAD, OKAY, GOOD)

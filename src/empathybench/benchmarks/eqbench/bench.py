@@ -1,14 +1,18 @@
 """EQ-Bench on the engine: presets, per-item protocol, and run summary (specs/eqbench.md)."""
 
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from empathybench.benchmarks.base import (
+    MAX_ATTEMPTS,
+    MAX_TEMPERATURE,
+    MAX_TOKENS_LIMIT,
     BenchItem,
     PreparedBenchmark,
     apply_options,
+    bounded,
     evenly_spread,
     read_json_argument,
 )
@@ -39,6 +43,9 @@ QUESTION_FILES: dict[tuple[str, str], str] = {
     ("v1", "en"): "eqbench/v1/eq_bench_v1_questions_60.json",
 }
 QUICK_SUBSET_SIZE = 30
+# lm-evaluation-harness sends this seed with every chat-completions request (TemplateAPI's default `seed=1234`,
+# lm_eval/models/openai_completions.py) and no top_p: the lm-eval protocol sends the same body.
+LM_EVAL_SEED = 1234
 
 
 @dataclass(frozen=True)
@@ -56,10 +63,10 @@ class EQBenchConfig:
     protocol: str = "pipeline"
     parse_mode: str = "strict_v23"
     sigmoid_rule: str = "le5"  # released code; "lt5" reproduces the published Jan-Feb 2024 numbers (§5.1)
-    temperature: float = 0.01
-    temperature_step: float = 0.15
-    attempts: int = 3
-    max_tokens: int = 60
+    temperature: float = field(default=0.01, metadata=bounded(0, MAX_TEMPERATURE))
+    temperature_step: float = field(default=0.15, metadata=bounded(0, MAX_TEMPERATURE))
+    attempts: int = field(default=3, metadata=bounded(1, MAX_ATTEMPTS))
+    max_tokens: int = field(default=60, metadata=bounded(1, MAX_TOKENS_LIMIT))
     stop: tuple[str, ...] = ()
     system_prompt: str | None = None  # API engines send no system message (§2.3)
 
@@ -101,6 +108,11 @@ def _config_from(preset: str, options: dict[str, str]) -> EQBenchConfig:
     return config.with_protocol_defaults()
 
 
+def _check_paper_preset(preset: str, config: EQBenchConfig) -> None:
+    if preset == "paper" and (config.version, config.protocol) != ("v2", "pipeline"):
+        raise UserError("the eqbench paper preset is the v2 pipeline; use --preset full for other settings")
+
+
 def quick_subset(ids: list[str], size: int = QUICK_SUBSET_SIZE) -> list[str]:
     """A fixed, evenly spread subset: the same items on every machine and every run."""
     return evenly_spread(ids, size)
@@ -129,7 +141,12 @@ class EQBench:
         "full": "every item of the chosen version and language",
     }
     options = OPTION_HELP
+    limit_unit = "dialogues (1 call each, up to 3 with re-asks)"  # what `--limit N` bounds
     data_keys = tuple(QUESTION_FILES.values())
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        """Every `--option` mistake as a UserError, before any data is read or model called."""
+        _check_paper_preset(preset, _config_from(preset, options))
 
     def prepare(
         self,
@@ -141,8 +158,7 @@ class EQBench:
         allow_unverified: bool,
     ) -> PreparedBenchmark:
         config = _config_from(preset, options)
-        if preset == "paper" and (config.version, config.protocol) != ("v2", "pipeline"):
-            raise UserError("the eqbench paper preset is the v2 pipeline; use --preset full for other settings")
+        _check_paper_preset(preset, config)
         fetched = fetch(QUESTION_FILES[(config.version, config.language)], allow_unverified=allow_unverified)
         questions: dict[str, Any] = json.loads(fetched.path.read_text("utf-8"))
         ids = sorted(questions, key=int)
@@ -204,13 +220,14 @@ async def _run_item(config: EQBenchConfig, item: BenchItem, ctx: ItemContext) ->
     parsed: ParsedAnswer | None = None
     fallback: ParsedAnswer | None = None
     attempts_used = 0
+    lm_eval = config.protocol == "lm-eval"
     for attempt in range(config.attempts):
         sampling = Sampling(
             temperature=round(config.temperature + config.temperature_step * attempt, 4),
             max_tokens=config.max_tokens,
-            top_p=1.0,
+            top_p=None if lm_eval else 1.0,
             stop=config.stop,
-            seed=ctx.seed,
+            seed=LM_EVAL_SEED if lm_eval else ctx.seed,
         )
         generation = await ctx.generate(messages, sampling, attempt=attempt)
         attempts_used = attempt + 1
@@ -256,7 +273,7 @@ def _eqbench_metrics(
             "label": "published EQ-Bench v2 scores (revise prompt, en)",
             "models": [{"label": name, "value": score} for name, score in PUBLISHED_V2_SCORES],
             "random_baseline": RANDOM_BASELINE,
-            "source": "official EQ-Bench v2 result files (specs/eqbench.md §5.3)",
+            "source": "the 86 official EQ-Bench v2 result files (EQ-bench/EQ-Bench repository)",
         }
     parsed = {item_id: float(score) for item_id, score in selected.items() if score is not None}
     return {
@@ -324,10 +341,27 @@ def summarize_records(
             config, records, revised if revised is not None and pipeline.selected_pass == "revised" else first, seed
         ),
     }
+    if config.protocol == "lm-eval":
+        return _as_lm_eval_headline(summary)
     if not pipeline.valid:
         summary["headline_note"] = (
             f"invalid run: {n_parsed}/{n_items} parseable, below the upstream {MIN_PARSEABLE_FRACTION:.2%} gate"
         )
+    return summary
+
+
+def _as_lm_eval_headline(summary: dict[str, Any]) -> dict[str, Any]:
+    """Under the lm-eval protocol the headline is lm-eval's own `eqbench` figure (unparsed = 0, mean over all
+    items). lm-eval has no parse-rate gate, so the upstream pipeline's gate is kept only as secondary information."""
+    summary["pipeline_score"] = summary["score"]
+    summary["pipeline_valid"] = summary["valid"]
+    summary["score"] = summary["lm_eval_score"]
+    summary["score_name"] = "EQ-Bench score as lm-evaluation-harness computes it (0-100, unparsed items count 0)"
+    summary["headline_metric"] = "lm_eval_score"
+    summary["valid"] = True
+    summary["validity_rule"] = (
+        "none: lm-eval has no parse-rate gate (pipeline_valid: the upstream pipeline's 83.33% gate, for reference)"
+    )
     return summary
 
 
@@ -336,8 +370,10 @@ def rescore_results_file(path: Path) -> dict[str, Any]:
     from empathybench.benchmarks.eqbench.rescore import rescore_upstream_results
 
     data = read_json_argument(path)
+    if not isinstance(data, dict):
+        raise UserError(f"{path} is not an upstream EQ-Bench results file: it holds a JSON {type(data).__name__}")
     questions = json.loads(fetch(QUESTION_FILES[("v2", "en")]).path.read_text("utf-8"))
     try:
         return rescore_upstream_results(data, questions)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UserError(f"{path} is not an upstream EQ-Bench results file: {exc}") from None

@@ -1,11 +1,21 @@
 """GIEBench on the engine: data source, presets, the three prompt conditions per item, summary (specs/giebench.md)."""
 
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark, bool_option, evenly_spread
+from empathybench.benchmarks.base import (
+    MAX_TEMPERATURE,
+    MAX_TOKENS_LIMIT,
+    BenchItem,
+    PreparedBenchmark,
+    bool_option,
+    bounded,
+    evenly_spread,
+    field_range,
+    read_number,
+)
 from empathybench.benchmarks.giebench.data import (
     DIMENSIONS,
     GIEItem,
@@ -61,7 +71,7 @@ OPTION_HELP = {
     "max_tokens": "override the sampling profile's max_tokens",
     "parser": "recommended (last [[A]]-[[D]], echoes ignored) | legacy (the released regex): the headline parser",
     "fallbacks": "true | false: let the recommended parser read 'Assistant X' / a lone letter on the last line",
-    "scoring": "standard | legacy (adds the published-style tables with n+1 per-dimension denominators, §5.2)",
+    "scoring": "standard | legacy (adds the published-style tables with n+1 per-dimension denominators)",
     "per_dimension": f"items per dimension in the quick preset (default {QUICK_PER_DIMENSION})",
 }
 
@@ -72,14 +82,14 @@ class GIEBenchConfig:
     items_file: str | None = None
     shuffle: bool = True
     sampling: str = "deterministic"
-    temperature: float = 0.0
-    top_p: float = 1.0
+    temperature: float = field(default=0.0, metadata=bounded(0, MAX_TEMPERATURE))
+    top_p: float = field(default=1.0, metadata=bounded(0, 1))
     top_k: int | None = None
-    max_tokens: int = 512
+    max_tokens: int = field(default=512, metadata=bounded(1, MAX_TOKENS_LIMIT))
     parser: str = "recommended"
     fallbacks: bool = True
     scoring: str = "standard"
-    per_dimension: int = QUICK_PER_DIMENSION
+    per_dimension: int = field(default=QUICK_PER_DIMENSION, metadata=bounded(1, 10_000))
 
     @property
     def source(self) -> str:
@@ -89,13 +99,7 @@ class GIEBenchConfig:
 
 
 def _number_option(key: str, value: str, kind: type[int] | type[float]) -> Any:
-    try:
-        number = kind(value)
-    except ValueError:
-        raise UserError(f"giebench.{key} must be a number, not {value!r}") from None
-    if number < 0 or (kind is int and number == 0):
-        raise UserError(f"giebench.{key} must be positive, not {value!r}")
-    return number
+    return read_number(f"giebench.{key}", value, kind, field_range(GIEBenchConfig, key))
 
 
 def config_from(preset: str, options: dict[str, str]) -> GIEBenchConfig:
@@ -168,6 +172,11 @@ class GIEBench:
         "full": "all items x 3 conditions, greedy (T=0), recommended parser",
     }
     options = OPTION_HELP
+    limit_unit = "questions (3 calls each: the Raw, ID and COT prompts)"  # what `--limit N` bounds
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        """Every `--option` mistake as a UserError, before any data is read or model called."""
+        config_from(preset, options)
 
     def prepare(
         self,
@@ -201,7 +210,7 @@ class GIEBench:
                 "shuffle_seed": seed if config.source == "items" and config.shuffle else None,
                 "data_sha256": {f.key: f.sha256 for f in fetched},
                 "message_format": "one user message with the rendered prompt (the released local script sent "
-                "the raw prompt without a chat template, §2.2)",
+                "the raw prompt without a chat template)",
             },
             items=items,
             run_item=run_item,
@@ -346,7 +355,7 @@ def summarize_records(
         "parse_methods": dict(sorted(methods.items())),
         "notes": [
             "Correct = the reply aligned with the stance annotators attributed to the identity, not the most "
-            "balanced reply; Raw accuracy can be far below chance (spec §3, §5.9).",
+            "balanced reply; Raw accuracy can be far below chance.",
             "Unparsed replies count as wrong and stay in the denominator; invalid rates are per parser.",
         ],
         "config": asdict(config),
@@ -354,8 +363,7 @@ def summarize_records(
     if config.scoring == "legacy":
         legacy = score_outcomes(headline_outcomes, CONDITIONS, legacy=True)
         summary["published_style"] = {
-            "note": "per-dimension denominators n+1 and rounded deltas, as the published tables (spec §3, §5.2); "
-            "overall uses n",
+            "note": "per-dimension denominators n+1 and rounded deltas, as the published tables; overall uses n",
             "accuracy_by_dimension": {
                 c: {d: cell["accuracy"] for d, cell in legacy["conditions"][c]["by_dimension"].items()}
                 for c in CONDITIONS

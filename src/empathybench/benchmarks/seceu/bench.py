@@ -1,13 +1,15 @@
 """SECEU on the engine: presets, per-item protocol, run summary, and rescoring of raw answers (specs/seceu.md)."""
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from empathybench.benchmarks.base import (
+    MAX_TEMPERATURE,
     BenchItem,
     PreparedBenchmark,
     apply_options,
+    bounded,
     evenly_spread,
     read_json_argument,
 )
@@ -61,7 +63,7 @@ class SeceuConfig:
 
     variants: tuple[str, ...] = (DIRECT,)
     headline: str = "first"
-    temperature: float | None = None
+    temperature: float | None = field(default=None, metadata=bounded(0, MAX_TEMPERATURE))
     system_prompt: str | None = None
 
     def sampling(self, variant: str, seed: int | None) -> Sampling:
@@ -110,6 +112,12 @@ class Seceu:
         "full": "all 40 items; --option seceu.variant=... selects prompt variants (all = the 5 of the paper)",
     }
     options = OPTION_HELP
+    limit_unit = "stories (1 call per prompt variant)"  # what `--limit N` bounds
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        """Every `--option` mistake as a UserError, before any data is read or model called."""
+        config_from_options(options)
+
     data_keys = (ITEMS_KEY, NORM_KEY, PROMPTS_KEY)
 
     def prepare(
@@ -326,7 +334,7 @@ def _seceu_metrics(
                 "sd": norms.EQ_SCALE_SD,
                 "percentile": summary.get("percentiles", {}).get("normal_approximation", {}).get("value"),
                 "uniform_baseline": summary.get("uniform_baseline", {}).get("eq"),
-                "source": "Wang et al. 2023, SECEU_norm.docx (specs/seceu.md §2, §4)",
+                "source": "Wang et al. 2023, SECEU_norm.docx (the released human norms)",
             },
             seed=seed,
         ),

@@ -16,7 +16,7 @@ FULL_TEST_ITEMS = 40
 MIN_ITEMS_FOR_PATTERN_R = 3
 UNIFORM_ANSWER = (2.5, 2.5, 2.5, 2.5)
 
-EQ_NORMAL_LABEL = "normal approximation Φ((EQ-100)/15) x 100: biased, the human distances are right-skewed (spec §4)"
+EQ_NORMAL_LABEL = "normal approximation Φ((EQ-100)/15) x 100: biased, the human distances are right-skewed"
 EQ_ANCHOR_LABEL = (
     "piecewise-linear interpolation through the paper's published (SECEU score, % humans below) pairs; "
     "defined for scores 1.89-3.76 only"
