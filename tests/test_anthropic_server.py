@@ -142,14 +142,15 @@ def test_backend_sends_the_intended_body_and_headers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("options", "temperature", "stop"),
+    ("options", "temperature", "top_p", "stop"),
     [
-        (["--option", "eqbench.system_prompt=Answer with the scores only."], 0.01, None),
-        (["--option", "eqbench.protocol=lm-eval"], 0.0, ["\n\n"]),
+        (["--option", "eqbench.system_prompt=Answer with the scores only."], 0.01, 1.0, None),
+        # lm-eval's request has no top_p at all (recorded as None: not sent)
+        (["--option", "eqbench.protocol=lm-eval"], 0.0, None, ["\n\n"]),
     ],
 )
 def test_eqbench_run_over_the_wire(
-    options: list[str], temperature: float, stop: list[str] | None, tmp_path: Path, mirror: Path
+    options: list[str], temperature: float, top_p: float | None, stop: list[str] | None, tmp_path: Path, mirror: Path
 ) -> None:
     run_dir = tmp_path / "run"
     with FakeAnthropicServer(api_key=KEY) as server:
@@ -164,7 +165,7 @@ def test_eqbench_run_over_the_wire(
     expected: Counter[str] = Counter()
     for record in records:
         [call] = record["calls"]
-        assert call["sampling"]["temperature"] == temperature and call["sampling"]["top_p"] == 1.0
+        assert call["sampling"]["temperature"] == temperature and call["sampling"]["top_p"] == top_p
         system = [m["content"] for m in call["messages"] if m["role"] == "system"]
         body: dict[str, Any] = {
             "model": MODEL,

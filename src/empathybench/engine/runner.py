@@ -109,15 +109,18 @@ def _check_benchmark_options(options: RunOptions, chosen: list[Any]) -> None:
                 f"add --bench {name} or drop the option"
             )
     for benchmark in chosen:
-        if options.preset not in benchmark.presets:
+        if options.preset not in benchmark.presets and options.preset != DEMO_PRESET:
             raise UserError(
                 f"benchmark {benchmark.name} has no preset {options.preset!r}; "
                 f"choose one of {', '.join(benchmark.presets)}"
             )
         scoped = {k.split(".", 1)[1]: v for k, v in options.options.items() if k.startswith(f"{benchmark.name}.")}
+        preset = options.preset
+        if preset == DEMO_PRESET:  # the demo is the quick preset cut down (see DEMO_SELECTION)
+            preset, scoped = "quick", {**DEMO_SELECTION.get(benchmark.name, (3, {}))[1], **scoped}
         check = getattr(benchmark, "check_options", None)
         if check is not None:
-            check(options.preset, scoped)
+            check(preset, scoped)
 
 
 def check_base_url(url: str, what: str) -> None:

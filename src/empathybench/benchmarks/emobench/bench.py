@@ -536,9 +536,7 @@ def summarize_records(config: EmoBenchConfig, records: list[dict[str, Any]], *, 
                     by_task_language[f"{task}-{language}"] = _condition_summary(condition, subset, task, language, seed)
         conditions[condition.label] = by_task_language
         if condition.protocol == "repo2025" and condition.orders == 1:
-            notes.append(
-                f"{condition.label} asks every item in file order: option position can move these scores (spec §8.2)"
-            )
+            notes.append(f"{condition.label} asks every item in file order: option position can move these scores")
     return {
         "conditions": conditions,
         "pooled": None,  # en and zh are never pooled here
