@@ -414,6 +414,11 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         failed = sum(1 for r in records_by_bench[bench.name] if r.get("status") != "ok")
         result.setdefault("n_items", len(bench.items))
         result["n_failed_calls"] = failed
+        # Answers that never arrived (a reasoning model out of budget), beside the parse rate: they are why a
+        # reasoning model's items fail to parse, not what it answered.
+        calls = [call for r in records_by_bench[bench.name] for call in r.get("calls") or ()]
+        result["n_calls"] = len(calls)
+        result["n_truncated_calls"] = sum(1 for call in calls if call.get("truncated"))
         result["status"] = "complete" if len(records) == len(bench.items) else "incomplete"
         attach_score_interval(result)
         summary["benchmarks"][bench.name] = result
