@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from empathybench.benchmarks.empathetic.judge import JUDGE_MAX_TOKENS
 from empathybench.errors import ModelConfigError
 from empathybench.models.capabilities import (
     DEFAULT_REASONING_ALLOWANCE,
@@ -25,6 +26,7 @@ from empathybench.models.capabilities import (
     split_think_tags,
 )
 from empathybench.testing.fake_anthropic import FakeAnthropicServer
+from empathybench.testing.fake_judge import FakeJudge
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
 
 ANTHROPIC_KEY = "sk-ant-test-reasoning-77"
@@ -237,6 +239,8 @@ def test_reasoning_is_stored_apart_and_never_parsed(mode: str, tmp_path: Path, m
         assert not call.get("truncated")
     summary = json.loads((run_dir / "summary.json").read_text("utf-8"))["benchmarks"]["eqbench"]
     assert summary["n_parsed"] == 3 and summary["n_truncated_calls"] == 0
+    html = (run_dir / "report.html").read_text("utf-8")
+    assert html.count("<summary>reasoning</summary>") == 3  # folded, one per item's last call
 
 
 @pytest.mark.parametrize("mode", ["reasoning_content", "think"])
@@ -285,3 +289,27 @@ def test_claude_extended_thinking_run(tmp_path: Path, mirror: Path) -> None:
         assert call["sent"]["max_tokens"] == call["sampling"]["max_tokens"] + 2048
         assert ": 0" in call["reasoning"] and ": 0" not in call["reply"]
         assert set(record["parsed"]["first_pass"].values()) == {5}
+
+
+@pytest.mark.parametrize("judge_option", [[], ["-O", "empathetic.judge_max_tokens=40"]])
+def test_a_reasoning_judge_gets_room_to_think(judge_option: list[str], tmp_path: Path, mirror: Path) -> None:
+    """The judge's one-word answer budget plus the thinking allowance, sent as the o-series takes it."""
+    judge = FakeJudge()
+    run_dir = tmp_path / "run"
+    with FakeOpenAIServer(answer=judge) as server:
+        env = cli_env(tmp_path / "c", mirror, OPENAI_BASE_URL=server.base_url)
+        args = ["run", "--model", "scripted/echo", "--judge", "openai/o4-mini", "--bench", "empathetic"]
+        args += ["--judge-arg", "reasoning_effort=medium", "--limit", "2", "--out", str(run_dir), "--quiet"]
+        result = cli([*args, *judge_option], env)
+        outcomes = dict(server.outcomes)
+    assert result.returncode == 0, result.stderr
+    assert set(outcomes) == {"ok"}
+    answer_budget = 40 if judge_option else JUDGE_MAX_TOKENS
+    judge_calls = [c for r in read_records(run_dir) for c in r["calls"] if c.get("role") == "judge"]
+    assert len(judge_calls) >= 4
+    for call in judge_calls:
+        assert call["sampling"]["max_tokens"] == answer_budget
+        assert call["sent"]["max_completion_tokens"] == answer_budget + DEFAULT_REASONING_ALLOWANCE
+        assert call["sent"]["reasoning_effort"] == "medium" and "temperature" not in call["sent"]
+    summary = json.loads((run_dir / "summary.json").read_text("utf-8"))["benchmarks"]["empathetic"]
+    assert summary["status"] == "complete"
