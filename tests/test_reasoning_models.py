@@ -313,3 +313,33 @@ def test_a_reasoning_judge_gets_room_to_think(judge_option: list[str], tmp_path:
         assert call["sent"]["reasoning_effort"] == "medium" and "temperature" not in call["sent"]
     summary = json.loads((run_dir / "summary.json").read_text("utf-8"))["benchmarks"]["empathetic"]
     assert summary["status"] == "complete"
+
+
+def test_judge_validate_with_a_thinking_claude_judge(tmp_path: Path, mirror: Path) -> None:
+    judge = FakeJudge()
+    out = tmp_path / "validation.json"
+    with FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=judge) as server:
+        env = cli_env(tmp_path / "c", mirror, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY=ANTHROPIC_KEY)
+        base = [
+            "judge",
+            "validate",
+            "--judge",
+            "anthropic/claude-sonnet-4",
+            "--limit",
+            "4",
+            "--json",
+            "--out",
+            str(out),
+        ]
+        refused = cli([*base, "--judge-arg", "thinking_budget=10"], env)
+        asked_before = server.requests_total
+        result = cli([*base, "--judge-arg", "thinking_budget=1024"], env)
+        requests = server.requests
+    assert refused.returncode == 2 and "--judge-arg thinking_budget=10" in refused.stderr and asked_before == 0
+    assert result.returncode == 0, result.stderr
+    assert len(requests) >= 4 and all(r.outcome == "ok" for r in requests)
+    for request in requests:
+        assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+        assert request.body["max_tokens"] == JUDGE_MAX_TOKENS + 1024 and "temperature" not in request.body
+    report = json.loads(out.read_text("utf-8"))
+    assert report["n_failed_calls"] == 0 and report["judge"]["model_args"] == {"thinking_budget": 1024}

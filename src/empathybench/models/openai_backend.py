@@ -88,10 +88,14 @@ class OpenAIBackend:
 
     def request_arguments(self, request: ChatRequest) -> dict[str, Any]:
         """The keyword arguments of `chat.completions.create` for this request, after the capability rules."""
+        return {**self._fields(request), "messages": request.messages_as_dicts()}
+
+    def _fields(self, request: ChatRequest) -> dict[str, Any]:
+        """Everything but the messages (cheap to build for every record)."""
         s = request.sampling
         caps = self.capabilities
         budget, _ = token_budget(s.max_tokens, caps, self.args)
-        kwargs: dict[str, Any] = {"model": self.model, "messages": request.messages_as_dicts()}
+        kwargs: dict[str, Any] = {"model": self.model}
         if caps.sampling:
             kwargs["temperature"] = s.temperature
             if s.top_p is not None:
@@ -112,10 +116,9 @@ class OpenAIBackend:
 
     def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
         """What the request body carries besides the messages, as sent (recorded with each call)."""
-        kwargs = self.request_arguments(request)
-        kwargs.pop("messages")
-        kwargs.update(kwargs.pop("extra_body", {}))
-        return kwargs
+        fields = self._fields(request)
+        fields.update(fields.pop("extra_body", {}))
+        return fields
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         kwargs = self.request_arguments(request)
