@@ -598,6 +598,8 @@ class FakeOpenAIServer:
         prompt_tokens = sum(count_words(m["content"]) for m in request["messages"] if isinstance(m.get("content"), str))
         completion_tokens = count_words(text) + reasoning_tokens
         message: dict[str, Any] = {"role": "assistant", "content": text}
+        # As OpenAI reports reasoning models' hidden thinking; absent for models that do not think.
+        details = {"completion_tokens_details": {"reasoning_tokens": reasoning_tokens}} if thinking is not None else {}
         if self.reasoning == "reasoning_content" and not hidden_thinking:
             message["reasoning_content"] = thinking
             if thinking_cut:
@@ -623,7 +625,7 @@ class FakeOpenAIServer:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
-                "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
+                **details,
             },
         }
 
