@@ -259,6 +259,9 @@ def test_an_answer_lost_to_thinking_is_counted_truncated(mode: str, tmp_path: Pa
     assert bench["n_parsed"] == 0 and bench["n_truncated_calls"] == len(calls)
     assert summary["usage"]["truncated"] == len(calls)
     assert f"({len(calls)} truncated)" in result.stdout
+    # The reason the benchmark has no figure says why nothing parsed, in every report.
+    assert f"{len(calls)} of {len(calls)} answers truncated" in " ".join(bench["validity"]["reasons"])
+    assert f"{len(calls)} of {len(calls)} answers truncated" in (run_dir / "report.html").read_text("utf-8")
 
 
 def test_null_content_at_the_length_limit_is_truncated(tmp_path: Path, mirror: Path) -> None:
