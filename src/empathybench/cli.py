@@ -29,6 +29,10 @@ judge_app = typer.Typer(help="Check an LLM judge against published human ratings
 app.add_typer(rescore_app, name="rescore")
 app.add_typer(judge_app, name="judge")
 
+MODEL_ARG_OPTION_HELP = (
+    "Model argument KEY=VALUE (repeatable): reasoning_effort=low|medium|high, thinking_budget=N, max_tokens=N, "
+    "reasoning=true|false, sampling=true|false, token_field=max_tokens|max_completion_tokens"
+)
 TIMEOUT_HELP = (
     "Seconds one whole request may take (server wait and every byte of the reply), then it is retried as a "
     "timeout; not applied in process (local, llamacpp/), where max_tokens bounds a call"
@@ -138,6 +142,10 @@ def run(
         typer.Option("--repeats", help="Run N times (1-100) with seeds seed..seed+N-1 and report run-to-run variation"),
     ] = 1,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help=MODEL_ARG_OPTION_HELP)] = None,
+    judge_arg: Annotated[
+        list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the --judge, as -M")
+    ] = None,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.engine.runner import RunOptions, default_preset, execute_repeats
@@ -161,6 +169,8 @@ def run(
         show_progress=not quiet,
         judge=judge,
         request_timeout_s=timeout,
+        model_args=list(model_arg or []),
+        judge_args=list(judge_arg or []),
     )
     if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
         signal.signal(signal.SIGTERM, _raise_terminated)
@@ -551,6 +561,9 @@ def judge_validate(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write the full figures as JSON here")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
+    judge_arg: Annotated[
+        list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the judge, as run's -M")
+    ] = None,
 ) -> None:
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
     from empathybench.benchmarks.base import MAX_ATTEMPTS
@@ -571,6 +584,9 @@ def judge_validate(
         from empathybench.engine.runner import check_base_url
 
         check_base_url(base_url, "--base-url")
+    from empathybench.models.registry import check_model_args
+
+    check_model_args(judge, judge_arg or [], "--judge-arg")
     report = run_validation(
         judge,
         limit=limit,
@@ -582,6 +598,7 @@ def judge_validate(
         attempts=attempts,
         console=None if quiet else console,
         request_timeout_s=timeout,
+        judge_args=judge_arg or [],
     )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

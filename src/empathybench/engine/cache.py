@@ -148,6 +148,8 @@ class ResponseCache:
                 prompt_tokens=int(body.get("prompt_tokens", 0)),
                 completion_tokens=int(body.get("completion_tokens", 0)),
                 model=body.get("model"),
+                reasoning=body.get("reasoning"),
+                truncated=bool(body.get("truncated", False)),
             )
         except (TypeError, ValueError, KeyError, AttributeError):
             return None  # an unreadable entry is a miss: the call is asked again and the entry replaced
@@ -162,6 +164,10 @@ class ResponseCache:
             "completion_tokens": response.completion_tokens,
             "model": response.model,
         }
+        if response.reasoning is not None:
+            body["reasoning"] = response.reasoning
+        if response.truncated:
+            body["truncated"] = True
         try:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, created, body) VALUES (?, ?, ?)",

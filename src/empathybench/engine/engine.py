@@ -65,6 +65,7 @@ class RunStats:
     retries_by_kind: dict[str, int] = field(default_factory=dict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    truncated: int = 0  # answered calls whose answer never arrived (see Generation.truncated)
     started: float = field(default_factory=time.monotonic)
 
     def as_dict(self) -> dict[str, Any]:
@@ -78,6 +79,7 @@ class RunStats:
             "retries_by_kind": dict(self.retries_by_kind),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "truncated": self.truncated,
         }
 
 
@@ -99,6 +101,9 @@ class Generation:
     repetition: int
     retries: int = 0
     notes: tuple[str, ...] = ()  # what normalisation repaired in the reply
+    reasoning: str | None = None  # the model's thinking, apart from `text`: recorded, never parsed
+    truncated: bool = False  # the answer never arrived (budget spent while thinking, or null content at the limit)
+    sent: dict[str, Any] | None = None  # the request's parameters as the backend sent them (besides the messages)
 
     def as_record(self, request: ChatRequest) -> dict[str, Any]:
         messages = request.messages_as_dicts()
@@ -118,6 +123,14 @@ class Generation:
             "cached": self.cached,
             "retries": self.retries,
         }
+        if self.sent is not None:
+            record["sent"] = self.sent
+        if self.reasoning is not None:
+            record["reasoning"] = stored_text(self.reasoning)
+            if len(self.reasoning) > MAX_STORED_REPLY_CHARS:
+                record["reasoning_chars"] = len(self.reasoning)
+        if self.truncated:
+            record["truncated"] = True
         if len(self.text) > MAX_STORED_REPLY_CHARS:
             record["reply_chars"] = len(self.text)
             record["reply_cut"] = f"stored the first {MAX_STORED_REPLY_CHARS} of {len(self.text)} characters"
@@ -173,21 +186,30 @@ class Engine:
             if hit is not None:
                 self.stats.cache_hits += 1
                 hit = normalise_response(hit)  # a cache written by another version is read as carefully as a server
-                return request, self._generation(hit, cached=True, attempt=attempt, repetition=repetition)
+                return request, self._generation(request, hit, cached=True, attempt=attempt, repetition=repetition)
         response, retries = await self._call_with_retries(request)
         if self.cache is not None:
             self.cache.put(key, response)
         self.stats.prompt_tokens += response.prompt_tokens
         self.stats.completion_tokens += response.completion_tokens
-        generation = self._generation(response, cached=False, attempt=attempt, repetition=repetition)
+        generation = self._generation(request, response, cached=False, attempt=attempt, repetition=repetition)
         generation.retries = retries
         generation.notes = response.notes
         return request, generation
 
-    @staticmethod
-    def _generation(response: ChatResponse, *, cached: bool, attempt: int, repetition: int) -> Generation:
+    def _generation(
+        self, request: ChatRequest, response: ChatResponse, *, cached: bool, attempt: int, repetition: int
+    ) -> Generation:
+        if response.truncated:
+            self.stats.truncated += 1
+        # What the backend sends for this request (capability rules applied), recorded beside the instrument's
+        # sampling; a cache hit records what was sent when the reply was first asked for.
+        describe = getattr(self.backend, "request_parameters", None)
         return Generation(
             text=response.text,
+            reasoning=response.reasoning,
+            truncated=response.truncated,
+            sent=describe(request) if callable(describe) else None,
             cached=cached,
             finish_reason=response.finish_reason,
             prompt_tokens=response.prompt_tokens,

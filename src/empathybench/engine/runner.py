@@ -33,7 +33,7 @@ from empathybench.engine.progress import RunProgress
 from empathybench.engine.store import RunStore, read_samples
 from empathybench.errors import UserError
 from empathybench.models.base import Backend, valid_text
-from empathybench.models.registry import create_backend, parse_model_spec
+from empathybench.models.registry import check_model_args, create_backend, parse_model_spec
 from empathybench.paths import cache_dir, check_writable_dir
 from empathybench.report.profile import attach_score_interval, build_profile
 from empathybench.report.schema import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
@@ -57,6 +57,8 @@ class RunOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     judge: str | None = None  # model spec of the judge for judged benchmarks; None: the model judges itself
     request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S  # bound on one whole request (`--timeout`)
+    model_args: list[str] = field(default_factory=list)  # `-M KEY=VALUE` for the model under test
+    judge_args: list[str] = field(default_factory=list)  # `--judge-arg KEY=VALUE` for the judge
 
 
 # Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
@@ -78,6 +80,11 @@ def check_run_options(options: RunOptions, repeats: int = 1) -> None:
         with_repeats = f" with --repeats {repeats}" if repeats > 1 else ""
         raise UserError(f"--seed must be between 0 and {highest_seed}{with_repeats}, not {options.seed}")
     specs = [parse_model_spec(options.model)] + ([parse_model_spec(options.judge)] if options.judge else [])
+    check_model_args(specs[0], options.model_args, "--model-arg")
+    if options.judge_args and not options.judge:
+        raise UserError("--judge-arg needs --judge (without it the model under test judges itself, with -M)")
+    if options.judge:
+        check_model_args(specs[1], options.judge_args, "--judge-arg")
     if options.base_url is not None:
         check_base_url(options.base_url, "--base-url")
     elif any(spec.provider == "openai" for spec in specs) and os.environ.get("OPENAI_BASE_URL"):
@@ -269,10 +276,15 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     check_run_options(options)
     spec = parse_model_spec(options.model)
     # Backends first: a missing key or extra is the error to show, before any data is fetched.
-    backend = create_backend(spec, base_url=options.base_url)
+    backend = create_backend(spec, base_url=options.base_url, model_args=options.model_args)
     judge_backend = None
     if options.judge is not None:
-        judge_backend = create_backend(parse_model_spec(options.judge), base_url=options.base_url)
+        judge_backend = create_backend(
+            parse_model_spec(options.judge),
+            base_url=options.base_url,
+            model_args=options.judge_args,
+            args_option="--judge-arg",
+        )
     prepared, skipped = prepare_benchmarks(options, console)
     if not prepared:
         raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
@@ -402,6 +414,11 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         failed = sum(1 for r in records_by_bench[bench.name] if r.get("status") != "ok")
         result.setdefault("n_items", len(bench.items))
         result["n_failed_calls"] = failed
+        # Answers that never arrived (a reasoning model out of budget), beside the parse rate: they are why a
+        # reasoning model's items fail to parse, not what it answered.
+        calls = [call for r in records_by_bench[bench.name] for call in r.get("calls") or ()]
+        result["n_calls"] = len(calls)
+        result["n_truncated_calls"] = sum(1 for call in calls if call.get("truncated"))
         result["status"] = "complete" if len(records) == len(bench.items) else "incomplete"
         attach_score_interval(result)
         summary["benchmarks"][bench.name] = result

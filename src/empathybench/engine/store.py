@@ -32,7 +32,7 @@ DAMAGED_FILE = "samples.damaged.jsonl"
 SUMMARY_FILE = "summary.json"
 LOCK_FILE = "run.lock"
 # Counters that add up over the sessions of a run (items_* describe the run's state and are not added).
-USAGE_COUNTERS = ("calls", "cache_hits", "retries", "prompt_tokens", "completion_tokens")
+USAGE_COUNTERS = ("calls", "cache_hits", "retries", "prompt_tokens", "completion_tokens", "truncated")
 
 
 def write_json_atomically(path: Path, data: Any) -> None:
@@ -92,6 +92,7 @@ def usage_from_records(records: list[dict[str, Any]]) -> dict[str, Any]:
         "retries": retries,
         "prompt_tokens": sum(_count(call.get("prompt_tokens")) for call in fresh),
         "completion_tokens": sum(_count(call.get("completion_tokens")) for call in fresh),
+        "truncated": sum(1 for call in calls if call.get("truncated")),
     }
 
 

@@ -22,6 +22,7 @@ from empathybench.models.base import (
     TransientBackendError,
     parse_retry_after,
 )
+from empathybench.models.capabilities import ModelArgs, is_truncated, resolve_capabilities, token_budget
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 REQUEST_TIMEOUT_S = 600.0
@@ -58,8 +59,17 @@ class AnthropicBackend:
     provider = "anthropic"
     default_concurrency = 16
 
-    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        args: ModelArgs | None = None,
+        args_option: str = "--model-arg",
+    ) -> None:
         self.model = model
+        self.args = args or ModelArgs()
+        self.capabilities = resolve_capabilities("anthropic", model, self.args, args_option)
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         register_secret(key)
         if not key:
@@ -107,25 +117,44 @@ class AnthropicBackend:
             "model": self.model,
             "base_url": self.base_url,
             "api_version": self.api_version,
+            **({"model_args": self.args.as_dict()} if self.args.as_dict() else {}),
         }
 
     def request_arguments(self, request: ChatRequest) -> dict[str, Any]:
         """The keyword arguments of `messages.create` for this request."""
         s = request.sampling
+        caps = self.capabilities
+        budget, thinking_budget = token_budget(s.max_tokens, caps, self.args)
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
-            "max_tokens": s.max_tokens,
+            "max_tokens": budget,
         }
+        thinking = caps.thinking and caps.reasoning and thinking_budget is not None
+        # With thinking on, the API refuses temperature (other than 1) and top_k: the thinking sampler is fixed.
+        fields = sampling_fields(s) if caps.sampling and not thinking else {}
+        body_fields: dict[str, Any] = {}
         if self._sampling_as_arguments:
-            kwargs.update(sampling_fields(s))
+            kwargs.update(fields)
         else:
-            kwargs["extra_body"] = sampling_fields(s)
+            body_fields.update(fields)
+        if thinking:  # in the body, whatever the SDK's signature knows
+            body_fields["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
+        if body_fields:
+            kwargs["extra_body"] = body_fields
         if s.stop:
             kwargs["stop_sequences"] = list(s.stop)
         if system:
             kwargs["system"] = system
+        return kwargs
+
+    def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
+        """What the request body carries besides the messages and system prompt, as sent (recorded per call)."""
+        kwargs = self.request_arguments(request)
+        for name in ("messages", "system"):
+            kwargs.pop(name, None)
+        kwargs.update(kwargs.pop("extra_body", {}))
         return kwargs
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
@@ -185,11 +214,25 @@ def _to_response(message: Any) -> ChatResponse:
     content = getattr(message, "content", None)
     if not isinstance(content, list):
         raise TransientBackendError("malformed", "response has no content list")
-    text = "".join(block.text for block in content if isinstance(getattr(block, "text", None), str))
+    text = "".join(
+        block.text
+        for block in content
+        if getattr(block, "type", "text") == "text" and isinstance(getattr(block, "text", None), str)
+    )
+    # Extended thinking comes in its own blocks (type "thinking"; "redacted_thinking" carries no readable text).
+    thoughts = [
+        block.thinking
+        for block in content
+        if getattr(block, "type", None) == "thinking" and isinstance(getattr(block, "thinking", None), str)
+    ]
+    reasoning = redact("\n\n".join(thoughts)) if thoughts else None
+    stop_reason = getattr(message, "stop_reason", None)
     usage = getattr(message, "usage", None)
     return ChatResponse(
         text=redact(text),  # a server may echo what it was sent, the key included
-        finish_reason=getattr(message, "stop_reason", None),
+        reasoning=reasoning,
+        truncated=is_truncated(text, stop_reason if isinstance(stop_reason, str) else None, False),
+        finish_reason=stop_reason,
         prompt_tokens=_token_count(getattr(usage, "input_tokens", 0)),
         completion_tokens=_token_count(getattr(usage, "output_tokens", 0)),
         model=getattr(message, "model", None),

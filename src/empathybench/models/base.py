@@ -61,6 +61,10 @@ class ChatResponse:
     extra: dict[str, Any] = field(default_factory=dict)
     # What `normalise_response` had to repair in this reply (recorded with the call, not cached).
     notes: tuple[str, ...] = ()
+    # The model's thinking, kept apart from `text` (never parsed); None when the reply carried none.
+    reasoning: str | None = None
+    # The answer never arrived (content null or empty at the token limit, or cut inside `<think>`).
+    truncated: bool = False
 
 
 class TransientBackendError(Exception):
@@ -176,6 +180,11 @@ def normalise_response(response: ChatResponse) -> ChatResponse:
     text, replaced = valid_text(text)
     if replaced:
         notes.append(f"reply text had {replaced} invalid characters (lone surrogates), replaced by U+FFFD")
+    reasoning = response.reasoning
+    if reasoning is not None:
+        reasoning, replaced = valid_text(reasoning if isinstance(reasoning, str) else str(reasoning))
+        if replaced:
+            notes.append(f"reasoning text had {replaced} invalid characters (lone surrogates), replaced by U+FFFD")
     counts: dict[str, int] = {}
     for name in ("prompt_tokens", "completion_tokens"):
         counts[name], problem = token_count(getattr(response, name))
@@ -184,6 +193,8 @@ def normalise_response(response: ChatResponse) -> ChatResponse:
     return replace(
         response,
         text=text,
+        reasoning=reasoning,
+        truncated=bool(response.truncated),
         finish_reason=_short_label(response.finish_reason),
         model=_short_label(response.model),
         notes=tuple(notes),

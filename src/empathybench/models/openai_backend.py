@@ -12,6 +12,13 @@ from empathybench.models.base import (
     normalise_response,
     parse_retry_after,
 )
+from empathybench.models.capabilities import (
+    ModelArgs,
+    is_truncated,
+    resolve_capabilities,
+    split_think_tags,
+    token_budget,
+)
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -24,8 +31,17 @@ class OpenAIBackend:
     provider = "openai"
     default_concurrency = 16
 
-    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        args: ModelArgs | None = None,
+        args_option: str = "--model-arg",
+    ) -> None:
         self.model = model
+        self.args = args or ModelArgs()
+        self.capabilities = resolve_capabilities("openai", model, self.args, args_option)
         url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
         register_url(url)
         # Credentials in the URL (user:password@, ?key=) are sent but never recorded or shown: base_url is the
@@ -65,18 +81,28 @@ class OpenAIBackend:
         return self._client
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+        identity = {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+        if self.args.as_dict():  # only when given, so that caches of runs without model args stay valid
+            identity["model_args"] = self.args.as_dict()
+        return identity
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
+    def request_arguments(self, request: ChatRequest) -> dict[str, Any]:
+        """The keyword arguments of `chat.completions.create` for this request, after the capability rules."""
+        return {**self._fields(request), "messages": request.messages_as_dicts()}
+
+    def _fields(self, request: ChatRequest) -> dict[str, Any]:
+        """Everything but the messages (cheap to build for every record)."""
         s = request.sampling
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": request.messages_as_dicts(),
-            "temperature": s.temperature,
-            "max_tokens": s.max_tokens,
-        }
-        if s.top_p is not None:
-            kwargs["top_p"] = s.top_p
+        caps = self.capabilities
+        budget, _ = token_budget(s.max_tokens, caps, self.args)
+        kwargs: dict[str, Any] = {"model": self.model}
+        if caps.sampling:
+            kwargs["temperature"] = s.temperature
+            if s.top_p is not None:
+                kwargs["top_p"] = s.top_p
+        kwargs[caps.token_field] = budget
+        if caps.reasoning_effort and self.args.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = self.args.reasoning_effort
         if s.seed is not None:
             kwargs["seed"] = s.seed
         if s.stop:
@@ -84,8 +110,18 @@ class OpenAIBackend:
         extra = {k: v for k, v in (("top_k", s.top_k), ("min_p", s.min_p)) if v is not None}
         if s.repeat_penalty is not None:
             extra["repeat_penalty"] = s.repeat_penalty
-        if extra:
+        if extra and caps.sampling:
             kwargs["extra_body"] = extra  # understood by vLLM / llama.cpp servers, not by api.openai.com
+        return kwargs
+
+    def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
+        """What the request body carries besides the messages, as sent (recorded with each call)."""
+        fields = self._fields(request)
+        fields.update(fields.pop("extra_body", {}))
+        return fields
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        kwargs = self.request_arguments(request)
         client = self._get_client()
         openai = self._openai
         try:
@@ -118,6 +154,8 @@ class OpenAIBackend:
             raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
         response = _to_response(completion)
         response.text = redact(response.text)  # a server may echo what it was sent, the key included
+        if response.reasoning is not None:
+            response.reasoning = redact(response.reasoning)
         return response
 
     async def aclose(self) -> None:
@@ -137,13 +175,32 @@ def _to_response(completion: Any) -> ChatResponse:
     if message is None or (text is not None and not isinstance(text, str)):
         raise TransientBackendError("malformed", "response choice has no message")
     usage = getattr(completion, "usage", None)
+    finish_reason = getattr(choice, "finish_reason", None)
+    # Thinking arrives in its own field (vLLM reasoning parsers, DeepSeek, OpenRouter) or inside the content.
+    reasoning = _reasoning_field(message)
+    answer, tagged, unclosed = split_think_tags(text) if text else ("", None, False)
+    if tagged is not None:
+        reasoning = tagged if reasoning is None else f"{reasoning}\n\n{tagged}"
     # The SDK does not validate bodies: usage may be "abc", 1e400 or -5, text may hold lone surrogates.
     return normalise_response(
         ChatResponse(
-            text=text or "",
-            finish_reason=getattr(choice, "finish_reason", None),
+            text=answer,
+            reasoning=reasoning,
+            truncated=is_truncated(text and answer, finish_reason, unclosed),
+            finish_reason=finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),  # type: ignore[arg-type]
             completion_tokens=getattr(usage, "completion_tokens", None),  # type: ignore[arg-type]
             model=getattr(completion, "model", None),
         )
     )
+
+
+def _reasoning_field(message: Any) -> str | None:
+    """The thinking a server returned beside the content (`reasoning_content`, or `reasoning`), if any text."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None)
+        if value is None:
+            value = (getattr(message, "model_extra", None) or {}).get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from empathybench.errors import ModelConfigError
 from empathybench.models.base import Backend
+from empathybench.models.capabilities import ModelArgs, parse_model_args, resolve_capabilities
 
 PROVIDERS: dict[str, str] = {
     "local": "the embedded SmolLM2-135M-Instruct, in process (needs the `local` extra); no key, no network",
@@ -39,17 +40,32 @@ def parse_model_spec(spec: str) -> ModelSpec:
     return ModelSpec(provider, model)
 
 
-def create_backend(spec: ModelSpec | str, base_url: str | None = None) -> Backend:
+def check_model_args(spec: ModelSpec | str, pairs: list[str] | tuple[str, ...], what: str = "--model-arg") -> ModelArgs:
+    """The model arguments for `spec`, validated against its provider and capabilities (one-line errors)."""
     if isinstance(spec, str):
         spec = parse_model_spec(spec)
+    args = parse_model_args(pairs, what)
+    resolve_capabilities(spec.provider, spec.model, args, what)
+    return args
+
+
+def create_backend(
+    spec: ModelSpec | str,
+    base_url: str | None = None,
+    model_args: list[str] | tuple[str, ...] = (),
+    args_option: str = "--model-arg",
+) -> Backend:
+    if isinstance(spec, str):
+        spec = parse_model_spec(spec)
+    args = check_model_args(spec, model_args, args_option)
     if spec.provider == "openai":
         from empathybench.models.openai_backend import OpenAIBackend
 
-        return OpenAIBackend(spec.model, base_url=base_url)
+        return OpenAIBackend(spec.model, base_url=base_url, args=args, args_option=args_option)
     if spec.provider == "anthropic":
         from empathybench.models.anthropic_backend import AnthropicBackend
 
-        return AnthropicBackend(spec.model, base_url=base_url)
+        return AnthropicBackend(spec.model, base_url=base_url, args=args, args_option=args_option)
     if spec.provider == "local":
         from empathybench.models.llamacpp_backend import LlamaCppBackend, locate_embedded_gguf
 

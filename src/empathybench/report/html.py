@@ -543,6 +543,21 @@ def _last_reply(record: dict[str, Any]) -> str:
     return _bounded(str(last.get("reply", "")), total if isinstance(total, int) else None)
 
 
+def _last_reasoning(record: dict[str, Any]) -> str:
+    """The last call's thinking, folded (it is long and never parsed), and whether its answer was truncated."""
+    calls = record.get("calls") or []
+    if not calls or not isinstance(calls[-1], dict):
+        return ""
+    last = calls[-1]
+    truncated = '<span class="up">truncated: no answer arrived</span>' if last.get("truncated") else ""
+    reasoning = last.get("reasoning")
+    if not isinstance(reasoning, str):
+        return truncated
+    total = last.get("reasoning_chars")
+    text = _bounded(reasoning, total if isinstance(total, int) else None)
+    return f"{truncated}<details><summary>reasoning</summary><pre>{_e(text)}</pre></details>"
+
+
 def _sample_summary(record: dict[str, Any]) -> str:
     """A short, benchmark-aware view of what was parsed from the replies."""
     if record.get("status") != "ok":
@@ -579,7 +594,7 @@ def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
             f'<td class="num">{_num(score, 3) if isinstance(score, float | int) else "—"}</td>'
             f"<td>{_e(_bounded(str(record.get('parse_error') or ''), limit=1000))}</td>"
             f"<td>{len(record.get('calls') or [])}</td>"
-            f"<td><pre>{_e(_last_reply(record))}</pre></td></tr>"
+            f"<td><pre>{_e(_last_reply(record))}</pre>{_last_reasoning(record)}</td></tr>"
         )
     return (
         f'<details id="samples-{_anchor(name)}"><summary>{len(samples)} items with the raw replies</summary>'

@@ -65,7 +65,8 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
             Text(name),
             number(result.get("score")),
             Text(interval(result.get("score_ci95"), 1)),
-            f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}",
+            f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}"
+            + (f" ({result['n_truncated_calls']} truncated)" if result.get("n_truncated_calls") else ""),
             Text(status, style=style),
         )
     console.print(table)

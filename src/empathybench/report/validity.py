@@ -18,7 +18,11 @@ STATUSES = ("valid", "invalid", "insufficient", "self-judged", "skipped")
 
 
 def _parsed_text(result: dict[str, Any]) -> str:
-    return f"{result.get('n_parsed', 0)} of {result.get('n_items', 0)} parsed"
+    text = f"{result.get('n_parsed', 0)} of {result.get('n_items', 0)} parsed"
+    truncated = result.get("n_truncated_calls")
+    if isinstance(truncated, int) and truncated > 0:  # a reasoning model out of budget: no answer to parse
+        text += f", {truncated} of {result.get('n_calls', 0)} answers truncated"
+    return text
 
 
 def result_validity(result: dict[str, Any]) -> dict[str, Any]:

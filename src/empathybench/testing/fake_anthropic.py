@@ -11,6 +11,10 @@ API does where a client can go wrong:
   stop_sequence, usage {input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens};
 - errors are `{"type": "error", "error": {"type": ..., "message": ...}, "request_id": ...}`; scripted faults
   "400", "401", "403", "404", "429" (with retry-after), "500" and "529" (overloaded_error);
+- extended thinking (`thinking: {type: "enabled", budget_tokens: N}`): N >= 1024 and N < max_tokens, and no
+  temperature other than 1 nor top_k with it (400 otherwise, as the API words it); the answer's content is
+  [{type: "thinking", thinking, signature}, {type: "text", text}], the thinking (`thinking_text`, default: decoy
+  score lines of 0) counting one token per word against max_tokens before the text;
 - with `echo_auth=True` its 400/500 messages and its replies repeat the request's credentials.
 
 Every request (body, anthropic-version, credential headers, outcome) is recorded in `requests`.
@@ -33,7 +37,13 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from empathybench.testing.fake_openai import count_words, echo_of_credentials, fill_score_lines, truncate_words
+from empathybench.testing.fake_openai import (
+    count_words,
+    decoy_thinking,
+    echo_of_credentials,
+    fill_score_lines,
+    truncate_words,
+)
 
 LOOPBACK = "127.0.0.1"
 API_VERSIONS = ("2023-06-01", "2026-10-21")
@@ -148,7 +158,9 @@ class FakeAnthropicServer:
         retry_after: str | None = "1",
         answer: AnswerFunction | None = None,
         echo_auth: bool = False,
+        thinking_text: AnswerFunction | None = None,
     ) -> None:
+        self.thinking_text: AnswerFunction = thinking_text or decoy_thinking
         self.api_key = api_key  # None: any key is accepted (one must still be sent)
         self.requested_port = port
         self.retry_after = retry_after
@@ -293,7 +305,8 @@ class FakeAnthropicServer:
             text = self.answer(body)
         except Exception as exc:  # the answer function failed: a 500 keeps the client honest
             return 500, error_body(500, f"fake server error: {exc}{echo}", index)
-        return 200, self._message(index, body, text, echo)
+        thinking = self.thinking_text(body) if isinstance(body.get("thinking"), dict) else None
+        return 200, self._message(index, body, text, echo, thinking)
 
     @staticmethod
     def _invalid(body: Any, version: str) -> str | None:
@@ -319,28 +332,52 @@ class FakeAnthropicServer:
         temperature = body.get("temperature")
         if temperature is not None and not (isinstance(temperature, int | float) and 0 <= temperature <= 1):
             return "temperature: Input should be less than or equal to 1"
+        thinking = body.get("thinking")
+        if thinking is not None:
+            budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+            if not isinstance(thinking, dict) or thinking.get("type") != "enabled" or not isinstance(budget, int):
+                return "thinking: expected {type: enabled, budget_tokens: int}"
+            if budget < 1024:
+                return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+            if max_tokens <= budget:
+                return "`max_tokens` must be greater than `thinking.budget_tokens`"
+            if temperature is not None and temperature != 1:
+                return (
+                    "`temperature` may only be set to 1 when thinking is enabled. "
+                    "Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/"
+                    "extended-thinking#feature-compatibility"
+                )
+            if "top_k" in body:
+                return "`top_k` is not allowed when thinking is enabled"
         return None
 
     @staticmethod
-    def _message(index: int, body: dict[str, Any], text: str, echo: str) -> dict[str, Any]:
+    def _message(index: int, body: dict[str, Any], text: str, echo: str, thinking: str | None) -> dict[str, Any]:
         stop_reason = "end_turn"
-        text, cut = truncate_words(text, body["max_tokens"])
+        budget = body["max_tokens"]
+        blocks: list[dict[str, Any]] = []
+        if thinking is not None:
+            thinking, _ = truncate_words(thinking, body["thinking"]["budget_tokens"])
+            budget -= count_words(thinking)
+            blocks.append({"type": "thinking", "thinking": thinking, "signature": f"fake-signature-{index}"})
+        text, cut = truncate_words(text, budget)
         if cut:
             stop_reason = "max_tokens"
         text += echo  # after the cut, so that it always arrives
+        blocks.append({"type": "text", "text": text})
         contents = [m.get("content") for m in body["messages"]] + [body.get("system")]
         input_tokens = sum(count_words(c) for c in contents if isinstance(c, str))
         return {
             "id": f"msg_fake_{index}",
             "type": "message",
             "role": "assistant",
-            "content": [{"type": "text", "text": text}],
+            "content": blocks,
             "model": body["model"],
             "stop_reason": stop_reason,
             "stop_sequence": None,
             "usage": {
                 "input_tokens": input_tokens,
-                "output_tokens": count_words(text),
+                "output_tokens": count_words(text) + (count_words(thinking) if thinking is not None else 0),
                 "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0,
             },

@@ -18,6 +18,20 @@ Hostile replies (scripted only), each a 200 a careless client would crash on:
 - "hang": nothing is sent until the server stops (or `hang_s` passes);
 - "drip": headers at once, then the body one byte every `drip_interval_s` seconds.
 
+Reasoning models, as the real servers behave:
+
+- a model named like OpenAI's reasoning models (o1, o3, o4-mini, gpt-5...) answers 400 with OpenAI's error body
+  (`unsupported_parameter` / `unsupported_value`) to `max_tokens`, and to `temperature` or `top_p` other than 1;
+  it thinks out of sight: `usage.completion_tokens_details.reasoning_tokens`, and empty content with
+  finish_reason "length" when the thinking used the whole `max_completion_tokens`;
+- `reasoning="reasoning_content"` (vLLM with a reasoning parser, DeepSeek): the thinking in
+  `message.reasoning_content`, content null with finish_reason "length" when the budget ran out while thinking;
+- `reasoning="think"` (a server without a reasoning parser): `<think>...</think>` before the answer in the
+  content, an unclosed `<think>` when the budget ran out while thinking.
+
+The thinking (`thinking_text`, default: decoy score lines of 0 that a parser must never read) counts one token
+per word against the budget, before the answer. Scripted "null_length": content null, finish_reason "length".
+
 With `echo_auth=True` the server behaves as a careless gateway would: its 400 and 500 error messages and its
 replies repeat the request's credentials (Authorization and x-api-key headers, the request path with its query),
 so tests can check that no key reaches a file or the terminal.
@@ -51,7 +65,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 LOOPBACK = "127.0.0.1"
-FAULT_KINDS = ("429", "500", "drop", "malformed", "400", "surrogate", "usage_text", "usage_huge", "hang", "drip")
+FAULT_KINDS = (
+    "429",
+    "500",
+    "drop",
+    "malformed",
+    "400",
+    "surrogate",
+    "usage_text",
+    "usage_huge",
+    "hang",
+    "drip",
+    "null_length",
+)
+REASONING_MODES = ("reasoning_content", "think")
+# Model names OpenAI serves as reasoning models (their parameter rules differ), on the last path segment.
+_OPENAI_REASONING_NAME = re.compile(r"^(o[1-9]|gpt-5)(?!-chat)")
 FALLBACK_REPLY = "I understand how they might feel."
 # Score placeholders of the EQ-Bench prompts in en, de, pl and ja ("<score>", "<revised score>", "<Punktzahl>"...).
 _SCORE_PLACEHOLDER = re.compile(r"^\s*([^\n:<>]+?):\s*<[^<>\n]*(?:score|Punktzahl|ocena|得点)[^<>\n]*>\s*$", re.M)
@@ -69,6 +98,41 @@ def fill_score_lines(request: dict[str, Any], value: int = 5) -> str:
         return FALLBACK_REPLY
     labels = list(dict.fromkeys(m.group(1).strip() for m in _SCORE_PLACEHOLDER.finditer(content)))
     return "\n".join(f"{label}: {value}" for label in labels) or FALLBACK_REPLY
+
+
+def decoy_thinking(request: dict[str, Any]) -> str:
+    """Default thinking: score lines of 0 (a parser reading the thinking would record zeros) and a change of mind."""
+    return f"Let me think this over. A first guess:\n{fill_score_lines(request, 0)}\nNo, on reflection that is wrong."
+
+
+def is_openai_reasoning_model(model: Any) -> bool:
+    return isinstance(model, str) and bool(_OPENAI_REASONING_NAME.search(model.rsplit("/", 1)[-1].lower()))
+
+
+def openai_reasoning_rejection(request: dict[str, Any]) -> dict[str, Any] | None:
+    """OpenAI's 400 body for a parameter its reasoning models do not take, or None."""
+    if "max_tokens" in request:
+        return {
+            "error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error",
+                "param": "max_tokens",
+                "code": "unsupported_parameter",
+            }
+        }
+    for name in ("temperature", "top_p"):
+        if name in request and request[name] != 1:
+            return {
+                "error": {
+                    "message": f"Unsupported value: '{name}' does not support {request[name]!r} with this model. "
+                    "Only the default (1) value is supported.",
+                    "type": "invalid_request_error",
+                    "param": name,
+                    "code": "unsupported_value",
+                }
+            }
+    return None
 
 
 def request_body_hash(body: bytes) -> str:
@@ -231,7 +295,13 @@ class FakeOpenAIServer:
         hang_s: float = 3600.0,
         drip_interval_s: float = 0.5,
         echo_auth: bool = False,
+        reasoning: str | None = None,
+        thinking_text: AnswerFunction | None = None,
     ) -> None:
+        if reasoning is not None and reasoning not in REASONING_MODES:
+            raise ValueError(f"reasoning must be one of {REASONING_MODES} or None")
+        self.reasoning = reasoning
+        self.thinking_text: AnswerFunction = thinking_text or decoy_thinking
         if rate_429 + rate_500 + rate_drop + rate_malformed > 1.0:
             raise ValueError("fault rates add up to more than 1")
         self.requested_port = port
@@ -451,6 +521,10 @@ class FakeOpenAIServer:
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
             body = _error_body(f"body must be a JSON object with messages{echo}", "invalid_request_error")
             return "400", lambda handler: handler.send_json(400, body)
+        if is_openai_reasoning_model(request.get("model")):
+            rejection = openai_reasoning_rejection(request)
+            if rejection is not None:
+                return "400", lambda handler: handler.send_json(400, rejection)
         if outcome == "429":
             headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
             body = _error_body("rate limited (fake)", "rate_limit_exceeded")
@@ -476,13 +550,17 @@ class FakeOpenAIServer:
         except Exception as exc:  # the answer function failed: a 500 keeps the client honest
             body = _error_body(f"fake server error: {exc}", "server_error")
             return "500", lambda handler: handler.send_json(500, body)
+        if outcome == "null_length":
+            completion["choices"][0]["message"]["content"] = None
+            completion["choices"][0]["finish_reason"] = "length"
         if outcome in ("surrogate", "usage_text", "usage_huge", "drip"):
             raw = self._hostile_body(outcome, completion)
             if outcome == "drip":
                 interval, stopping = self.drip_interval_s, self._stopping
                 return outcome, lambda handler: handler.drip(200, raw, interval, stopping)
             return outcome, lambda handler: handler.send_raw(200, raw)
-        return "ok", lambda handler: handler.send_json(200, completion)
+        served = outcome if outcome == "null_length" else "ok"
+        return served, lambda handler: handler.send_json(200, completion)
 
     @staticmethod
     def _hostile_body(outcome: str, completion: dict[str, Any]) -> bytes:
@@ -500,12 +578,35 @@ class FakeOpenAIServer:
         text = self.answer(request)
         finish_reason = "stop"
         max_tokens = request.get("max_tokens") or request.get("max_completion_tokens")
-        if isinstance(max_tokens, int):
+        hidden_thinking = is_openai_reasoning_model(request.get("model"))
+        thinking: str | None = None
+        thinking_cut = False
+        if hidden_thinking or self.reasoning is not None:
+            thinking = self.thinking_text(request)
+            if isinstance(max_tokens, int):
+                thinking, thinking_cut = truncate_words(thinking, max_tokens)
+                # Thinking that fills the budget leaves no token for the answer.
+                thinking_cut = thinking_cut or count_words(thinking) >= max_tokens
+                max_tokens -= count_words(thinking)
+        reasoning_tokens = count_words(thinking) if thinking is not None else 0
+        if thinking_cut:
+            text, finish_reason = "", "length"
+        elif isinstance(max_tokens, int):
             text, cut = truncate_words(text, max_tokens)
             finish_reason = "length" if cut else "stop"
         text += echo  # after the cut, so that it always arrives
         prompt_tokens = sum(count_words(m["content"]) for m in request["messages"] if isinstance(m.get("content"), str))
-        completion_tokens = count_words(text)
+        completion_tokens = count_words(text) + reasoning_tokens
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        # As OpenAI reports reasoning models' hidden thinking; absent for models that do not think.
+        details = {"completion_tokens_details": {"reasoning_tokens": reasoning_tokens}} if thinking is not None else {}
+        if self.reasoning == "reasoning_content" and not hidden_thinking:
+            message["reasoning_content"] = thinking
+            if thinking_cut:
+                message["content"] = None
+        elif self.reasoning == "think" and not hidden_thinking:
+            closing = "" if thinking_cut else "\n</think>\n\n"
+            message["content"] = f"<think>\n{thinking}{closing}{text}"
         return {
             "id": f"chatcmpl-fake-{index}",
             "object": "chat.completion",
@@ -515,7 +616,7 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
+                    "message": message,
                     "finish_reason": finish_reason,
                     "logprobs": None,
                 }
@@ -524,6 +625,7 @@ class FakeOpenAIServer:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                **details,
             },
         }
 
@@ -541,6 +643,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate-drop", type=float, default=0.0, help="share of connections closed unanswered")
     parser.add_argument("--rate-malformed", type=float, default=0.0, help="share answered with broken JSON")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
+    parser.add_argument("--reasoning", choices=REASONING_MODES, help="answer as a reasoning model would")
     parser.add_argument("--stats-out", help="write the final counters as JSON to this file on exit")
     args = parser.parse_args(argv)
 
@@ -553,6 +656,7 @@ def main(argv: list[str] | None = None) -> None:
         rate_drop=args.rate_drop,
         rate_malformed=args.rate_malformed,
         seed=args.seed,
+        reasoning=args.reasoning,
     )
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -570,10 +674,13 @@ def main(argv: list[str] | None = None) -> None:
 
 __all__ = [
     "FAULT_KINDS",
+    "REASONING_MODES",
     "FakeOpenAIServer",
     "RequestLogEntry",
+    "decoy_thinking",
     "echo_of_credentials",
     "fill_score_lines",
+    "is_openai_reasoning_model",
     "request_body_hash",
 ]
 

@@ -17,7 +17,7 @@ from empathybench.benchmarks.base import (
     bounded,
 )
 from empathybench.benchmarks.empathetic.data import GOOD, HUMAN, SOURCE_NAMES, Prompt, load_released, one_per_emotion
-from empathybench.benchmarks.empathetic.judge import JUDGE_ATTEMPTS, judge_reply
+from empathybench.benchmarks.empathetic.judge import JUDGE_ATTEMPTS, JUDGE_MAX_TOKENS, judge_reply
 from empathybench.benchmarks.empathetic.prompts import (
     GENERATION_PROMPT_SOURCE,
     MAX_WORDS,
@@ -42,6 +42,8 @@ class EmpatheticConfig:
     # Room above the prompt's 97-word maximum, so overruns are seen, not cut.
     max_tokens: int = field(default=256, metadata=bounded(1, MAX_TOKENS_LIMIT))
     judge_attempts: int = field(default=JUDGE_ATTEMPTS, metadata=bounded(1, MAX_ATTEMPTS))
+    # The judge's answer is one word; a reasoning judge gets room to think on top of this (models/capabilities.py).
+    judge_max_tokens: int = field(default=JUDGE_MAX_TOKENS, metadata=bounded(1, MAX_TOKENS_LIMIT))
     released: tuple[str, ...] = ()  # released LLM replies the judge also rates (human is always rated)
 
 
@@ -49,6 +51,8 @@ OPTION_HELP = {
     "temperature": "sampling temperature of the model under test (default 0)",
     "max_tokens": "token cap of the model's reply (default 256)",
     "judge_attempts": "judge asks per reply, first ask included (default 3)",
+    "judge_max_tokens": f"token cap of the judge's answer (default {JUDGE_MAX_TOKENS}); a reasoning judge "
+    "(capability table, or --judge-arg reasoning=true) gets its thinking budget on top",
     "released": "comma-separated released sources the judge also rates, e.g. chatgpt_empathy,llama_empathy",
 }
 
@@ -97,6 +101,7 @@ async def run_prompt(config: EmpatheticConfig, prompt: Prompt, ctx: ItemContext)
             reply=text,
             seed=ctx.seed,
             attempts=config.judge_attempts,
+            max_tokens=config.judge_max_tokens,
         )
         verdicts[source] = verdict.as_record()
     return {

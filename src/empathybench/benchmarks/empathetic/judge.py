@@ -55,12 +55,13 @@ async def judge_reply(
     reply: str,
     seed: int,
     attempts: int = JUDGE_ATTEMPTS,
+    max_tokens: int = JUDGE_MAX_TOKENS,
 ) -> JudgeVerdict:
     """Rate one reply at temperature 0; after an unreadable answer, re-ask in the same conversation."""
     if attempts < 1:
         raise ValueError(f"attempts must be at least 1, not {attempts}")
     messages = judge_messages(emotion, situation, speaker_utterance, reply)
-    sampling = Sampling(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS, top_p=1.0, seed=seed)
+    sampling = Sampling(temperature=0.0, max_tokens=max_tokens, top_p=1.0, seed=seed)
     verdict = JudgeVerdict(rating=None)
     for attempt in range(attempts):
         generation = await call(messages, sampling, attempt)

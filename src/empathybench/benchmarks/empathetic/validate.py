@@ -305,6 +305,7 @@ def run_validation(
     attempts: int = JUDGE_ATTEMPTS,
     console: "Console | None" = None,
     request_timeout_s: float | None = None,
+    judge_args: list[str] | None = None,
 ) -> dict[str, Any]:
     """Have `judge` rate released replies with known human ratings and compare (the engine's cache and retries).
 
@@ -319,7 +320,9 @@ def run_validation(
     from empathybench.paths import cache_dir
 
     # The backend first: a missing key or extra is the error to show, before any data is fetched.
-    backend = create_backend(parse_model_spec(judge), base_url=base_url)
+    backend = create_backend(
+        parse_model_spec(judge), base_url=base_url, model_args=judge_args or [], args_option="--judge-arg"
+    )
     prompts, fetched = load_released(allow_unverified=allow_unverified)
     pairs = stratified_cases(prompts, limit)
     stats = RunStats(items_total=len(pairs))
