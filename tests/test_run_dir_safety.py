@@ -387,7 +387,7 @@ def test_rerunning_a_finished_run_keeps_its_accounting(server: FakeOpenAIServer,
     assert run_info["created"] == first_run["created"]
     for name in ("calls", "prompt_tokens", "completion_tokens"):
         assert run_info["usage"][name] == summary["usage"][name] == first_run["usage"][name]
-    assert summary["elapsed_s"] >= first_summary["elapsed_s"] >= N_ITEMS * 0.05
+    assert summary["elapsed_s"] >= first_summary["elapsed_s"] >= 0.05  # at least one request's latency
     first_session, second_session = run_info["sessions"]
     assert first_session["usage"]["calls"] == N_ITEMS and first_session["status"] == "complete"
     assert second_session["usage"]["calls"] == 0 and second_session["status"] == "complete"
