@@ -18,6 +18,10 @@ Hostile replies (scripted only), each a 200 a careless client would crash on:
 - "hang": nothing is sent until the server stops (or `hang_s` passes);
 - "drip": headers at once, then the body one byte every `drip_interval_s` seconds.
 
+With `capacity=N` the server takes at most N requests at a time, as a rate-limited API does: a request that
+arrives while N are being served is answered 429 at once (OpenAI's error body, code "rate_limit_exceeded", and
+Retry-After unless `retry_after` is None) and is not counted among those served.
+
 With `echo_auth=True` the server behaves as a careless gateway would: its 400 and 500 error messages and its
 replies repeat the request's credentials (Authorization and x-api-key headers, the request path with its query),
 so tests can check that no key reaches a file or the terminal.
@@ -231,7 +235,10 @@ class FakeOpenAIServer:
         hang_s: float = 3600.0,
         drip_interval_s: float = 0.5,
         echo_auth: bool = False,
+        capacity: int | None = None,
     ) -> None:
+        if capacity is not None and capacity < 1:
+            raise ValueError("capacity must be at least 1")
         if rate_429 + rate_500 + rate_drop + rate_malformed > 1.0:
             raise ValueError("fault rates add up to more than 1")
         self.requested_port = port
@@ -253,7 +260,9 @@ class FakeOpenAIServer:
         self._connections: set[socket.socket] = set()
         self._httpd: _LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.capacity = capacity
         self._in_flight = 0
+        self._admitted = 0  # requests being served within the capacity (those answered 429 for it excluded)
         self.reset_counters()
 
     # --- lifecycle -------------------------------------------------------------------------------------
@@ -319,6 +328,8 @@ class FakeOpenAIServer:
             self._outcomes: Counter[str] = Counter()
             self._authorizations: set[str] = set()
             self._max_in_flight = self._in_flight  # requests being served now are not forgotten
+            self._max_admitted = self._admitted
+            self._over_capacity = 0
             self._log: list[RequestLogEntry] = []
 
     @property
@@ -355,6 +366,18 @@ class FakeOpenAIServer:
             return self._max_in_flight
 
     @property
+    def max_admitted(self) -> int:
+        """The most requests served at one time, those refused for the capacity not counted."""
+        with self._lock:
+            return self._max_admitted
+
+    @property
+    def over_capacity(self) -> int:
+        """Requests answered 429 because `capacity` were already being served."""
+        with self._lock:
+            return self._over_capacity
+
+    @property
     def log(self) -> list[RequestLogEntry]:
         with self._lock:
             return list(self._log)
@@ -373,6 +396,9 @@ class FakeOpenAIServer:
                 "outcomes": dict(self._outcomes),
                 "max_in_flight": self._max_in_flight,
                 "in_flight": self._in_flight,
+                "capacity": self.capacity,
+                "max_admitted": self._max_admitted,
+                "over_capacity": self._over_capacity,
                 "authorizations": sorted(self._authorizations),
             }
 
@@ -413,7 +439,13 @@ class FakeOpenAIServer:
                 self._authorizations.add(authorization)
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
-            outcome = self._choose_outcome()
+            if self.capacity is not None and self._admitted >= self.capacity:
+                outcome, admitted = "capacity", False
+                self._over_capacity += 1
+            else:
+                outcome, admitted = self._choose_outcome(), True
+                self._admitted += 1
+                self._max_admitted = max(self._max_admitted, self._admitted)
             latency = self.latency_s
         try:
             request = json.loads(raw)
@@ -428,6 +460,8 @@ class FakeOpenAIServer:
             entry = RequestLogEntry(index, body_hash, outcome, arrived, time.monotonic(), model)
             with self._lock:
                 self._in_flight -= 1
+                if admitted:
+                    self._admitted -= 1
                 self._outcomes[outcome] += 1
                 self._log.append(entry)
         try:
@@ -451,10 +485,18 @@ class FakeOpenAIServer:
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
             body = _error_body(f"body must be a JSON object with messages{echo}", "invalid_request_error")
             return "400", lambda handler: handler.send_json(400, body)
-        if outcome == "429":
+        if outcome in ("429", "capacity"):
             headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
-            body = _error_body("rate limited (fake)", "rate_limit_exceeded")
-            return outcome, lambda handler: handler.send_json(429, body, headers)
+            if outcome == "capacity":  # worded and typed as OpenAI's own rate-limit answers are
+                body = _error_body(
+                    f"Rate limit reached for {request.get('model') or 'fake'}: at most {self.capacity} requests "
+                    "in flight. Please try again shortly.",
+                    "requests",
+                )
+                body["error"]["code"] = "rate_limit_exceeded"
+            else:
+                body = _error_body("rate limited (fake)", "rate_limit_exceeded")
+            return "429", lambda handler: handler.send_json(429, body, headers)
         if outcome == "400":
             body = _error_body(f"request rejected (fake){echo}", "invalid_request_error")
             return outcome, lambda handler: handler.send_json(400, body)
@@ -540,6 +582,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate-500", type=float, default=0.0, help="share of requests answered 500")
     parser.add_argument("--rate-drop", type=float, default=0.0, help="share of connections closed unanswered")
     parser.add_argument("--rate-malformed", type=float, default=0.0, help="share answered with broken JSON")
+    parser.add_argument("--capacity", type=int, help="requests served at a time; 429 above (default: no limit)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
     parser.add_argument("--stats-out", help="write the final counters as JSON to this file on exit")
     args = parser.parse_args(argv)
@@ -553,6 +596,7 @@ def main(argv: list[str] | None = None) -> None:
         rate_drop=args.rate_drop,
         rate_malformed=args.rate_malformed,
         seed=args.seed,
+        capacity=args.capacity,
     )
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
