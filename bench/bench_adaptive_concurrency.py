@@ -9,6 +9,8 @@ Targets: wall time <= 1.35 x ceil(171 / CAPACITY) x LATENCY, and 429 answers <= 
 Wall time is reported two ways: the server's span (first request in to last answer out: the waiting the target
 is about) and the whole CLI process (interpreter start-up, data check and report writing included).
 
+A yardstick round runs the same with --max-concurrency equal to the capacity (never refused): how fast this
+machine serves 171 calls 8 at a time at all, per-request overhead of client and server included.
 With --baseline-src PATH (e.g. the main checkout's src) the same run is also made with that source tree, for
 the fixed-concurrency behaviour before this change. Results go to bench/results/adaptive_concurrency.{json,md}.
 
@@ -60,7 +62,7 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def one_round(args: argparse.Namespace, src: Path | None) -> dict[str, Any]:
+def one_round(args: argparse.Namespace, src: Path | None, max_concurrency: int) -> dict[str, Any]:
     with (
         tempfile.TemporaryDirectory(prefix="eb-aimd-") as scratch,
         FakeOpenAIServer(latency_s=args.latency, capacity=args.capacity, retry_after=args.retry_after) as server,
@@ -72,7 +74,7 @@ def one_round(args: argparse.Namespace, src: Path | None) -> dict[str, Any]:
             raise SystemExit(f"data fetch failed: {fetch.stderr.strip()[-500:]}")
         out = root / "run"
         command = cli("run", "--model", "openai/fake", "--base-url", server.base_url, "--bench", "eqbench")
-        command += ["--preset", "paper", "--max-concurrency", str(args.max_concurrency), "--out", str(out), "--quiet"]
+        command += ["--preset", "paper", "--max-concurrency", str(max_concurrency), "--out", str(out), "--quiet"]
         load_before = load_average()
         started = time.perf_counter()
         result = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -190,6 +192,9 @@ def main() -> None:
     parser.add_argument("--retry-after", default="1")
     parser.add_argument("--baseline-src", type=Path, help="a source tree to run the same way (e.g. main's src)")
     parser.add_argument("--baseline-rounds", type=int, default=1)
+    parser.add_argument(
+        "--yardstick-rounds", type=int, default=1, help="rounds at --max-concurrency = capacity (never refused)"
+    )
     parser.add_argument("--mirror", default=os.environ.get("EMPATHYBENCH_MIRROR"))
     parser.add_argument("--no-write", action="store_true", help="print, do not write bench/results")
     args = parser.parse_args()
@@ -197,14 +202,24 @@ def main() -> None:
     wall_limit_s = WALL_FACTOR * math.ceil(PAPER_ITEMS / args.capacity) * args.latency
     variants: dict[str, Any] = {}
     own_src = REPO_ROOT / "src"
-    adaptive = [one_round(args, own_src) for _ in range(args.rounds)]
+    adaptive = [one_round(args, own_src, args.max_concurrency) for _ in range(args.rounds)]
     variants["adaptive"] = {"src": "this tree", "rounds": adaptive, "summary": summarise(adaptive, wall_limit_s)}
     if args.baseline_src is not None:
-        baseline = [one_round(args, args.baseline_src.resolve()) for _ in range(args.baseline_rounds)]
+        baseline = [
+            one_round(args, args.baseline_src.resolve(), args.max_concurrency) for _ in range(args.baseline_rounds)
+        ]
         variants["fixed (baseline)"] = {
             "src": str(args.baseline_src),
             "rounds": baseline,
             "summary": summarise(baseline, wall_limit_s),
+        }
+    if args.yardstick_rounds:
+        # --max-concurrency equal to the capacity: never refused, so this is as fast as this machine serves it.
+        yardstick = [one_round(args, own_src, args.capacity) for _ in range(args.yardstick_rounds)]
+        variants[f"yardstick: --max-concurrency {args.capacity}"] = {
+            "src": "this tree",
+            "rounds": yardstick,
+            "summary": summarise(yardstick, wall_limit_s),
         }
     results = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),

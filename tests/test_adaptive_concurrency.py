@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from empathybench.engine.engine import AdaptiveLimit, Engine, RetryPolicy, is_overload
+from empathybench.models.anthropic_backend import AnthropicBackend
 from empathybench.models.base import Sampling, TransientBackendError
 from empathybench.models.openai_backend import OpenAIBackend
+from empathybench.testing.fake_anthropic import FakeAnthropicServer
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
 TEST_KEY = "sk-test-secret-aimd"
@@ -158,6 +160,47 @@ def test_engine_adapts_to_a_server_with_capacity(tmp_path: Path) -> None:
     assert refused < 30
     times = [entry["t_s"] for entry in course]
     assert times == sorted(times)
+
+
+@pytest.mark.parametrize(("fault", "halved"), [("503", True), ("429", True), ("500", False), ("drop", False)])
+def test_only_overload_answers_halve_the_limit(fault: str, halved: bool) -> None:
+    with FakeOpenAIServer(retry_after="0") as server:
+        server.script_faults(fault)
+        backend = OpenAIBackend("fake", base_url=server.base_url, api_key=TEST_KEY)
+        engine = Engine(backend, cache=None, max_concurrency=4, retry=RetryPolicy(base_delay_s=0.01, max_delay_s=0.1))
+
+        async def run() -> str:
+            try:
+                return (await engine.generate(prompt(0), SAMPLING))[1].text
+            finally:
+                await backend.aclose()
+
+        assert asyncio.run(asyncio.wait_for(run(), 30)) == "Joy: 5"
+        outcomes = [entry.outcome for entry in server.log]
+    assert outcomes == [fault, "ok"]
+    assert engine.limit.as_dict()["decreases"] == (1 if halved else 0)
+    assert engine.limit.limit == (2 if halved else 4)
+
+
+@pytest.mark.parametrize(("fault", "halved"), [("529", True), ("500", False)])
+def test_anthropic_overloaded_529_halves_the_limit(fault: str, halved: bool) -> None:
+    key = "sk-ant-test-aimd"
+    with FakeAnthropicServer(api_key=key, retry_after="0") as server:
+        server.script_faults(fault)
+        backend = AnthropicBackend("claude-fake-1", base_url=server.base_url, api_key=key)
+        engine = Engine(backend, cache=None, max_concurrency=8, retry=RetryPolicy(base_delay_s=0.01, max_delay_s=0.1))
+
+        async def run() -> None:
+            try:
+                await engine.generate(prompt(0), SAMPLING)
+            finally:
+                await backend.aclose()
+
+        asyncio.run(asyncio.wait_for(run(), 30))
+        outcomes = [request.outcome for request in server.requests]
+    assert outcomes == [fault, "ok"]
+    assert engine.limit.limit == (2 if halved else 4)  # it starts at 4 of the ceiling of 8
+    assert engine.limit.as_dict()["decreases"] == (1 if halved else 0)
 
 
 def test_run_json_records_the_limit_course(tmp_path: Path, mirror: Path) -> None:

@@ -8,7 +8,8 @@ many slow requests overlap instead of queueing. Faults are injected at configura
 - "500": server error (after the latency);
 - "drop": the socket is closed without any response (after the latency);
 - "malformed": 200 with a JSON body cut short (after the latency);
-- "400": a request rejected as invalid (scripted only; answered at once).
+- "400": a request rejected as invalid (scripted only; answered at once);
+- "503": overloaded, "service unavailable" with Retry-After (scripted only; answered at once).
 
 Hostile replies (scripted only), each a 200 a careless client would crash on:
 
@@ -55,7 +56,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 LOOPBACK = "127.0.0.1"
-FAULT_KINDS = ("429", "500", "drop", "malformed", "400", "surrogate", "usage_text", "usage_huge", "hang", "drip")
+FAULT_KINDS = ("429", "503", "500", "drop", "malformed", "400", "surrogate", "usage_text", "usage_huge", "hang", "drip")
 FALLBACK_REPLY = "I understand how they might feel."
 # Score placeholders of the EQ-Bench prompts in en, de, pl and ja ("<score>", "<revised score>", "<Punktzahl>"...).
 _SCORE_PLACEHOLDER = re.compile(r"^\s*([^\n:<>]+?):\s*<[^<>\n]*(?:score|Punktzahl|ocena|得点)[^<>\n]*>\s*$", re.M)
@@ -497,6 +498,10 @@ class FakeOpenAIServer:
             else:
                 body = _error_body("rate limited (fake)", "rate_limit_exceeded")
             return "429", lambda handler: handler.send_json(429, body, headers)
+        if outcome == "503":
+            headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+            body = _error_body("The server is overloaded or not ready yet. (fake)", "server_error")
+            return outcome, lambda handler: handler.send_json(503, body, headers)
         if outcome == "400":
             body = _error_body(f"request rejected (fake){echo}", "invalid_request_error")
             return outcome, lambda handler: handler.send_json(400, body)
