@@ -164,6 +164,14 @@ def markdown(results: dict[str, Any]) -> str:
             f"| {name} | {summary['rounds']} | {fmt('server_span_s', '{:.2f}')} | {fmt('process_wall_s', '{:.2f}')} "
             f"| {fmt('share_429', '{:.1%}')} | {fmt('requests', '{:.0f}')} |"
         )
+    lines += [
+        "",
+        "The server span runs from the first request's arrival to the last answer; the CLI process wall time adds "
+        "start-up, the data check and writing the run directory and report. The yardstick (`--max-concurrency` "
+        "equal to the capacity, never refused) is the best this machine does with 8 at a time: the distance from "
+        "it is what adapting costs. `fixed (baseline)` is the source tree before this change (a fixed semaphore "
+        "of 64): retried after Retry-After, it keeps the server as busy, at the price of the 429 share.",
+    ]
     lines += ["", "Checks (adaptive):", ""]
     for name, passed in results["variants"]["adaptive"]["summary"]["checks"].items():
         lines.append(f"- {name}: {'pass' if passed else 'FAIL'}")
