@@ -119,7 +119,12 @@ def run(
     ] = None,
     max_concurrency: Annotated[
         int | None,
-        typer.Option("--max-concurrency", "-c", help="Calls in flight, 1-256 (default 16 for HTTP, 1 in process)"),
+        typer.Option(
+            "--max-concurrency",
+            "-c",
+            help="Most calls in flight, 1-256 (default 16 for HTTP, 1 in process): a ceiling; the limit is halved "
+            "on 429/503/529 answers and grows back by one at a time",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for sampling and item selection (0 to 4294967295)")] = 0,
     base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
@@ -552,7 +557,12 @@ def judge_validate(
     base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
     max_concurrency: Annotated[
         int | None,
-        typer.Option("--max-concurrency", "-c", min=1, help="Calls in flight (default 16 for HTTP, 1 in process)"),
+        typer.Option(
+            "--max-concurrency",
+            "-c",
+            min=1,
+            help="Most calls in flight (default 16 for HTTP, 1 in process): a ceiling, lowered on 429/503/529",
+        ),
     ] = None,
     attempts: Annotated[int, typer.Option(help="Judge asks per reply, the first included (1-10)")] = 3,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,

@@ -3,6 +3,10 @@
 Order of a call: response cache → concurrency limit → backend, with retries (exponential backoff with
 jitter, honouring Retry-After) for 429, 5xx, timeouts, dropped connections and malformed bodies.
 
+The concurrency limit adapts (AIMD, as TCP's congestion control): `max_concurrency` is a ceiling; the limit
+opens towards it one slot every 10 ms from a small start, is halved when the server says it is overloaded
+(429, 503, 529) and grows again by one after a window of successes. Its course goes to run.json.
+
 Every reply passes `normalise_response` (valid text, sane usage) whatever the backend, and one whole request
 is bounded by `request_timeout_s` (a retryable "timeout"), not only each socket read.
 """
@@ -10,7 +14,8 @@ is bounded by `request_timeout_s` (a retryable "timeout"), not only each socket 
 import asyncio
 import random
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +71,8 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     truncated: int = 0  # answered calls whose answer never arrived (see Generation.truncated)
+    # The current in-flight limit of each engine ("model", "judge"), for the progress display.
+    concurrency_limits: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
 
     def as_dict(self) -> dict[str, Any]:
@@ -139,6 +146,173 @@ class Generation:
         return record
 
 
+# HTTP statuses that say "too much at once" rather than "this request is broken": rate limited, unavailable,
+# Anthropic's overloaded. Other 5xx are retried without touching the limit.
+OVERLOAD_STATUSES = frozenset({429, 503, 529})
+# The adaptive limit starts this low (or at the ceiling, if lower) and opens one slot per RAMP_STEP_S while
+# calls wait for one, until the ceiling or the first overload: a rate limiter answers 429 at once, so a server
+# that takes 8 at a time refuses a handful of requests instead of a whole burst of --max-concurrency of them.
+INITIAL_CONCURRENCY = 4
+RAMP_STEP_S = 0.01
+# run.json keeps the first and the last changes of the limit; a long run's sawtooth in between is counted.
+COURSE_HEAD = 200
+COURSE_TAIL = 100
+
+
+def is_overload(failure: TransientBackendError) -> bool:
+    """Whether a retryable failure says the server has too much to do (429, 503, 529)."""
+    if failure.kind == "rate_limited":
+        return True
+    # The backends raise from the SDK's status error, which carries the HTTP status.
+    status = getattr(failure.__cause__, "status_code", None)
+    return failure.kind == "server_error" and status in OVERLOAD_STATUSES
+
+
+class AdaptiveLimit:
+    """An asyncio limit on calls in flight that adapts to the server (additive increase, multiplicative decrease).
+
+    - start: `initial` slots, opened one per `ramp_step_s` while calls wait, up to `ceiling`, until the first
+      overload ends this ramp for good;
+    - overload (429/503/529) of a call sent since the last decrease: the limit is halved (rounded up, not below
+      1); overloads of calls sent before it are the same congestion and change nothing more;
+    - after as many successes as the limit while it was the binding constraint: one more slot, up to `ceiling`.
+
+    `acquire` returns a token (the decrease count when the slot was granted); `release` takes it back with the
+    call's outcome. `course` records each change with its time since the start.
+    """
+
+    def __init__(
+        self,
+        ceiling: int,
+        *,
+        initial: int = INITIAL_CONCURRENCY,
+        ramp_step_s: float = RAMP_STEP_S,
+        clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[int], None] | None = None,
+    ) -> None:
+        self.ceiling = max(1, ceiling)
+        self.initial = max(1, min(initial, self.ceiling))
+        self.limit = self.initial
+        self.in_flight = 0
+        self.ramping = self.limit < self.ceiling
+        self.ramp_step_s = ramp_step_s
+        self.decreases = 0
+        self.increases = 0
+        self.overloads = 0  # every overload answer, also those that changed nothing
+        self.lowest = self.highest = self.limit
+        self._successes = 0  # since the last change of the limit
+        self._clock = clock
+        self._started = clock()
+        self._on_change = on_change
+        self._waiters: deque[asyncio.Future[int]] = deque()
+        self._ramp_timer: asyncio.TimerHandle | None = None
+        self._ramp_loop: asyncio.AbstractEventLoop | None = None  # a timer left by an earlier asyncio.run is void
+        self._course_head: list[dict[str, Any]] = []
+        self._course_tail: deque[dict[str, Any]] = deque(maxlen=COURSE_TAIL)
+        self._course_omitted = 0
+        self._record("start")
+
+    async def acquire(self) -> int:
+        if not self._waiters and self.in_flight < self.limit:
+            self.in_flight += 1
+            return self.decreases
+        waiter: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        self._schedule_ramp()
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.in_flight -= 1  # granted just before the cancellation: hand the slot on
+                self._grant()
+            else:
+                self._waiters.remove(waiter)
+            raise
+
+    def release(self, token: int, outcome: str) -> None:
+        """Give a slot back; `outcome` is "ok", "overload" or "other" (a failure that says nothing of load)."""
+        binding = bool(self._waiters) or self.in_flight >= self.limit
+        self.in_flight -= 1
+        if outcome == "overload":
+            self.overloads += 1
+            if token == self.decreases:  # sent at the current limit: the limit itself is too high
+                self.ramping = False
+                self.decreases += 1
+                self._set((self.limit + 1) // 2, "overload")
+        elif outcome == "ok" and binding and not self.ramping and self.limit < self.ceiling:
+            self._successes += 1
+            if self._successes >= self.limit:
+                self.increases += 1
+                self._set(self.limit + 1, "success")
+        self._grant()
+
+    def _set(self, limit: int, cause: str) -> None:
+        limit = max(1, min(self.ceiling, limit))
+        self._successes = 0
+        if limit == self.limit:
+            return
+        self.limit = limit
+        self.lowest, self.highest = min(self.lowest, limit), max(self.highest, limit)
+        self._record(cause)
+        if self._on_change is not None:
+            self._on_change(limit)
+
+    def _grant(self) -> None:
+        while self._waiters and self.in_flight < self.limit:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self.in_flight += 1
+                waiter.set_result(self.decreases)
+
+    def _schedule_ramp(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._ramp_loop is not loop:
+            self._ramp_timer, self._ramp_loop = None, loop
+        if self.ramping and self._ramp_timer is None and self.limit < self.ceiling:
+            self._ramp_timer = loop.call_later(self.ramp_step_s, self._ramp)
+
+    def _ramp(self) -> None:
+        self._ramp_timer = None
+        if not self.ramping:
+            return
+        self._set(self.limit + 1, "ramp")
+        if self.limit >= self.ceiling:
+            self.ramping = False
+        self._grant()
+        if self._waiters:
+            self._schedule_ramp()
+
+    def _record(self, cause: str) -> None:
+        entry = {"t_s": round(self._clock() - self._started, 3), "limit": self.limit, "cause": cause}
+        last = self._course_tail[-1] if self._course_tail else (self._course_head[-1] if self._course_head else None)
+        if cause == "ramp" and last is not None and last["cause"] == "ramp":
+            last.update(entry)  # one entry for a whole ramp: where it got to and when
+            return
+        if len(self._course_head) < COURSE_HEAD:
+            self._course_head.append(entry)
+            return
+        if len(self._course_tail) == COURSE_TAIL:
+            self._course_omitted += 1
+        self._course_tail.append(entry)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The limit's course for run.json: settings, extremes, counts and the time-stamped changes."""
+        record: dict[str, Any] = {
+            "ceiling": self.ceiling,
+            "initial": self.initial,
+            "min": self.lowest,
+            "max": self.highest,
+            "final": self.limit,
+            "decreases": self.decreases,
+            "increases": self.increases,
+            "overload_answers": self.overloads,
+            "course": [*self._course_head, *self._course_tail],
+        }
+        if self._course_omitted:
+            record["course_omitted"] = self._course_omitted
+        return record
+
+
 class CallFailedError(Exception):
     """A call that could not be answered (rejected, or retries exhausted). The item records it."""
 
@@ -154,6 +328,7 @@ class Engine:
         stats: RunStats | None = None,
         seed: int = 0,
         request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
+        label: str = "model",
     ) -> None:
         self.backend = backend
         # An in-process backend (llama.cpp) cannot be interrupted inside its C call: a timeout there would only
@@ -164,10 +339,16 @@ class Engine:
             set_sdk_timeout(self.request_timeout_s)
         self.identity = backend.identity()
         self.cache = cache
-        self.max_concurrency = max_concurrency or backend.default_concurrency
-        self._slots = asyncio.Semaphore(self.max_concurrency)
+        self.max_concurrency = max_concurrency or backend.default_concurrency  # the ceiling of the adaptive limit
         self.retry = retry or RetryPolicy()
         self.stats = stats or RunStats()
+        self.label = label
+
+        def show_limit(limit: int) -> None:
+            self.stats.concurrency_limits[label] = limit
+
+        self.limit = AdaptiveLimit(self.max_concurrency, on_change=show_limit)
+        show_limit(self.limit.limit)
         self._rng = random.Random(seed)
         self._any_success = False
 
@@ -230,19 +411,23 @@ class Engine:
     async def _call_with_retries(self, request: ChatRequest) -> tuple[ChatResponse, int]:
         retries = 0
         while True:
-            async with self._slots:
-                self.stats.in_flight += 1
-                self.stats.calls += 1
-                try:
-                    response = normalise_response(await self._complete_in_time(request))
-                except TransientBackendError as exc:
-                    failure: TransientBackendError | None = exc
-                except RequestRejectedError as exc:
-                    raise CallFailedError(f"request rejected: {exc}") from exc
-                else:
-                    failure = None
-                finally:
-                    self.stats.in_flight -= 1
+            token = await self.limit.acquire()
+            self.stats.in_flight += 1
+            self.stats.calls += 1
+            outcome = "other"
+            try:
+                response = normalise_response(await self._complete_in_time(request))
+            except TransientBackendError as exc:
+                failure: TransientBackendError | None = exc
+                outcome = "overload" if is_overload(exc) else "other"
+            except RequestRejectedError as exc:
+                raise CallFailedError(f"request rejected: {exc}") from exc
+            else:
+                failure = None
+                outcome = "ok"
+            finally:
+                self.stats.in_flight -= 1
+                self.limit.release(token, outcome)
             if failure is None:
                 self._any_success = True
                 return response, retries
@@ -255,6 +440,14 @@ class Engine:
             self.stats.retries_by_kind[failure.kind] = self.stats.retries_by_kind.get(failure.kind, 0) + 1
             await asyncio.sleep(self.retry.backoff(retries, failure.retry_after, self._rng))
             retries += 1
+
+
+def concurrency_record(engine: Engine, judge_engine: Engine | None = None) -> dict[str, Any]:
+    """run.json's `concurrency` block: the adaptive limit's course in this session, per engine."""
+    record = {engine.label: engine.limit.as_dict()}
+    if judge_engine is not None:
+        record[judge_engine.label] = judge_engine.limit.as_dict()
+    return record
 
 
 class ItemContext:

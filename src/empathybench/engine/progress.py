@@ -29,7 +29,7 @@ class RunProgress:
                 TextColumn("{task.description}", style="bold", markup=False),  # names, printed literally
                 BarColumn(),
                 TextColumn("{task.completed}/{task.total}"),
-                TextColumn("[cyan]{task.fields[in_flight]} in flight"),
+                TextColumn("{task.fields[in_flight]}", style="cyan"),
                 TextColumn("[yellow]{task.fields[retries]} retries"),
                 TextColumn("[magenta]{task.fields[tokens]} tokens"),
                 TextColumn("{task.fields[cached]} cached"),
@@ -47,7 +47,7 @@ class RunProgress:
     def _fields(self) -> dict[str, Any]:
         s = self.stats
         return {
-            "in_flight": s.in_flight,
+            "in_flight": f"{s.in_flight} in flight (limit {self.limit_text()})",
             "retries": s.retries,
             "tokens": s.prompt_tokens + s.completion_tokens,
             "cached": s.cache_hits,
@@ -67,12 +67,20 @@ class RunProgress:
                 self._last_plain = now
                 s = self.stats
                 self.console.print(
-                    f"  {s.items_done}/{s.items_total} items, {s.in_flight} in flight, {s.retries} retries, "
+                    f"  {s.items_done}/{s.items_total} items, {s.in_flight} in flight (limit {self.limit_text()}), "
+                    f"{s.retries} retries, "
                     f"{s.prompt_tokens + s.completion_tokens} tokens, {s.cache_hits} cached, "
                     f"{_duration(now - self._started)} elapsed, ETA {self.eta_text(now)}",
                     markup=False,
                     highlight=False,
                 )
+
+    def limit_text(self) -> str:
+        """The adaptive concurrency limit(s): "9", or "9, judge 16" with a judge model."""
+        limits = self.stats.concurrency_limits
+        return (
+            ", ".join(f"{label} {limit}" if label != "model" else str(limit) for label, limit in limits.items()) or "-"
+        )
 
     def eta_text(self, now: float) -> str:
         """Time left at the pace of the items finished so far in this process ("unknown" before the first)."""

@@ -28,6 +28,7 @@ from empathybench.engine.engine import (
     ItemContext,
     RetryPolicy,
     RunStats,
+    concurrency_record,
 )
 from empathybench.engine.progress import RunProgress
 from empathybench.engine.store import RunStore, read_samples
@@ -370,12 +371,14 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             stats=stats,
             seed=options.seed,
             request_timeout_s=options.request_timeout_s,
+            label="judge",
         )
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress:
             progress.set_description(", ".join(b.name for b in prepared))
             new_records = asyncio.run(_run_pending(engine, pending, store, options.seed, progress, judge_engine))
     except BaseException as exc:
+        run_info["concurrency"] = concurrency_record(engine, judge_engine)  # this session's adaptive limit
         # Finished items are in samples.jsonl; run.json says why the rest are not.
         ended = store.end_session(run_info, "failed" if isinstance(exc, Exception) else "interrupted", stats.as_dict())
         ended["error"] = run_info["error"] = str(exc) or type(exc).__name__
@@ -389,6 +392,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     finally:
         if cache is not None:
             cache.close()
+    run_info["concurrency"] = concurrency_record(engine, judge_engine)  # this session's adaptive limit
     session = store.end_session(run_info, "complete" if stats.items_failed == 0 else "incomplete", stats.as_dict())
 
     records_by_bench: dict[str, list[dict[str, Any]]] = {b.name: [] for b in prepared}

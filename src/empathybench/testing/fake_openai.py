@@ -8,7 +8,8 @@ many slow requests overlap instead of queueing. Faults are injected at configura
 - "500": server error (after the latency);
 - "drop": the socket is closed without any response (after the latency);
 - "malformed": 200 with a JSON body cut short (after the latency);
-- "400": a request rejected as invalid (scripted only; answered at once).
+- "400": a request rejected as invalid (scripted only; answered at once);
+- "503": overloaded, "service unavailable" with Retry-After (scripted only; answered at once).
 
 Hostile replies (scripted only), each a 200 a careless client would crash on:
 
@@ -31,6 +32,10 @@ Reasoning models, as the real servers behave:
 
 The thinking (`thinking_text`, default: decoy score lines of 0 that a parser must never read) counts one token
 per word against the budget, before the answer. Scripted "null_length": content null, finish_reason "length".
+
+With `capacity=N` the server takes at most N requests at a time, as a rate-limited API does: a request that
+arrives while N are being served is answered 429 at once (OpenAI's error body, code "rate_limit_exceeded", and
+Retry-After unless `retry_after` is None) and is not counted among those served.
 
 With `echo_auth=True` the server behaves as a careless gateway would: its 400 and 500 error messages and its
 replies repeat the request's credentials (Authorization and x-api-key headers, the request path with its query),
@@ -67,6 +72,7 @@ from typing import Any
 LOOPBACK = "127.0.0.1"
 FAULT_KINDS = (
     "429",
+    "503",
     "500",
     "drop",
     "malformed",
@@ -297,7 +303,10 @@ class FakeOpenAIServer:
         echo_auth: bool = False,
         reasoning: str | None = None,
         thinking_text: AnswerFunction | None = None,
+        capacity: int | None = None,
     ) -> None:
+        if capacity is not None and capacity < 1:
+            raise ValueError("capacity must be at least 1")
         if reasoning is not None and reasoning not in REASONING_MODES:
             raise ValueError(f"reasoning must be one of {REASONING_MODES} or None")
         self.reasoning = reasoning
@@ -323,7 +332,9 @@ class FakeOpenAIServer:
         self._connections: set[socket.socket] = set()
         self._httpd: _LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.capacity = capacity
         self._in_flight = 0
+        self._admitted = 0  # requests being served within the capacity (those answered 429 for it excluded)
         self.reset_counters()
 
     # --- lifecycle -------------------------------------------------------------------------------------
@@ -389,6 +400,8 @@ class FakeOpenAIServer:
             self._outcomes: Counter[str] = Counter()
             self._authorizations: set[str] = set()
             self._max_in_flight = self._in_flight  # requests being served now are not forgotten
+            self._max_admitted = self._admitted
+            self._over_capacity = 0
             self._log: list[RequestLogEntry] = []
 
     @property
@@ -425,6 +438,18 @@ class FakeOpenAIServer:
             return self._max_in_flight
 
     @property
+    def max_admitted(self) -> int:
+        """The most requests served at one time, those refused for the capacity not counted."""
+        with self._lock:
+            return self._max_admitted
+
+    @property
+    def over_capacity(self) -> int:
+        """Requests answered 429 because `capacity` were already being served."""
+        with self._lock:
+            return self._over_capacity
+
+    @property
     def log(self) -> list[RequestLogEntry]:
         with self._lock:
             return list(self._log)
@@ -443,6 +468,9 @@ class FakeOpenAIServer:
                 "outcomes": dict(self._outcomes),
                 "max_in_flight": self._max_in_flight,
                 "in_flight": self._in_flight,
+                "capacity": self.capacity,
+                "max_admitted": self._max_admitted,
+                "over_capacity": self._over_capacity,
                 "authorizations": sorted(self._authorizations),
             }
 
@@ -483,7 +511,13 @@ class FakeOpenAIServer:
                 self._authorizations.add(authorization)
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
-            outcome = self._choose_outcome()
+            if self.capacity is not None and self._admitted >= self.capacity:
+                outcome, admitted = "capacity", False
+                self._over_capacity += 1
+            else:
+                outcome, admitted = self._choose_outcome(), True
+                self._admitted += 1
+                self._max_admitted = max(self._max_admitted, self._admitted)
             latency = self.latency_s
         try:
             request = json.loads(raw)
@@ -498,6 +532,8 @@ class FakeOpenAIServer:
             entry = RequestLogEntry(index, body_hash, outcome, arrived, time.monotonic(), model)
             with self._lock:
                 self._in_flight -= 1
+                if admitted:
+                    self._admitted -= 1
                 self._outcomes[outcome] += 1
                 self._log.append(entry)
         try:
@@ -525,10 +561,22 @@ class FakeOpenAIServer:
             rejection = openai_reasoning_rejection(request)
             if rejection is not None:
                 return "400", lambda handler: handler.send_json(400, rejection)
-        if outcome == "429":
+        if outcome in ("429", "capacity"):
             headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
-            body = _error_body("rate limited (fake)", "rate_limit_exceeded")
-            return outcome, lambda handler: handler.send_json(429, body, headers)
+            if outcome == "capacity":  # worded and typed as OpenAI's own rate-limit answers are
+                body = _error_body(
+                    f"Rate limit reached for {request.get('model') or 'fake'}: at most {self.capacity} requests "
+                    "in flight. Please try again shortly.",
+                    "requests",
+                )
+                body["error"]["code"] = "rate_limit_exceeded"
+            else:
+                body = _error_body("rate limited (fake)", "rate_limit_exceeded")
+            return "429", lambda handler: handler.send_json(429, body, headers)
+        if outcome == "503":
+            headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+            body = _error_body("The server is overloaded or not ready yet. (fake)", "server_error")
+            return outcome, lambda handler: handler.send_json(503, body, headers)
         if outcome == "400":
             body = _error_body(f"request rejected (fake){echo}", "invalid_request_error")
             return outcome, lambda handler: handler.send_json(400, body)
@@ -642,6 +690,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate-500", type=float, default=0.0, help="share of requests answered 500")
     parser.add_argument("--rate-drop", type=float, default=0.0, help="share of connections closed unanswered")
     parser.add_argument("--rate-malformed", type=float, default=0.0, help="share answered with broken JSON")
+    parser.add_argument("--capacity", type=int, help="requests served at a time; 429 above (default: no limit)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault RNG")
     parser.add_argument("--reasoning", choices=REASONING_MODES, help="answer as a reasoning model would")
     parser.add_argument("--stats-out", help="write the final counters as JSON to this file on exit")
@@ -657,6 +706,7 @@ def main(argv: list[str] | None = None) -> None:
         rate_malformed=args.rate_malformed,
         seed=args.seed,
         reasoning=args.reasoning,
+        capacity=args.capacity,
     )
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
