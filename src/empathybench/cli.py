@@ -140,8 +140,8 @@ def run(
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
-    from empathybench.engine.runner import RunOptions, default_preset, execute_repeats
     from empathybench.report.terminal import demo_next_step, print_summary
+    from empathybench.run.execute import RunOptions, default_preset, execute_repeats
 
     preset = preset or default_preset(model, bench, limit)
     if preset not in ("quick", "paper", "full", "demo"):
@@ -188,10 +188,11 @@ def report_command(
     ] = None,
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid."""
-    from empathybench.report.compare import compare_runs, load_run
+    from empathybench.report.compare import compare_runs
     from empathybench.report.html import render_comparison, write_run_reports
     from empathybench.report.markdown import render_comparison_markdown
     from empathybench.report.terminal import print_comparison
+    from empathybench.rundir.reader import load_run
 
     if out is not None:
         _check_report_target(out)
@@ -235,7 +236,7 @@ def list_command() -> None:
     """Benchmarks, presets, options and model providers."""
     from rich.padding import Padding
 
-    from empathybench.benchmarks.registry import all_benchmarks
+    from empathybench.instruments.registry import all_benchmarks
     from empathybench.models.registry import PROVIDERS
 
     def line(text: Text, indent: int = 0) -> None:
@@ -259,8 +260,8 @@ def list_command() -> None:
 
 
 def _data_keys(bench: list[str] | None) -> list[str]:
-    from empathybench.benchmarks.registry import resolve_benchmarks
     from empathybench.data.registry import REGISTRY
+    from empathybench.instruments.registry import resolve_benchmarks
 
     if not bench:
         return list(REGISTRY)
@@ -349,7 +350,7 @@ def rescore_eqbench(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Recompute the published score of an upstream EQ-Bench v2 results file from its stored answers."""
-    from empathybench.benchmarks.eqbench.bench import rescore_results_file
+    from empathybench.instruments.eqbench.bench import rescore_results_file
 
     _emit(rescore_results_file(file), as_json)
 
@@ -362,7 +363,7 @@ def rescore_eqbench3(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Re-derive an EQ-Bench 3 Elo file's margins, normalisation and ratings, or a run file's rubric numbers."""
-    from empathybench.benchmarks.eqbench3.rescore import rescore_file
+    from empathybench.instruments.eqbench3.rescore import rescore_file
 
     if not file.is_file():
         raise UserError(f"no such file: {file}")
@@ -379,7 +380,7 @@ def rescore_seceu(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Normalise 40 raw SECEU answers by the paper's rules and score them: distance, EQ, percentiles, pattern r."""
-    from empathybench.benchmarks.seceu.bench import rescore_answers_file
+    from empathybench.instruments.seceu.bench import rescore_answers_file
 
     _emit(rescore_answers_file(file), as_json)
 
@@ -395,7 +396,7 @@ def rescore_emotionbench(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Recompute the EmotionBench default-vs-evoked table (n, means, SDs, deltas, test markers) of an answer sheet."""
-    from empathybench.benchmarks.emotionbench.rescore import rescore_answer_sheet
+    from empathybench.instruments.emotionbench.rescore import rescore_answer_sheet
 
     _emit(rescore_answer_sheet(file, challenging=challenging), as_json)
 
@@ -406,7 +407,7 @@ def rescore_empathetic(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """The paper's statistics from released ratings: Good %, Good increase, chi-square; by valence and emotion."""
-    from empathybench.benchmarks.empathetic.stats import rescore_ratings_file
+    from empathybench.instruments.empathetic.stats import rescore_ratings_file
 
     if not file.is_file():
         raise UserError(f"no such file: {file}")
@@ -419,7 +420,7 @@ def rescore_emobench(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list, one row per condition")] = False,
 ) -> None:
     """Recompute the released EmoBench runs' accuracies (4 orders x majority of 5) per task, model, language, CoT."""
-    from empathybench.benchmarks.emobench.rescore import print_rows, rescore_directory
+    from empathybench.instruments.emobench.rescore import print_rows, rescore_directory
 
     result = rescore_directory(directory)
     if as_json:
@@ -553,9 +554,9 @@ def judge_validate(
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
-    from empathybench.benchmarks.base import MAX_ATTEMPTS
-    from empathybench.benchmarks.empathetic.validate import run_validation
-    from empathybench.engine.runner import MAX_CONCURRENCY
+    from empathybench.instruments.empathetic.validate import run_validation
+    from empathybench.instruments.support import MAX_ATTEMPTS
+    from empathybench.run.execute import MAX_CONCURRENCY
 
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise UserError(f"--attempts must be between 1 and {MAX_ATTEMPTS}, not {attempts}")
@@ -568,7 +569,7 @@ def judge_validate(
 
         check_writable_dir(out.parent, "the directory of --out")  # before the judge is asked anything
     if base_url is not None:
-        from empathybench.engine.runner import check_base_url
+        from empathybench.run.execute import check_base_url
 
         check_base_url(base_url, "--base-url")
     report = run_validation(
