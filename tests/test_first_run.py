@@ -22,7 +22,7 @@ from empathybench.engine.progress import RunProgress
 from empathybench.report.compare import RunData, paired_difference, unique_labels
 from empathybench.report.schema import summary_schema
 from empathybench.report.terminal import print_summary
-from empathybench.run.execute import DEMO_SELECTION, default_preset
+from empathybench.run.options import DEMO_SELECTION, default_preset
 
 
 def _invoke(*args: str) -> Any:

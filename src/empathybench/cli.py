@@ -141,7 +141,8 @@ def run(
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.report.terminal import demo_next_step, print_summary
-    from empathybench.run.execute import RunOptions, default_preset, execute_repeats
+    from empathybench.run.options import RunOptions, default_preset
+    from empathybench.run.repeats import execute_repeats
 
     preset = preset or default_preset(model, bench, limit)
     if preset not in ("quick", "paper", "full", "demo"):
@@ -556,7 +557,7 @@ def judge_validate(
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
     from empathybench.instruments.empathetic.validate import run_validation
     from empathybench.instruments.support import MAX_ATTEMPTS
-    from empathybench.run.execute import MAX_CONCURRENCY
+    from empathybench.run.options import MAX_CONCURRENCY
 
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise UserError(f"--attempts must be between 1 and {MAX_ATTEMPTS}, not {attempts}")
@@ -569,7 +570,7 @@ def judge_validate(
 
         check_writable_dir(out.parent, "the directory of --out")  # before the judge is asked anything
     if base_url is not None:
-        from empathybench.run.execute import check_base_url
+        from empathybench.run.options import check_base_url
 
         check_base_url(base_url, "--base-url")
     report = run_validation(

@@ -8,6 +8,7 @@ is bounded by `request_timeout_s` (a retryable "timeout"), not only each socket 
 """
 
 import asyncio
+import hashlib
 import random
 import time
 from collections.abc import Sequence
@@ -293,3 +294,9 @@ class ItemContext:
         record = generation.as_record(request)
         self.calls.append({"role": role, **record} if role else record)
         return generation
+
+
+def item_seed(run_seed: int, benchmark: str, item_id: str) -> int:
+    """Per-item seeds from (run seed, benchmark, item), so results never depend on scheduling order."""
+    digest = hashlib.sha256(f"{run_seed}:{benchmark}:{item_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")

@@ -3,13 +3,12 @@
 import asyncio
 import hashlib
 import json
-import os
 import platform
 import re
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,122 +19,24 @@ from rich.text import Text
 from empathybench import __version__
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import (
-    DEFAULT_REQUEST_TIMEOUT_S,
     CallFailedError,
     Engine,
     ItemContext,
-    RetryPolicy,
     RunStats,
+    item_seed,
 )
 from empathybench.engine.progress import RunProgress
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import PreparedBenchmark
-from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
+from empathybench.instruments.registry import resolve_benchmarks
 from empathybench.models.base import Backend, valid_text
 from empathybench.models.registry import create_backend, parse_model_spec
-from empathybench.paths import cache_dir, check_writable_dir
+from empathybench.paths import cache_dir
 from empathybench.report.profile import attach_score_interval, build_profile
 from empathybench.report.schema import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
 from empathybench.report.validity import attach_validity
+from empathybench.run.options import DEMO_PRESET, DEMO_SELECTION, RunOptions, check_run_options
 from empathybench.rundir.store import RunStore, read_samples
-
-
-@dataclass
-class RunOptions:
-    model: str = "local"
-    benchmarks: list[str] | None = None
-    preset: str = "quick"
-    limit: int | None = None
-    out: Path | None = None
-    max_concurrency: int | None = None
-    seed: int = 0
-    base_url: str | None = None
-    allow_unverified: bool = False
-    options: dict[str, str] = field(default_factory=dict)
-    use_cache: bool = True
-    show_progress: bool = True
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    judge: str | None = None  # model spec of the judge for judged benchmarks; None: the model judges itself
-    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S  # bound on one whole request (`--timeout`)
-
-
-# Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
-MAX_REPEATS = 100  # each repeat is a whole run in its own folder
-MAX_CONCURRENCY = 256
-MAX_SEED = 2**32 - 1  # llama.cpp and numpy take unsigned 32-bit seeds
-
-
-def check_run_options(options: RunOptions, repeats: int = 1) -> None:
-    """Every mistake in a run's options as one UserError, before any data is fetched or any model is called."""
-    if not 1 <= repeats <= MAX_REPEATS:
-        raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}, not {repeats}")
-    if options.limit is not None and options.limit < 1:
-        raise UserError(f"--limit must be at least 1, not {options.limit}")
-    if options.max_concurrency is not None and not 1 <= options.max_concurrency <= MAX_CONCURRENCY:
-        raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {options.max_concurrency}")
-    highest_seed = MAX_SEED - (repeats - 1)
-    if not 0 <= options.seed <= highest_seed:
-        with_repeats = f" with --repeats {repeats}" if repeats > 1 else ""
-        raise UserError(f"--seed must be between 0 and {highest_seed}{with_repeats}, not {options.seed}")
-    specs = [parse_model_spec(options.model)] + ([parse_model_spec(options.judge)] if options.judge else [])
-    if options.base_url is not None:
-        check_base_url(options.base_url, "--base-url")
-    elif any(spec.provider == "openai" for spec in specs) and os.environ.get("OPENAI_BASE_URL"):
-        check_base_url(os.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
-    chosen = resolve_benchmarks(options.benchmarks)
-    _check_benchmark_options(options, chosen)
-    if options.out is not None:
-        check_writable_dir(options.out, "--out")
-    else:
-        check_writable_dir(Path("runs"), "the run directory's parent")
-    if options.use_cache:
-        where = cache_dir()
-        try:
-            check_writable_dir(where, "the cache directory")
-        except UserError as exc:
-            raise UserError(f"{exc}; set EMPATHYBENCH_CACHE_DIR to a writable directory or pass --no-cache") from None
-
-
-def _check_benchmark_options(options: RunOptions, chosen: list[Any]) -> None:
-    known = all_benchmarks()
-    selected = [benchmark.name for benchmark in chosen]
-    for key in options.options:
-        name = key.split(".", 1)[0]
-        if name not in known:
-            raise UserError(f"--option {key}: there is no benchmark {name!r}; known: {', '.join(known)}")
-        if name not in selected:
-            raise UserError(
-                f"--option {key} is for {name}, which this run does not include (it runs {', '.join(selected)}); "
-                f"add --bench {name} or drop the option"
-            )
-    for benchmark in chosen:
-        if options.preset not in benchmark.presets and options.preset != DEMO_PRESET:
-            raise UserError(
-                f"benchmark {benchmark.name} has no preset {options.preset!r}; "
-                f"choose one of {', '.join(benchmark.presets)}"
-            )
-        scoped = {k.split(".", 1)[1]: v for k, v in options.options.items() if k.startswith(f"{benchmark.name}.")}
-        preset = options.preset
-        if preset == DEMO_PRESET:  # the demo is the quick preset cut down (see DEMO_SELECTION)
-            preset, scoped = "quick", {**DEMO_SELECTION.get(benchmark.name, (3, {}))[1], **scoped}
-        check = getattr(benchmark, "check_options", None)
-        if check is not None:
-            check(preset, scoped)
-
-
-def check_base_url(url: str, what: str) -> None:
-    """A server URL the HTTP client can use; the URL itself is not echoed, it may carry a key."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port  # ValueError when out of range or not a number
-    except ValueError as exc:
-        raise UserError(f"{what} is not a usable URL ({exc}); e.g. http://127.0.0.1:8000/v1") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"{what} must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1")
-    if port == 0:
-        raise UserError(f"{what} has port 0; ports are 1-65535")
 
 
 @dataclass
@@ -147,12 +48,6 @@ class RunResult:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
-
-
-def item_seed(run_seed: int, benchmark: str, item_id: str) -> int:
-    """Per-item seeds from (run seed, benchmark, item), so results never depend on scheduling order."""
-    digest = hashlib.sha256(f"{run_seed}:{benchmark}:{item_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
 
 
 def _package_versions() -> dict[str, str | None]:
@@ -186,24 +81,6 @@ def _fingerprint(
 def _model_description(backend: Backend) -> dict[str, Any]:
     describe = getattr(backend, "describe", None)
     return describe() if callable(describe) else backend.identity()
-
-
-# The "demo" preset: what `empathybench run` with no --preset, --bench or --limit does on the embedded model. It
-# shows every instrument working end to end in about two minutes on 2 cores (the quick presets took 14 min there):
-# the quick preset cut to (items per benchmark, options; user --option values win). Its figures mean nothing.
-DEMO_PRESET = "demo"
-DEMO_SELECTION: dict[str, tuple[int, dict[str, str]]] = {
-    "eqbench": (3, {}),
-    "seceu": (3, {}),
-    "emotionbench": (1, {"orders": "1", "default_runs": "2", "evoked_runs": "1", "attempts": "1"}),
-    "giebench": (1, {"max_tokens": "128"}),
-    "empathetic": (2, {"judge_attempts": "1", "max_tokens": "96"}),
-}
-
-
-def default_preset(model: str, benchmarks: list[str] | None, limit: int | None) -> str:
-    """The preset when none is given: the demo for a bare run on the embedded model, else quick."""
-    return DEMO_PRESET if model == "local" and not benchmarks and limit is None else "quick"
 
 
 def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[PreparedBenchmark], dict[str, str]]:
@@ -490,82 +367,3 @@ async def _run_pending(
         if judge_engine is not None:
             await judge_engine.backend.aclose()
     return new_records
-
-
-def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunResult:
-    """`run --repeats N`: the same run N times with seeds seed..seed+N-1, each in `<dir>/repeat-K`, and a summary
-    of the parent directory that adds each headline metric's run-to-run mean and SD to the first run's figures.
-
-    Where decoding is greedy (temperature 0, most paper presets) the repeats differ only through backend
-    nondeterminism; the spread then shows how reproducible the model's serving is, not sampling variance.
-    """
-    check_run_options(options, repeats)
-    if repeats < 2:
-        return execute_run(options, console)
-    if options.out is not None:
-        parent = options.out
-    else:
-        label = f"{options.model}|{options.preset}|{options.seed}|{options.benchmarks}|{options.limit}|{options.judge}"
-        digest = hashlib.sha256(f"{label}|{sorted(options.options.items())}".encode()).hexdigest()[:10]
-        parent = Path("runs") / f"{_slug(options.model)}-{options.preset}-x{repeats}-{digest}"
-    results: list[RunResult] = []
-    for index in range(repeats):
-        console.print(f"repeat {index + 1}/{repeats} (seed {options.seed + index})", highlight=False, markup=False)
-        repeat_options = replace(options, seed=options.seed + index, out=parent / f"repeat-{index + 1}")
-        results.append(execute_run(repeat_options, console))
-    summary = json.loads(json.dumps(results[0].summary))
-    summary["run_dir"] = str(parent)
-    summary["repeats"] = repeat_summary([r.summary for r in results], [str(r.directory) for r in results])
-    summary["repeats"]["seeds"] = [options.seed + i for i in range(repeats)]
-    # The parent's accounting covers every repeat; the per-repeat figures stay in each repeat's summary.json.
-    summary["usage"] = _total_usage([r.summary.get("usage") or {} for r in results])
-    summary["elapsed_s"] = round(sum(r.summary.get("elapsed_s", 0.0) for r in results), 3)
-    store = RunStore(parent)
-    store.write_summary(summary)
-    run_info = json.loads((results[0].directory / "run.json").read_text("utf-8"))
-    run_info["repeats"] = {"n": repeats, "seeds": [options.seed + i for i in range(repeats)]}
-    store.write_run(run_info)
-
-    from empathybench.report.html import write_run_reports
-
-    write_run_reports(parent / "report.html", summary, run_info, read_samples(results[0].directory))
-    stats = RunStats()
-    for result in results:
-        stats.items_total += result.stats.items_total
-        stats.items_done += result.stats.items_done
-        stats.items_failed += result.stats.items_failed
-    return RunResult(parent, summary, stats)
-
-
-def _total_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
-    total: dict[str, Any] = {}
-    for usage in usages:
-        for key, value in usage.items():
-            if isinstance(value, dict):
-                bucket = total.setdefault(key, {})
-                for kind, count in value.items():
-                    bucket[kind] = bucket.get(kind, 0) + count
-            elif isinstance(value, int | float):
-                total[key] = total.get(key, 0) + value
-    return total
-
-
-def repeat_summary(summaries: list[dict[str, Any]], directories: list[str]) -> dict[str, Any]:
-    """Every metric's value in each repeat, with its mean and sample SD across repeats."""
-    metrics: dict[str, Any] = {}
-    for name, result in summaries[0].get("benchmarks", {}).items():
-        for key in result.get("metrics") or {}:
-            values = [s["benchmarks"].get(name, {}).get("metrics", {}).get(key, {}).get("value") for s in summaries]
-            present = [float(v) for v in values if v is not None]
-            mean = sum(present) / len(present) if present else None
-            sd = (
-                (sum((v - mean) ** 2 for v in present) / (len(present) - 1)) ** 0.5
-                if mean is not None and len(present) > 1
-                else None
-            )
-            metrics[f"{name}.{key}"] = {
-                "values": values,
-                "mean": None if mean is None else round(mean, 4),
-                "sd": None if sd is None else round(sd, 4),
-            }
-    return {"n": len(summaries), "runs": directories, "metrics": metrics}

@@ -241,9 +241,8 @@ async def _judge_all(
     attempts: int,
     on_done: Callable[[], None] | None = None,
 ) -> list[_Outcome]:
-    from empathybench.engine.engine import CallFailedError, Generation
+    from empathybench.engine.engine import CallFailedError, Generation, item_seed
     from empathybench.models.base import Message, Sampling
-    from empathybench.run.execute import item_seed
 
     async def one(prompt: Prompt, source: str) -> _Outcome:
         reply = prompt.replies[source]
