@@ -1,18 +1,84 @@
-"""The instruments EmpathyBench can run."""
+"""The instruments EmpathyBench can run: every entry point of the group `empathybench.instruments`.
+
+The built-in instruments register the same way a third-party package does (pyproject.toml). Entry points are read
+from the installed metadata, lazily: naming the instruments imports nothing; an instrument's code is imported when
+it is loaded. A plugin that fails to load is skipped with a warning when listing, and is a one-line error when asked
+for by name.
+"""
+
+import sys
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
 
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import Benchmark
 
+GROUP = "empathybench.instruments"
+
+# The built-in entry points as pyproject.toml declares them (tests/test_registry.py keeps the two equal). Used only
+# when the installed metadata predates them (an editable install made before they were declared), so that such an
+# install keeps working until it is reinstalled.
+BUILTIN_ENTRY_POINTS = {
+    "eqbench": "empathybench.instruments.eqbench:instrument",
+    "seceu": "empathybench.instruments.seceu:instrument",
+    "giebench": "empathybench.instruments.giebench:instrument",
+    "emotionbench": "empathybench.instruments.emotionbench:instrument",
+    "empathetic": "empathybench.instruments.empathetic:instrument",
+}
+
+PLUGIN_ORDER = 1000  # where an instrument without an `order` goes: after the built-ins
+
+
+@cache
+def _entry_points() -> dict[str, EntryPoint]:
+    found = {ep.name: ep for ep in entry_points(group=GROUP)}
+    if not any(ep.value.startswith("empathybench.instruments.") for ep in found.values()):
+        # Stale metadata of an editable install: the built-ins as pyproject.toml declares them.
+        builtins = {name: EntryPoint(name, value, GROUP) for name, value in BUILTIN_ENTRY_POINTS.items()}
+        found = {**builtins, **found}
+    return found
+
+
+def names() -> list[str]:
+    """The registered instrument names (imports no instrument)."""
+    return sorted(_entry_points())
+
+
+def _source(entry_point: EntryPoint) -> str:
+    dist = getattr(entry_point, "dist", None)
+    return f"package {dist.name}" if dist is not None else entry_point.value
+
+
+@cache
+def load(name: str) -> Benchmark:
+    """The instrument registered as `name`; a missing or broken one is a one-line UserError."""
+    found = _entry_points()
+    if name not in found:
+        raise UserError(f"unknown benchmark {name!r}; available: {', '.join(all_benchmarks())}")
+    entry_point = found[name]
+    try:
+        instrument = entry_point.load()
+    except Exception as exc:  # a third party's import error is the user's one line, not a traceback
+        raise UserError(
+            f"instrument {name} ({_source(entry_point)}) failed to load: {type(exc).__name__}: {exc}"
+        ) from None
+    if getattr(instrument, "name", None) != name or not callable(getattr(instrument, "prepare", None)):
+        raise UserError(
+            f"instrument {name} ({_source(entry_point)}) is not an instrument (needs .name == {name!r} and .prepare)"
+        )
+    return instrument
+
 
 def all_benchmarks() -> dict[str, Benchmark]:
-    from empathybench.instruments.emotionbench.bench import EmotionBench
-    from empathybench.instruments.empathetic.bench import EmpatheticResponding
-    from empathybench.instruments.eqbench.bench import EQBench
-    from empathybench.instruments.giebench.bench import GIEBench
-    from empathybench.instruments.seceu.bench import Seceu
-
-    benchmarks: list[Benchmark] = [EQBench(), GIEBench(), Seceu(), EmpatheticResponding(), EmotionBench()]
-    return {b.name: b for b in benchmarks}
+    """Every instrument that loads, in profile order (built-ins first, then plugins by name)."""
+    loaded: list[Benchmark] = []
+    for name in names():
+        try:
+            loaded.append(load(name))
+        except UserError as exc:
+            print(f"warning: {exc}", file=sys.stderr)
+    loaded.sort(key=lambda b: (getattr(b, "order", PLUGIN_ORDER), b.name))
+    return {b.name: b for b in loaded}
 
 
 def resolve_benchmarks(names: list[str] | None) -> list[Benchmark]:

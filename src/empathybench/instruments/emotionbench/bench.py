@@ -114,6 +114,7 @@ class MeasureItem:
 
 class EmotionBench:
     name = "emotionbench"
+    order = 50  # position in the profile and in a run (part of the run's fingerprint)
     title = "EmotionBench: PANAS before and after imagining 175 negative situations, beside 1,266 people"
     presets: ClassVar[dict[str, str]] = {
         "quick": "one tested situation per emotion, 2 item orders, 5 default runs, 2 runs per situation",

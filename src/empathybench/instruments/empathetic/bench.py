@@ -237,6 +237,7 @@ def _empathetic_metrics(records: list[dict[str, Any]], published_human: float | 
 
 class EmpatheticResponding:
     name = "empathetic"
+    order = 40  # position in the profile and in a run (part of the run's fingerprint)
     title = "Welivita & Pu 2024: replies to 2,000 EmpatheticDialogues prompts rated Good/Okay/Bad vs human replies"
     presets: ClassVar[dict[str, str]] = {
         "quick": "one prompt per emotion (32)",

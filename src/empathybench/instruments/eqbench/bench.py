@@ -133,6 +133,7 @@ def _prompt_language(language: str) -> str:
 
 class EQBench:
     name = "eqbench"
+    order = 10  # position in the profile and in a run (part of the run's fingerprint)
     title = "EQ-Bench v2/v1: rate the intensity of 4 emotions of a character in a dialogue (en, de, pl, ja)"
     presets: ClassVar[dict[str, str]] = {
         "quick": f"a fixed {QUICK_SUBSET_SIZE}-item subset of v2, upstream pipeline protocol",

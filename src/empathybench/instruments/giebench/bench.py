@@ -164,6 +164,7 @@ def load_items(config: GIEBenchConfig, *, seed: int, allow_unverified: bool) -> 
 
 class GIEBench:
     name = "giebench"
+    order = 20  # position in the profile and in a run (part of the run's fingerprint)
     title = "GIEBench: pick the reply that fits a user's group identity, in 3 prompt conditions (Raw, ID, COT)"
     presets: ClassVar[dict[str, str]] = {
         "quick": f"{QUICK_PER_DIMENSION} items per dimension x 3 conditions, greedy (T=0), recommended parser",

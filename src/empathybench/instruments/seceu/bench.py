@@ -98,6 +98,7 @@ class SeceuPrompted:
 
 class Seceu:
     name = "seceu"
+    order = 30  # position in the profile and in a run (part of the run's fingerprint)
     title = "SECEU: spread 10 points over 4 emotions in 40 stories; distance to the human consensus, EQ, pattern r"
     presets: ClassVar[dict[str, str]] = {
         "quick": f"{QUICK_SUBSET_SIZE} of the 40 items (1, 5, ..., 37), direct prompt; EQ from a subset",
