@@ -35,12 +35,7 @@ LAYERS = {
 }
 
 # (importing module, imported module): arrows that point up today; each goes away with a later step.
-ALLOWED_FOR_NOW = {
-    # models/plausible.py <-> models/scripted.py: a circle; plausible.py guesses the instrument from the prompt text
-    # (step B moves each branch into its instrument's canned answers and the scripted backend dispatches on a tag).
-    ("empathybench.models.plausible", "empathybench.models.scripted"),
-    ("empathybench.models.scripted", "empathybench.models.plausible"),
-}
+ALLOWED_FOR_NOW: set[tuple[str, str]] = set()  # empty: the plausible <-> scripted circle went with step A
 
 
 def _module_name(path: Path) -> str:

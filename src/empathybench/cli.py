@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.main
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperGroup
 
 from empathybench.errors import UserError
 from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
@@ -23,7 +25,54 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 data_app = typer.Typer(help="Fetch, verify and locate the pinned upstream data files.", no_args_is_help=True)
-rescore_app = typer.Typer(help="Score stored upstream result files with EmpathyBench's scorers.", no_args_is_help=True)
+
+
+class InstrumentRescoreGroup(TyperGroup):
+    """`empathybench rescore`: the commands written here, plus every instrument's own `rescore` command.
+
+    The instruments are asked only when the group lists or resolves its commands (never for `empathybench --help`).
+    """
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_instrument_rescore_commands()})
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        return _instrument_rescore_commands().get(cmd_name)
+
+
+def _instrument_rescore_commands() -> dict[str, Any]:
+    from empathybench.instruments.registry import all_benchmarks
+
+    commands: dict[str, Any] = {}
+    for instrument in all_benchmarks().values():
+        rescore = getattr(instrument, "rescore", None)
+        if rescore is not None:
+            commands[instrument.name] = _rescore_command(instrument.name, rescore)
+    return commands
+
+
+def _rescore_command(name: str, rescore: Any) -> Any:
+    """A command from an instrument's RescoreCommand: its FILE argument and --json, like the commands below."""
+    single = typer.Typer(add_completion=False)
+
+    @single.command(name, help=rescore.help)
+    def command(
+        file: Annotated[Path, typer.Argument(help=rescore.argument_help)],
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    ) -> None:
+        _emit(dict(rescore.run(file)), as_json)  # a bad file is a UserError: one line, from main()
+
+    return typer.main.get_command(single)
+
+
+rescore_app = typer.Typer(
+    cls=InstrumentRescoreGroup,
+    help="Score stored upstream result files with EmpathyBench's scorers.",
+    no_args_is_help=True,
+)
 app.add_typer(data_app, name="data")
 judge_app = typer.Typer(help="Check an LLM judge against published human ratings.", no_args_is_help=True)
 app.add_typer(rescore_app, name="rescore")
@@ -343,17 +392,6 @@ def _emit(result: dict[str, Any], as_json: bool) -> None:
         from rich.pretty import pprint
 
         pprint(result, console=stdout, expand_all=False)
-
-
-@rescore_app.command("eqbench")
-def rescore_eqbench(
-    file: Annotated[Path, typer.Argument(help="An upstream *_eqbench_v2_results.json file")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-) -> None:
-    """Recompute the published score of an upstream EQ-Bench v2 results file from its stored answers."""
-    from empathybench.instruments.eqbench.bench import rescore_results_file
-
-    _emit(rescore_results_file(file), as_json)
 
 
 @rescore_app.command("eqbench3")

@@ -1,10 +1,11 @@
 """Model specs `provider/model` → backends."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.base import Backend
+from empathybench.models.base import Backend, Canned
 
 PROVIDERS: dict[str, str] = {
     "local": "the embedded SmolLM2-135M-Instruct, in process (needs the `local` extra); no key, no network",
@@ -39,7 +40,10 @@ def parse_model_spec(spec: str) -> ModelSpec:
     return ModelSpec(provider, model)
 
 
-def create_backend(spec: ModelSpec | str, base_url: str | None = None) -> Backend:
+def create_backend(
+    spec: ModelSpec | str, base_url: str | None = None, canned: Mapping[str, Canned] | None = None
+) -> Backend:
+    """The backend of `spec`; `canned` (request tag -> answer) is what a scripted model answers each instrument."""
     if isinstance(spec, str):
         spec = parse_model_spec(spec)
     if spec.provider == "openai":
@@ -61,5 +65,5 @@ def create_backend(spec: ModelSpec | str, base_url: str | None = None) -> Backen
     if spec.provider == "scripted":
         from empathybench.models.scripted import ScriptedBackend
 
-        return ScriptedBackend(spec.model)
+        return ScriptedBackend(spec.model, canned=canned)
     raise ModelConfigError(f"unknown provider {spec.provider!r}")

@@ -146,10 +146,12 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     check_run_options(options)
     spec = parse_model_spec(options.model)
     # Backends first: a missing key or extra is the error to show, before any data is fetched.
-    backend = create_backend(spec, base_url=options.base_url)
+    # A scripted model answers each instrument with the instrument's own canned answers (dispatched on the tag).
+    canned = {b.name: b.canned for b in resolve_benchmarks(options.benchmarks) if getattr(b, "canned", None)}
+    backend = create_backend(spec, base_url=options.base_url, canned=canned)
     judge_backend = None
     if options.judge is not None:
-        judge_backend = create_backend(parse_model_spec(options.judge), base_url=options.base_url)
+        judge_backend = create_backend(parse_model_spec(options.judge), base_url=options.base_url, canned=canned)
     prepared, skipped = prepare_benchmarks(options, console)
     if not prepared:
         raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
@@ -320,7 +322,7 @@ async def _run_pending(
                 bench, item = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            ctx = ItemContext(engine, item.id, item_seed(run_seed, bench.name, item.id), judge_engine)
+            ctx = ItemContext(engine, item.id, item_seed(run_seed, bench.name, item.id), judge_engine, tag=bench.name)
             started = time.monotonic()
             record: dict[str, Any] = {"benchmark": bench.name, "item_id": item.id}
             try:

@@ -1,6 +1,7 @@
 """EQ-Bench on the engine: presets, per-item protocol, and run summary (specs/eqbench.md)."""
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -8,6 +9,7 @@ from typing import Any, ClassVar
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.instruments.eqbench.canned import plausible_answer
 from empathybench.instruments.eqbench.norms import PUBLISHED_V2_SCORES, RANDOM_BASELINE
 from empathybench.instruments.eqbench.parse import ParsedAnswer, failure_kind, parse_answer
 from empathybench.instruments.eqbench.prompts import no_revise_prompt, revise_prompt
@@ -18,7 +20,7 @@ from empathybench.instruments.eqbench.score import (
     score_v1,
     score_v2,
 )
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
+from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import (
     MAX_ATTEMPTS,
     MAX_TEMPERATURE,
@@ -89,9 +91,13 @@ OPTION_HELP = {
 }
 
 
-def _config_from(preset: str, options: dict[str, str]) -> EQBenchConfig:
+# Every preset's config before `--option`s (quick and paper differ from full only in the items they take).
+PRESET_CONFIGS: dict[str, EQBenchConfig] = {"quick": EQBenchConfig(), "paper": EQBenchConfig(), "full": EQBenchConfig()}
+
+
+def _config_from(preset: str, options: Mapping[str, str]) -> EQBenchConfig:
     config = apply_options(
-        EQBenchConfig(),
+        PRESET_CONFIGS.get(preset, EQBenchConfig()),
         options,
         benchmark="eqbench",
         known=OPTION_HELP,
@@ -132,6 +138,8 @@ def _prompt_language(language: str) -> str:
 
 
 class EQBench:
+    """EQ-Bench on the typed protocol: `Instrument[EQBenchConfig, EQBenchItem]` (instruments/protocol.py)."""
+
     name = "eqbench"
     order = 10  # position in the profile and in a run (part of the run's fingerprint)
     title = "EQ-Bench v2/v1: rate the intensity of 4 emotions of a character in a dialogue (en, de, pl, ja)"
@@ -143,10 +151,24 @@ class EQBench:
     options = OPTION_HELP
     limit_unit = "dialogues (1 call each, up to 3 with re-asks)"  # what `--limit N` bounds
     data_keys = tuple(QUESTION_FILES.values())
+    preset_configs: ClassVar[Mapping[str, EQBenchConfig]] = PRESET_CONFIGS
+    chart_domain = (0.0, 100.0)  # the score's scale: 0 (random-like) to 100 (the reference answers)
+    canned = staticmethod(plausible_answer)
+    rescore = RescoreCommand(
+        help="Recompute the published score of an upstream EQ-Bench v2 results file from its stored answers.",
+        argument_help="An upstream *_eqbench_v2_results.json file",
+        run=lambda path: rescore_results_file(path),
+    )
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> EQBenchConfig:
+        """The config a preset and `--option`s give; every mistake is a one-line UserError."""
+        config = _config_from(preset, options)
+        _check_paper_preset(preset, config)
+        return config
 
     def check_options(self, preset: str, options: dict[str, str]) -> None:
         """Every `--option` mistake as a UserError, before any data is read or model called."""
-        _check_paper_preset(preset, _config_from(preset, options))
+        self.configure(preset, options)
 
     def prepare(
         self,
@@ -156,9 +178,8 @@ class EQBench:
         limit: int | None,
         seed: int,
         allow_unverified: bool,
-    ) -> PreparedBenchmark:
-        config = _config_from(preset, options)
-        _check_paper_preset(preset, config)
+    ) -> PreparedBenchmark[EQBenchItem]:
+        config = self.configure(preset, options)
         fetched = fetch(QUESTION_FILES[(config.version, config.language)], allow_unverified=allow_unverified)
         questions: dict[str, Any] = json.loads(fetched.path.read_text("utf-8"))
         ids = sorted(questions, key=int)
@@ -167,7 +188,7 @@ class EQBench:
         if limit is not None:
             ids = ids[:limit]
         reference_field = "reference_answer_fullscale" if config.version == "v2" else "reference_answer"
-        items = []
+        items: list[BenchItem[EQBenchItem]] = []
         for qid in ids:
             stored = questions[qid]["prompt"]
             try:
@@ -180,7 +201,7 @@ class EQBench:
                 raise UserError(f"EQ-Bench item {qid}: {exc}") from None
             items.append(BenchItem(qid, EQBenchItem(prompt, dict(questions[qid][reference_field]))))
 
-        async def run_item(item: BenchItem, ctx: ItemContext) -> dict[str, Any]:
+        async def run_item(item: BenchItem[EQBenchItem], ctx: ItemContext) -> dict[str, Any]:
             return await _run_item(config, item, ctx)
 
         def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -212,8 +233,8 @@ def _attempt_succeeded(config: EQBenchConfig, parsed: ParsedAnswer) -> bool:
     return parsed.first_pass is not None
 
 
-async def _run_item(config: EQBenchConfig, item: BenchItem, ctx: ItemContext) -> dict[str, Any]:
-    payload: EQBenchItem = item.payload
+async def _run_item(config: EQBenchConfig, item: BenchItem[EQBenchItem], ctx: ItemContext) -> dict[str, Any]:
+    payload = item.payload
     messages = [Message("user", payload.prompt)]
     if config.system_prompt:
         messages.insert(0, Message("system", config.system_prompt))
