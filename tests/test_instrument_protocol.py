@@ -79,3 +79,20 @@ def test_the_rescore_command_comes_from_the_instrument(tmp_path) -> None:
     outcome = CliRunner().invoke(app, ["rescore", "eqbench", str(broken), "--json"])
     assert outcome.exit_code != 0
     assert "is not an upstream EQ-Bench results file: it holds a JSON list" in str(outcome.exception)
+
+
+def test_report_html_draws_the_section_the_instrument_gives() -> None:
+    from empathybench.report.html import _section_body
+
+    result = {
+        "metrics": {"score": {"value": 61.5, "ci95": [55.0, 68.0], "items": {"1": 6.0, "2": 7.5}}},
+        "n_parsed": 2,
+        "n_items": 3,
+        "valid": False,
+        "lm_eval_score": 40.0,
+        "parse_failures": {"<b>odd</b>": 1},
+    }
+    body = _section_body("eqbench", result, [])
+    assert "EQ-Bench score beside published reference models" in body
+    assert '<td class="">2/3</td>' in body and '<td class="">no</td>' in body and "40.00" in body
+    assert "&lt;b&gt;odd&lt;/b&gt;: 1" in body and "<b>odd</b>" not in body  # text from the run is escaped

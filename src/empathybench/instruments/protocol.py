@@ -5,7 +5,7 @@ its canned answers for scripted models, its rescore command (for the CLI) and it
 `Benchmark` is the same protocol with the types left open, for code that handles any instrument.
 """
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -76,6 +76,65 @@ class RescoreCommand:
     run: Callable[[Path], Mapping[str, Any]]  # JSON-able result
 
 
+# --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------
+
+Cell = str | int | float | bool | None  # numbers are formatted and text escaped by the renderer
+
+
+@dataclass(frozen=True)
+class ChartPoint:
+    """One estimate with its 95% interval (value None: not available)."""
+
+    label: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    series: int = 0  # colour index
+
+
+@dataclass(frozen=True)
+class ChartLine:
+    """A labelled reference line, e.g. "random 0"."""
+
+    value: float
+    label: str
+    style: str = "dashed"  # "dashed" | "solid" | "dotted"
+
+
+@dataclass(frozen=True)
+class StripChart:
+    """Estimates with intervals on one axis (the axis widens to show every value)."""
+
+    points: tuple[ChartPoint, ...]
+    domain: tuple[float, float]
+    title: str
+    caption: str = ""
+    references: tuple[ChartLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class HistogramChart:
+    values: tuple[float, ...]
+    bins: int
+    title: str
+    caption: str = ""
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class FactsTable:
+    headers: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """What an instrument shows in report.html above its metrics table and samples."""
+
+    charts: tuple[StripChart | HistogramChart, ...] = ()
+    tables: tuple[FactsTable, ...] = ()
+
+
 @runtime_checkable
 class Instrument(Protocol[C_co, P_co]):
     """An instrument, typed: what `empathybench run` runs and every report renders.
@@ -102,3 +161,5 @@ class Instrument(Protocol[C_co, P_co]):
     def prepare(
         self, preset: str, *, options: dict[str, str], limit: int | None, seed: int, allow_unverified: bool
     ) -> "PreparedBenchmark[P_co]": ...
+
+    def report_section(self, result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> ReportSection: ...

@@ -13,6 +13,7 @@ from empathybench.instruments.eqbench.canned import plausible_answer
 from empathybench.instruments.eqbench.norms import PUBLISHED_V2_SCORES, RANDOM_BASELINE
 from empathybench.instruments.eqbench.parse import ParsedAnswer, failure_kind, parse_answer
 from empathybench.instruments.eqbench.prompts import no_revise_prompt, revise_prompt
+from empathybench.instruments.eqbench.report import SCORE_DOMAIN, report_section
 from empathybench.instruments.eqbench.score import (
     MIN_PARSEABLE_FRACTION,
     aggregate_lm_eval,
@@ -152,8 +153,9 @@ class EQBench:
     limit_unit = "dialogues (1 call each, up to 3 with re-asks)"  # what `--limit N` bounds
     data_keys = tuple(QUESTION_FILES.values())
     preset_configs: ClassVar[Mapping[str, EQBenchConfig]] = PRESET_CONFIGS
-    chart_domain = (0.0, 100.0)  # the score's scale: 0 (random-like) to 100 (the reference answers)
+    chart_domain = SCORE_DOMAIN
     canned = staticmethod(plausible_answer)
+    report_section = staticmethod(report_section)
     rescore = RescoreCommand(
         help="Recompute the published score of an upstream EQ-Bench v2 results file from its stored answers.",
         argument_help="An upstream *_eqbench_v2_results.json file",
