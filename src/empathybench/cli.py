@@ -48,9 +48,8 @@ def _instrument_rescore_commands() -> dict[str, Any]:
 
     commands: dict[str, Any] = {}
     for instrument in all_benchmarks().values():
-        rescore = getattr(instrument, "rescore", None)
-        if rescore is not None:
-            commands[instrument.name] = _rescore_command(instrument.name, rescore)
+        if instrument.rescore is not None:
+            commands[instrument.name] = _rescore_command(instrument.name, instrument.rescore)
     return commands
 
 

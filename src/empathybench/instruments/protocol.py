@@ -162,4 +162,6 @@ class Instrument(Protocol[C_co, P_co]):
         self, preset: str, *, options: dict[str, str], limit: int | None, seed: int, allow_unverified: bool
     ) -> "PreparedBenchmark[P_co]": ...
 
-    def report_section(self, result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> ReportSection: ...
+    def report_section(
+        self, result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
+    ) -> ReportSection | None: ...  # None: no section of its own (report/ falls back to its table)

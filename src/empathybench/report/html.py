@@ -126,7 +126,8 @@ def _instrument(name: str) -> Any:
 
 
 def _domain(name: str, values: Sequence[float | None]) -> tuple[float, float]:
-    base = getattr(_instrument(name), "chart_domain", None) or _DOMAINS.get(name)
+    instrument = _instrument(name)
+    base = (instrument.chart_domain if instrument is not None else None) or _DOMAINS.get(name)
     return _widen(base, values)
 
 
@@ -170,9 +171,10 @@ def _render_section(section: ReportSection) -> str:
 
 
 def _section_body(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    draw = getattr(_instrument(name), "report_section", None)
-    if draw is not None:
-        return _render_section(draw(result, samples))
+    instrument = _instrument(name)
+    section = instrument.report_section(result, samples) if instrument is not None else None
+    if section is not None:
+        return _render_section(section)
     return _SECTIONS.get(name, lambda r, s: "")(result, samples)
 
 

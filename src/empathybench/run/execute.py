@@ -147,7 +147,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     spec = parse_model_spec(options.model)
     # Backends first: a missing key or extra is the error to show, before any data is fetched.
     # A scripted model answers each instrument with the instrument's own canned answers (dispatched on the tag).
-    canned = {b.name: b.canned for b in resolve_benchmarks(options.benchmarks) if getattr(b, "canned", None)}
+    canned = {b.name: b.canned for b in resolve_benchmarks(options.benchmarks) if b.canned is not None}
     backend = create_backend(spec, base_url=options.base_url, canned=canned)
     judge_backend = None
     if options.judge is not None:
