@@ -1,6 +1,6 @@
 """EmoBench on the engine: config and presets, per-item protocol (`run_item`), and the run summary (spec §9).
 
-Not registered in benchmarks/registry.py yet: registration, the report section and `--dry-run` wiring come with the
+No entry point yet (pyproject.toml): registration, the report section and `--dry-run` wiring come with the
 plugin layout (issue 12). `prepare()` already returns the engine's PreparedBenchmark.
 """
 

@@ -115,7 +115,7 @@ def parse_norm(paragraphs: list[str]) -> SeceuNorm:
 
 
 def check_norm_against_paper(norm: SeceuNorm) -> None:
-    """The scalars in the docx must be the ones the scorer uses (norms/seceu.py)."""
+    """The scalars in the docx must be the ones the scorer uses (seceu/norms.py)."""
     expected = (norms.SECEU_MEAN, norms.SECEU_SD, norms.PATTERN_R_THRESHOLD)
     found = (norm.mean, norm.sd, norm.similarity_threshold)
     if found != expected:

@@ -5,7 +5,7 @@ Rim Psychology 17, doi 10.1177/18344909231213958 (preprint arXiv 2307.09042); SE
 repository emotional-intelligence/emotional-intelligence.github.io @ 22e029e.
 
 The 40x4 standard scores and the 40-value human pattern template are read at run time from SECEU_norm.docx
-(`benchmarks/seceu/data.py`); the scalars below are checked against that file when it is loaded.
+(`instruments/seceu/data.py`); the scalars below are checked against that file when it is loaded.
 """
 
 # Norm sample: N = 541 Chinese university students (paper, Methods).
