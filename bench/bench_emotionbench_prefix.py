@@ -165,7 +165,7 @@ def record(preset: str, limit: int | None, options: dict[str, str], threads: int
     """One real run (the CLI's code path, no response cache); returns its calls in the order the model got them."""
     from rich.console import Console
 
-    from empathybench.engine.runner import RunOptions, execute_run
+    from empathybench.run.execute import RunOptions, execute_run
 
     os.environ["EMPATHYBENCH_THREADS"] = str(threads)  # `--model local` takes its threads from here
     ProbedBackend.instances.clear()

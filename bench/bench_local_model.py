@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from empathybench import __version__
-from empathybench.benchmarks.eqbench.bench import EQBench
 from empathybench.engine.engine import Engine
-from empathybench.engine.runner import item_seed
+from empathybench.instruments.eqbench.bench import EQBench
 from empathybench.models.base import ChatRequest, Sampling
 from empathybench.models.llamacpp_backend import (
     DEFAULT_CONTEXT_TOKENS,
@@ -43,6 +42,7 @@ from empathybench.models.llamacpp_backend import (
     default_threads,
     locate_embedded_gguf,
 )
+from empathybench.run.execute import item_seed
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = REPO_ROOT / "bench" / "results"

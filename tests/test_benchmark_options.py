@@ -4,8 +4,8 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from empathybench.benchmarks.base import apply_options
 from empathybench.errors import UserError
+from empathybench.instruments.support import apply_options
 
 
 @dataclass(frozen=True)

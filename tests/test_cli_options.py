@@ -19,7 +19,7 @@ import pytest
 
 import empathybench
 from empathybench import cli
-from empathybench.benchmarks.registry import all_benchmarks
+from empathybench.instruments.registry import all_benchmarks
 from empathybench.report.schema import summary_schema
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
 
@@ -268,11 +268,11 @@ def test_every_numeric_config_field_declares_its_range() -> None:
     import dataclasses
     import typing
 
-    from empathybench.benchmarks.emotionbench.bench import EmotionBenchConfig
-    from empathybench.benchmarks.empathetic.bench import EmpatheticConfig
-    from empathybench.benchmarks.eqbench.bench import EQBenchConfig
-    from empathybench.benchmarks.giebench.bench import GIEBenchConfig
-    from empathybench.benchmarks.seceu.bench import SeceuConfig
+    from empathybench.instruments.emotionbench.bench import EmotionBenchConfig
+    from empathybench.instruments.empathetic.bench import EmpatheticConfig
+    from empathybench.instruments.eqbench.bench import EQBenchConfig
+    from empathybench.instruments.giebench.bench import GIEBenchConfig
+    from empathybench.instruments.seceu.bench import SeceuConfig
 
     unbounded = []
     for config in (EmotionBenchConfig, EmpatheticConfig, EQBenchConfig, GIEBenchConfig, SeceuConfig):

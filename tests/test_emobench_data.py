@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import MIRROR
-from empathybench.benchmarks.emobench.data import (
+from empathybench.data.fetch import fetch_entry, git_blob_sha1_of, sha256_of
+from empathybench.errors import DataError
+from empathybench.instruments.emobench.data import (
     EU_CATEGORY_QIDS,
     EU_ITEMS_KEY,
     N_PAPER_ORDERS,
@@ -19,8 +21,6 @@ from empathybench.benchmarks.emobench.data import (
     parse_eu_items,
     pins,
 )
-from empathybench.data.fetch import fetch_entry, git_blob_sha1_of, sha256_of
-from empathybench.errors import DataError
 
 SPEC_MANIFEST = MIRROR.parent / "specs" / "emobench.manifest.json"
 

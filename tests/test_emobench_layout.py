@@ -6,10 +6,11 @@ from pathlib import Path
 import empathybench
 
 PACKAGE = Path(empathybench.__file__).resolve().parent
-FOLDER = PACKAGE / "benchmarks" / "emobench"
+FOLDER = PACKAGE / "instruments" / "emobench"
 ALLOWED = (
-    "empathybench.benchmarks.emobench",
-    "empathybench.benchmarks.base",
+    "empathybench.instruments.emobench",
+    "empathybench.instruments.protocol",
+    "empathybench.instruments.support",
     "empathybench.data",
     "empathybench.engine.engine",
     "empathybench.models.base",
@@ -39,6 +40,6 @@ def test_nothing_outside_the_folder_but_the_cli_imports_it() -> None:
         path.relative_to(PACKAGE).as_posix()
         for path in PACKAGE.rglob("*.py")
         if FOLDER not in path.parents
-        and any(name.startswith("empathybench.benchmarks.emobench") for name in _imports(path))
+        and any(name.startswith("empathybench.instruments.emobench") for name in _imports(path))
     }
     assert users == {"cli.py"}  # the lazy import of `rescore emobench`

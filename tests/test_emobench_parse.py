@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.emobench.data import fetch_results_tree
-from empathybench.benchmarks.emobench.parse import json_exact, legacy_letter, read_json_exact, robust
+from empathybench.instruments.emobench.data import fetch_results_tree
+from empathybench.instruments.emobench.parse import json_exact, legacy_letter, read_json_exact, robust
 
 OPTS4 = ("alpha one", "beta two", "gamma three", "delta four")
 OPTS6 = ("Sadness", "Anger", "Gratitude & Hope", "Pride", "Delight", "Fear")

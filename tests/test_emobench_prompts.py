@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import MIRROR
-from empathybench.benchmarks.emobench.data import (
+from empathybench.errors import DataError
+from empathybench.instruments.emobench.data import (
     PROMPTS_2025_KEY,
     RESPONSE_2025_KEY,
     load_ea_items,
@@ -15,13 +16,12 @@ from empathybench.benchmarks.emobench.data import (
     load_paper_order,
     read_pinned_text,
 )
-from empathybench.benchmarks.emobench.prompts import (
+from empathybench.instruments.emobench.prompts import (
     emotion_for_cause_question,
     load_paper2024_prompts,
     load_repo2025_prompts,
 )
-from empathybench.benchmarks.emobench.yamlblocks import parse_block_yaml
-from empathybench.errors import DataError
+from empathybench.instruments.emobench.yamlblocks import parse_block_yaml
 
 # specs/emobench_prompt_hashes.json: sha256 of the rendered repo2025 system messages (PyYAML + upstream code).
 SYSTEM_SHA256 = {

@@ -14,16 +14,16 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import MIRROR
-from empathybench.benchmarks.emobench.data import fetch_results_tree
-from empathybench.benchmarks.emobench.rescore import (
+from empathybench.cli import app
+from empathybench.errors import UserError
+from empathybench.instruments.emobench.data import fetch_results_tree
+from empathybench.instruments.emobench.rescore import (
     condition_item_means,
     find_result_files,
     rescore_directory,
     score_file,
 )
-from empathybench.benchmarks.emobench.score import wilson_interval
-from empathybench.cli import app
-from empathybench.errors import UserError
+from empathybench.instruments.emobench.score import wilson_interval
 from empathybench.stats.intervals import mean_interval
 
 SPEC_EXPECTED = MIRROR.parent / "specs" / "emobench_expected.json"

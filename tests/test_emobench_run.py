@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.base import PreparedBenchmark
-from empathybench.benchmarks.emobench.bench import PRESETS, EmoBench, config_from_options, count_calls
 from empathybench.engine.engine import Engine, ItemContext
 from empathybench.errors import UserError
+from empathybench.instruments.emobench.bench import PRESETS, EmoBench, config_from_options, count_calls
+from empathybench.instruments.protocol import PreparedBenchmark
 from empathybench.models.base import ChatRequest
 from empathybench.models.scripted import ScriptedBackend
 

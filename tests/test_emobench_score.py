@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.emobench.data import load_ea_items, load_eu_items
-from empathybench.benchmarks.emobench.score import (
+from empathybench.instruments.emobench.data import load_ea_items, load_eu_items
+from empathybench.instruments.emobench.score import (
     ItemResult,
     PresentedItem,
     baselines,

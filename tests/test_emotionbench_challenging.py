@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.emotionbench.questionnaires import CHALLENGING_BY_EMOTION, load_questionnaires
-from empathybench.benchmarks.emotionbench.rescore import rescore_file
 from empathybench.data.fetch import fetch
+from empathybench.instruments.emotionbench.questionnaires import CHALLENGING_BY_EMOTION, load_questionnaires
+from empathybench.instruments.emotionbench.rescore import rescore_file
 
 DERIVED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "emotionbench" / "derived"
 SCORING_NAMES = {"paper(no reverse, plain sum)": "paper", "repo_code(reverse+compute_mode)": "corrected"}

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.emotionbench.crowd import alignment, human_table, load_crowd
-from empathybench.benchmarks.emotionbench.questionnaires import load_questionnaires
-from empathybench.benchmarks.emotionbench.rescore import rescore_file
 from empathybench.data.fetch import fetch
+from empathybench.instruments.emotionbench.crowd import alignment, human_table, load_crowd
+from empathybench.instruments.emotionbench.questionnaires import load_questionnaires
+from empathybench.instruments.emotionbench.rescore import rescore_file
 
 DERIVED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "emotionbench" / "derived"
 

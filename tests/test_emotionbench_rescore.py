@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.emotionbench.data import load_tested_situations
-from empathybench.benchmarks.emotionbench.questionnaires import load_questionnaires
-from empathybench.benchmarks.emotionbench.rescore import rescore_file
 from empathybench.data.fetch import fetch
+from empathybench.instruments.emotionbench.data import load_tested_situations
+from empathybench.instruments.emotionbench.questionnaires import load_questionnaires
+from empathybench.instruments.emotionbench.rescore import rescore_file
 
 DERIVED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "emotionbench" / "derived"
 MODELS = ("gpt-3.5-turbo", "gpt-4", "llama2-7b", "llama3.1-8b")

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from empathybench.benchmarks.emotionbench.bench import config_from
-from empathybench.benchmarks.emotionbench.parse import parse_reply
-from empathybench.benchmarks.emotionbench.protocol import item_orders, messages, run_plan, user_message
-from empathybench.benchmarks.emotionbench.questionnaires import load_questionnaires
 from empathybench.data.fetch import fetch
-from empathybench.engine.runner import RunOptions, execute_run
 from empathybench.errors import UserError
+from empathybench.instruments.emotionbench.bench import config_from
+from empathybench.instruments.emotionbench.parse import parse_reply
+from empathybench.instruments.emotionbench.protocol import item_orders, messages, run_plan, user_message
+from empathybench.instruments.emotionbench.questionnaires import load_questionnaires
 from empathybench.models.base import ChatRequest
 from empathybench.models.scripted import register_script
+from empathybench.run.execute import RunOptions, execute_run
 
 NEGATIVE_ITEM_IDS = {2, 4, 6, 7, 8, 11, 13, 15, 18, 20}
 

@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from empathybench.benchmarks.empathetic.bench import clean_reply
-from empathybench.benchmarks.empathetic.judge import parse_rating
-from empathybench.benchmarks.empathetic.prompts import RATING_QUESTION, REASK, generation_messages, judge_messages
-from empathybench.benchmarks.empathetic.validate import run_validation
-from empathybench.engine.runner import RunOptions, execute_run
+from empathybench.instruments.empathetic.bench import clean_reply
+from empathybench.instruments.empathetic.judge import parse_rating
+from empathybench.instruments.empathetic.prompts import RATING_QUESTION, REASK, generation_messages, judge_messages
+from empathybench.instruments.empathetic.validate import run_validation
 from empathybench.models.base import ChatRequest
 from empathybench.models.scripted import register_script
+from empathybench.run.execute import RunOptions, execute_run
 
 
 def _is_judge_request(request: ChatRequest) -> bool:

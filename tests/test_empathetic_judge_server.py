@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from scipy.stats import spearmanr
 
-from empathybench.benchmarks.empathetic.data import HUMAN, Prompt, load_released, one_per_emotion
-from empathybench.benchmarks.empathetic.prompts import judge_messages
-from empathybench.benchmarks.empathetic.validate import _family_of, stratified_cases
+from empathybench.instruments.empathetic.data import HUMAN, Prompt, load_released, one_per_emotion
+from empathybench.instruments.empathetic.prompts import judge_messages
+from empathybench.instruments.empathetic.validate import _family_of, stratified_cases
 from empathybench.testing.fake_judge import FakeJudge, length_rating, rated_reply
 from empathybench.testing.fake_openai import FakeOpenAIServer
 

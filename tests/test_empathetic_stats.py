@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from scipy.stats import chi2_contingency
 
-from empathybench.benchmarks.empathetic.data import RATINGS_FILE
-from empathybench.benchmarks.empathetic.stats import rescore_ratings_file
 from empathybench.data.fetch import fetch
+from empathybench.instruments.empathetic.data import RATINGS_FILE
+from empathybench.instruments.empathetic.stats import rescore_ratings_file
 from empathybench.stats.contingency import holm_adjust
 
 LLMS = ("chatgpt_empathy", "llama_empathy", "gemini_empathy", "mixtral_empathy")

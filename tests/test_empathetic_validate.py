@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.empathetic.data import load_released
-from empathybench.benchmarks.empathetic.validate import ValidationCase, stratified_cases, validation_report
+from empathybench.instruments.empathetic.data import load_released
+from empathybench.instruments.empathetic.validate import ValidationCase, stratified_cases, validation_report
 from empathybench.stats.agreement import weighted_kappa
 
 

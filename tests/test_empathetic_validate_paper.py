@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.empathetic.data import load_released
-from empathybench.benchmarks.empathetic.validate import ValidationCase, stratified_cases, validation_report
+from empathybench.instruments.empathetic.data import load_released
+from empathybench.instruments.empathetic.validate import ValidationCase, stratified_cases, validation_report
 
 
 def test_a_judge_copying_the_human_ratings_reproduces_the_paper(mirror: Path) -> None:

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from empathybench.benchmarks.base import BenchItem, PreparedBenchmark
 from empathybench.engine.engine import CallFailedError, Engine, ItemContext, RetryPolicy
 from empathybench.engine.progress import RunProgress
-from empathybench.engine.runner import _run_pending
-from empathybench.engine.store import RunStore, read_samples
+from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
 from empathybench.models.base import ChatResponse, Sampling, normalise_response, token_count
 from empathybench.models.openai_backend import OpenAIBackend
+from empathybench.run.execute import _run_pending
+from empathybench.rundir.store import RunStore, read_samples
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
 TEST_KEY = "sk-test-secret-123"

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.eqbench3 import conversation as conv
-from empathybench.benchmarks.eqbench3 import data
-from empathybench.benchmarks.eqbench3.data import TaskType
+from empathybench.instruments.eqbench3 import conversation as conv
+from empathybench.instruments.eqbench3 import data
+from empathybench.instruments.eqbench3.data import TaskType
 
 
 @pytest.fixture(scope="module")

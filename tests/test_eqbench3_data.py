@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.eqbench3 import data
-from empathybench.benchmarks.eqbench3.conversation import calls_per_iteration
 from empathybench.data.fetch import fetch_entry, git_blob_sha1_of, sha256_of
+from empathybench.instruments.eqbench3 import data
+from empathybench.instruments.eqbench3.conversation import calls_per_iteration
 
 _MIRROR = Path(os.environ.get("EMPATHYBENCH_TEST_MIRROR", Path(__file__).resolve().parents[2] / "shared" / "mirror"))
 SPEC_MANIFEST = _MIRROR.parent / "specs" / "eqbench3.manifest.json"

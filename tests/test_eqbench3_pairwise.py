@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import trueskill
 
-from empathybench.benchmarks.eqbench3 import conversation as conv
-from empathybench.benchmarks.eqbench3 import data
-from empathybench.benchmarks.eqbench3 import pairwise as pw
+from empathybench.instruments.eqbench3 import conversation as conv
+from empathybench.instruments.eqbench3 import data
+from empathybench.instruments.eqbench3 import pairwise as pw
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.eqbench3 import data, rescore
-from empathybench.benchmarks.eqbench3 import pairwise as pw
+from empathybench.instruments.eqbench3 import data, rescore
+from empathybench.instruments.eqbench3 import pairwise as pw
 
 
 @pytest.fixture(scope="module")

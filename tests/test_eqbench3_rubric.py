@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.eqbench3 import conversation as conv
-from empathybench.benchmarks.eqbench3 import data, rubric
-from empathybench.benchmarks.eqbench3.judging import load_judge_json, load_judge_json_upstream
-from empathybench.benchmarks.eqbench3.rubric import ScoredTask
+from empathybench.instruments.eqbench3 import conversation as conv
+from empathybench.instruments.eqbench3 import data, rubric
+from empathybench.instruments.eqbench3.judging import load_judge_json, load_judge_json_upstream
+from empathybench.instruments.eqbench3.rubric import ScoredTask
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.eqbench3 import data
-from empathybench.benchmarks.eqbench3.runner import TaskSettings, judge_pair, run_task
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import Engine, ItemContext, RetryPolicy
+from empathybench.instruments.eqbench3 import data
+from empathybench.instruments.eqbench3.runner import TaskSettings, judge_pair, run_task
 from empathybench.models.base import ChatRequest, RequestRejectedError
 from empathybench.models.scripted import ScriptedBackend
 
@@ -112,8 +112,8 @@ def test_analysis_task_has_no_debrief_and_a_short_reply_is_not_judged(
 
 
 def test_a_pair_is_judged_in_both_orders(mirror: Path, protocol: data.Protocol, tmp_path: Path) -> None:
-    from empathybench.benchmarks.eqbench3 import conversation as conv
-    from empathybench.benchmarks.eqbench3.pairwise import Respondent
+    from empathybench.instruments.eqbench3 import conversation as conv
+    from empathybench.instruments.eqbench3.pairwise import Respondent
 
     scenario = protocol.scenarios["1"]
     verdicts = iter(

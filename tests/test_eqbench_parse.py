@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.eqbench.parse import (
+from empathybench.data.fetch import fetch_file
+from empathybench.instruments.eqbench.parse import (
     extract_pairs,
     parse_answer,
     prepare_text,
     split_revise_blocks,
 )
-from empathybench.benchmarks.eqbench.prompts import emotion_labels
-from empathybench.data.fetch import fetch_file
+from empathybench.instruments.eqbench.prompts import emotion_labels
 
 
 def make_reference(labels: list[str], scores: list[Any] | None = None) -> dict[str, Any]:

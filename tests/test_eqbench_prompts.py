@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.eqbench.prompts import (
+from empathybench.data.fetch import fetch_file
+from empathybench.instruments.eqbench.prompts import (
     emotion_labels,
     no_revise_prompt,
     reference_scores,
     revise_prompt,
 )
-from empathybench.data.fetch import fetch_file
 
 # Question files and the language of their no-revise transform.
 QUESTION_FILES: dict[str, str] = {

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.eqbench.rescore import (
+from empathybench.data.fetch import fetch_file
+from empathybench.data.registry import REGISTRY
+from empathybench.instruments.eqbench.rescore import (
     load_json,
     parse_stored_answers,
     rescore_upstream_results,
 )
-from empathybench.data.fetch import fetch_file
-from empathybench.data.registry import REGISTRY
 
 RESULT_KEYS = sorted(key for key in REGISTRY if key.startswith("eqbench/results_v2_raw/"))
 QUESTIONS_KEY = "eqbench/v2/eq_bench_v2_questions_171.json"

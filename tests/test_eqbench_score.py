@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.eqbench.prompts import emotion_labels, reference_scores
-from empathybench.benchmarks.eqbench.score import (
+from empathybench.data.fetch import fetch_file
+from empathybench.instruments.eqbench.prompts import emotion_labels, reference_scores
+from empathybench.instruments.eqbench.score import (
     V2_ADJUST_CONSTANT,
     aggregate_iteration,
     aggregate_lm_eval,
@@ -19,7 +20,6 @@ from empathybench.benchmarks.eqbench.score import (
     score_v1,
     score_v2,
 )
-from empathybench.data.fetch import fetch_file
 
 LABELS = ["Calm", "Tense", "Bored", "Glad"]
 

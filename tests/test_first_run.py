@@ -19,10 +19,10 @@ from typer.testing import CliRunner
 from empathybench.cli import app
 from empathybench.engine.engine import RunStats
 from empathybench.engine.progress import RunProgress
-from empathybench.engine.runner import DEMO_SELECTION, default_preset
 from empathybench.report.compare import RunData, paired_difference, unique_labels
 from empathybench.report.schema import summary_schema
 from empathybench.report.terminal import print_summary
+from empathybench.run.options import DEMO_SELECTION, default_preset
 
 
 def _invoke(*args: str) -> Any:

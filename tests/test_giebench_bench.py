@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from empathybench.benchmarks.giebench.bench import GIEBench, config_from, quick_subset
-from empathybench.benchmarks.giebench.data import load_official_dir
 from empathybench.engine.engine import RetryPolicy
-from empathybench.engine.runner import RunOptions, execute_run
 from empathybench.errors import DataError, UserError
+from empathybench.instruments.giebench.bench import GIEBench, config_from, quick_subset
+from empathybench.instruments.giebench.data import load_official_dir
 from empathybench.models.base import ChatRequest, Message, Sampling
 from empathybench.models.scripted import register_script
+from empathybench.run.execute import RunOptions, execute_run
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "giebench"

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.giebench.data import (
+from empathybench.errors import DataError
+from empathybench.instruments.giebench.data import (
     OFFICIAL_FILENAMES,
     fetch_official,
     identity_from_prompt,
@@ -15,13 +16,12 @@ from empathybench.benchmarks.giebench.data import (
     load_structured_file,
     normalize_dimension,
 )
-from empathybench.benchmarks.giebench.render import (
+from empathybench.instruments.giebench.render import (
     CONDITIONS,
     gold_letter,
     option_permutation,
     render_prompt,
 )
-from empathybench.errors import DataError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "giebench"
 ANSWERS = ["first reply", "second reply", "third reply", "fourth reply"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from empathybench.benchmarks.giebench.parse import parse_legacy, parse_recommended
+from empathybench.instruments.giebench.parse import parse_legacy, parse_recommended
 
 # The prompt's own format line, as a model might echo it before its verdict.
 ECHO = (

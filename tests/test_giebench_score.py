@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.giebench.score import (
+from empathybench.instruments.giebench.score import (
     ItemOutcome,
     accuracy_cell,
     change_cell,

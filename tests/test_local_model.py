@@ -9,8 +9,8 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 
 from rich.console import Console
 
-from empathybench.engine.runner import RunOptions, execute_run
 from empathybench.models.llamacpp_backend import EMBEDDED_GGUF_SHA256, file_sha256, locate_embedded_gguf
+from empathybench.run.execute import RunOptions, execute_run
 
 pytestmark = pytest.mark.model
 

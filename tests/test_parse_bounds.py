@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.bounds import MAX_PARSED_CHARS
-from empathybench.benchmarks.emotionbench import parse as emotionbench_parse
-from empathybench.benchmarks.empathetic import judge as empathetic_judge
-from empathybench.benchmarks.eqbench import parse as eqbench_parse
-from empathybench.benchmarks.giebench import parse as giebench_parse
-from empathybench.benchmarks.seceu.parse import parse_allocation
 from empathybench.engine.engine import MAX_STORED_REPLY_CHARS, Generation
+from empathybench.instruments.bounds import MAX_PARSED_CHARS
+from empathybench.instruments.emotionbench import parse as emotionbench_parse
+from empathybench.instruments.empathetic import judge as empathetic_judge
+from empathybench.instruments.eqbench import parse as eqbench_parse
+from empathybench.instruments.giebench import parse as giebench_parse
+from empathybench.instruments.seceu.parse import parse_allocation
 from empathybench.models.base import ChatRequest, Sampling
 from empathybench.testing.fake_openai import FakeOpenAIServer
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from empathybench.benchmarks.empathetic.judge import JUDGE_MAX_TOKENS
+from empathybench.instruments.empathetic.judge import JUDGE_MAX_TOKENS
 from empathybench.errors import ModelConfigError
 from empathybench.models.capabilities import (
     DEFAULT_REASONING_ALLOWANCE,

@@ -22,10 +22,10 @@ import pytest
 
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import Engine
-from empathybench.engine.store import DAMAGED_FILE, RunStore
 from empathybench.errors import UserError
 from empathybench.models.base import ChatResponse, Sampling
 from empathybench.models.openai_backend import OpenAIBackend
+from empathybench.rundir.store import DAMAGED_FILE, RunStore
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
 TEST_KEY = "sk-test-secret-123"

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from empathybench.benchmarks.seceu.parse import normalise_allocation, option_index, parse_allocation
+from empathybench.instruments.seceu.parse import normalise_allocation, option_index, parse_allocation
 
 # Invented option words and story: no benchmark item content.
 OPTIONS = ("Calm", "Glad", "Upset", "Bored")

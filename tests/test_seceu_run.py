@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from empathybench.engine.runner import RunOptions, execute_run
 from empathybench.models.base import ChatRequest
 from empathybench.models.scripted import register_script
+from empathybench.run.execute import RunOptions, execute_run
 
 # The options of the target question, in the order the prompt lists them (the last "(1) ..; (4) .." group).
 _OPTIONS = re.compile(r"\(1\) (.+?); \(2\) (.+?)[;:] \(3\) (.+?); \(4\) (.+?)\.")

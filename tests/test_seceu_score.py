@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.benchmarks.seceu.data import (
+from empathybench.data.fetch import fetch
+from empathybench.instruments.seceu import norms
+from empathybench.instruments.seceu.data import (
     PROMPTS_KEY,
     SeceuItem,
     SeceuNorm,
@@ -19,9 +21,9 @@ from empathybench.benchmarks.seceu.data import (
     load_items,
     parse_options,
 )
-from empathybench.benchmarks.seceu.parse import NormalisedAllocation, normalise_allocation
-from empathybench.benchmarks.seceu.prompts import DIRECT, VARIANTS, all_templates, item_slot, render
-from empathybench.benchmarks.seceu.score import (
+from empathybench.instruments.seceu.parse import NormalisedAllocation, normalise_allocation
+from empathybench.instruments.seceu.prompts import DIRECT, VARIANTS, all_templates, item_slot, render
+from empathybench.instruments.seceu.score import (
     eq_band,
     eq_from_score,
     eq_percentile_normal,
@@ -32,8 +34,6 @@ from empathybench.benchmarks.seceu.score import (
     score_allocations,
     uniform_baseline,
 )
-from empathybench.data.fetch import fetch
-from empathybench.norms import seceu as norms
 
 # (model, prompt, SECEU score, EQ) as printed in the paper: Table 1 (best), Table S1 (direct), Table S2 (variants).
 PUBLISHED_SCORE_EQ = [

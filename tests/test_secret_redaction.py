@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from empathybench.engine.cache import ResponseCache
-from empathybench.engine.store import RunStore
 from empathybench.models.base import ChatResponse
 from empathybench.models.openai_backend import OpenAIBackend
 from empathybench.redaction import (
@@ -30,6 +29,7 @@ from empathybench.redaction import (
     strip_url_credentials,
     url_secrets,
 )
+from empathybench.rundir.store import RunStore
 from empathybench.testing.fake_anthropic import FakeAnthropicServer
 from empathybench.testing.fake_openai import FakeOpenAIServer
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from empathybench.benchmarks.eqbench.parse import failure_kind
+from empathybench.instruments.eqbench.parse import failure_kind
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
 TEST_KEY = "sk-test-secret-123"

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.main
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperGroup
 
 from empathybench.errors import UserError
 from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
@@ -23,7 +25,53 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 data_app = typer.Typer(help="Fetch, verify and locate the pinned upstream data files.", no_args_is_help=True)
-rescore_app = typer.Typer(help="Score stored upstream result files with EmpathyBench's scorers.", no_args_is_help=True)
+
+
+class InstrumentRescoreGroup(TyperGroup):
+    """`empathybench rescore`: the commands written here, plus every instrument's own `rescore` command.
+
+    The instruments are asked only when the group lists or resolves its commands (never for `empathybench --help`).
+    """
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_instrument_rescore_commands()})
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        return _instrument_rescore_commands().get(cmd_name)
+
+
+def _instrument_rescore_commands() -> dict[str, Any]:
+    from empathybench.instruments.registry import all_benchmarks
+
+    commands: dict[str, Any] = {}
+    for instrument in all_benchmarks().values():
+        if instrument.rescore is not None:
+            commands[instrument.name] = _rescore_command(instrument.name, instrument.rescore)
+    return commands
+
+
+def _rescore_command(name: str, rescore: Any) -> Any:
+    """A command from an instrument's RescoreCommand: its FILE argument and --json, like the commands below."""
+    single = typer.Typer(add_completion=False)
+
+    @single.command(name, help=rescore.help)
+    def command(
+        file: Annotated[Path, typer.Argument(help=rescore.argument_help)],
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    ) -> None:
+        _emit(dict(rescore.run(file)), as_json)  # a bad file is a UserError: one line, from main()
+
+    return typer.main.get_command(single)
+
+
+rescore_app = typer.Typer(
+    cls=InstrumentRescoreGroup,
+    help="Score stored upstream result files with EmpathyBench's scorers.",
+    no_args_is_help=True,
+)
 app.add_typer(data_app, name="data")
 judge_app = typer.Typer(help="Check an LLM judge against published human ratings.", no_args_is_help=True)
 app.add_typer(rescore_app, name="rescore")
@@ -153,8 +201,9 @@ def run(
     ] = None,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
-    from empathybench.engine.runner import RunOptions, default_preset, execute_repeats
     from empathybench.report.terminal import demo_next_step, print_summary
+    from empathybench.run.options import RunOptions, default_preset
+    from empathybench.run.repeats import execute_repeats
 
     preset = preset or default_preset(model, bench, limit)
     if preset not in ("quick", "paper", "full", "demo"):
@@ -203,10 +252,11 @@ def report_command(
     ] = None,
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid."""
-    from empathybench.report.compare import compare_runs, load_run
+    from empathybench.report.compare import compare_runs
     from empathybench.report.html import render_comparison, write_run_reports
     from empathybench.report.markdown import render_comparison_markdown
     from empathybench.report.terminal import print_comparison
+    from empathybench.rundir.reader import load_run
 
     if out is not None:
         _check_report_target(out)
@@ -250,7 +300,7 @@ def list_command() -> None:
     """Benchmarks, presets, options and model providers."""
     from rich.padding import Padding
 
-    from empathybench.benchmarks.registry import all_benchmarks
+    from empathybench.instruments.registry import all_benchmarks
     from empathybench.models.registry import PROVIDERS
 
     def line(text: Text, indent: int = 0) -> None:
@@ -274,8 +324,8 @@ def list_command() -> None:
 
 
 def _data_keys(bench: list[str] | None) -> list[str]:
-    from empathybench.benchmarks.registry import resolve_benchmarks
     from empathybench.data.registry import REGISTRY
+    from empathybench.instruments.registry import resolve_benchmarks
 
     if not bench:
         return list(REGISTRY)
@@ -358,17 +408,6 @@ def _emit(result: dict[str, Any], as_json: bool) -> None:
         pprint(result, console=stdout, expand_all=False)
 
 
-@rescore_app.command("eqbench")
-def rescore_eqbench(
-    file: Annotated[Path, typer.Argument(help="An upstream *_eqbench_v2_results.json file")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-) -> None:
-    """Recompute the published score of an upstream EQ-Bench v2 results file from its stored answers."""
-    from empathybench.benchmarks.eqbench.bench import rescore_results_file
-
-    _emit(rescore_results_file(file), as_json)
-
-
 @rescore_app.command("eqbench3")
 def rescore_eqbench3(
     file: Annotated[
@@ -377,7 +416,7 @@ def rescore_eqbench3(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Re-derive an EQ-Bench 3 Elo file's margins, normalisation and ratings, or a run file's rubric numbers."""
-    from empathybench.benchmarks.eqbench3.rescore import rescore_file
+    from empathybench.instruments.eqbench3.rescore import rescore_file
 
     if not file.is_file():
         raise UserError(f"no such file: {file}")
@@ -394,7 +433,7 @@ def rescore_seceu(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Normalise 40 raw SECEU answers by the paper's rules and score them: distance, EQ, percentiles, pattern r."""
-    from empathybench.benchmarks.seceu.bench import rescore_answers_file
+    from empathybench.instruments.seceu.bench import rescore_answers_file
 
     _emit(rescore_answers_file(file), as_json)
 
@@ -410,7 +449,7 @@ def rescore_emotionbench(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Recompute the EmotionBench default-vs-evoked table (n, means, SDs, deltas, test markers) of an answer sheet."""
-    from empathybench.benchmarks.emotionbench.rescore import rescore_answer_sheet
+    from empathybench.instruments.emotionbench.rescore import rescore_answer_sheet
 
     _emit(rescore_answer_sheet(file, challenging=challenging), as_json)
 
@@ -421,7 +460,7 @@ def rescore_empathetic(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """The paper's statistics from released ratings: Good %, Good increase, chi-square; by valence and emotion."""
-    from empathybench.benchmarks.empathetic.stats import rescore_ratings_file
+    from empathybench.instruments.empathetic.stats import rescore_ratings_file
 
     if not file.is_file():
         raise UserError(f"no such file: {file}")
@@ -434,7 +473,7 @@ def rescore_emobench(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list, one row per condition")] = False,
 ) -> None:
     """Recompute the released EmoBench runs' accuracies (4 orders x majority of 5) per task, model, language, CoT."""
-    from empathybench.benchmarks.emobench.rescore import print_rows, rescore_directory
+    from empathybench.instruments.emobench.rescore import print_rows, rescore_directory
 
     result = rescore_directory(directory)
     if as_json:
@@ -576,9 +615,9 @@ def judge_validate(
     ] = None,
 ) -> None:
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
-    from empathybench.benchmarks.base import MAX_ATTEMPTS
-    from empathybench.benchmarks.empathetic.validate import run_validation
-    from empathybench.engine.runner import MAX_CONCURRENCY
+    from empathybench.instruments.empathetic.validate import run_validation
+    from empathybench.instruments.support import MAX_ATTEMPTS
+    from empathybench.run.options import MAX_CONCURRENCY
 
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise UserError(f"--attempts must be between 1 and {MAX_ATTEMPTS}, not {attempts}")
@@ -591,7 +630,7 @@ def judge_validate(
 
         check_writable_dir(out.parent, "the directory of --out")  # before the judge is asked anything
     if base_url is not None:
-        from empathybench.engine.runner import check_base_url
+        from empathybench.run.options import check_base_url
 
         check_base_url(base_url, "--base-url")
     from empathybench.models.registry import check_model_args

@@ -12,6 +12,7 @@ is bounded by `request_timeout_s` (a retryable "timeout"), not only each socket 
 """
 
 import asyncio
+import hashlib
 import random
 import time
 from collections import deque
@@ -359,8 +360,9 @@ class Engine:
         *,
         repetition: int = 0,
         attempt: int = 0,
+        tag: str = "",
     ) -> tuple[ChatRequest, Generation]:
-        request = ChatRequest.of(messages, sampling)
+        request = ChatRequest.of(messages, sampling, tag)
         key = cache_key(self.identity, request, repetition=repetition, attempt=attempt)
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -457,8 +459,11 @@ class ItemContext:
     and `judge_is_self` says so.
     """
 
-    def __init__(self, engine: Engine, item_id: str, seed: int, judge_engine: Engine | None = None) -> None:
+    def __init__(
+        self, engine: Engine, item_id: str, seed: int, judge_engine: Engine | None = None, tag: str = ""
+    ) -> None:
         self._engine = engine
+        self.tag = tag  # the asking instrument's name, passed on with every request (see ChatRequest.tag)
         self._judge_engine = judge_engine
         self.item_id = item_id
         self.seed = seed
@@ -504,7 +509,14 @@ class ItemContext:
         role: str | None,
     ) -> Generation:
         """One call through `engine`, recorded for samples.jsonl (judge calls carry their role)."""
-        request, generation = await engine.generate(messages, sampling, repetition=repetition, attempt=attempt)
+        tag = f"{self.tag}:{role}" if self.tag and role else self.tag
+        request, generation = await engine.generate(messages, sampling, repetition=repetition, attempt=attempt, tag=tag)
         record = generation.as_record(request)
         self.calls.append({"role": role, **record} if role else record)
         return generation
+
+
+def item_seed(run_seed: int, benchmark: str, item_id: str) -> int:
+    """Per-item seeds from (run seed, benchmark, item), so results never depend on scheduling order."""
+    digest = hashlib.sha256(f"{run_seed}:{benchmark}:{item_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")

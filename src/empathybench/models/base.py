@@ -1,8 +1,9 @@
 """The one small protocol every model backend speaks, and the request/response records it uses."""
 
+import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
@@ -40,15 +41,36 @@ class Sampling:
 class ChatRequest:
     messages: tuple[Message, ...]
     sampling: Sampling
+    # Who asks (the instrument's name, "<name>:judge" for its judge calls): an opaque label that lets a scripted
+    # model answer in the instrument's format. Never sent to a model, never part of the cache key.
+    tag: str = ""
 
     @staticmethod
-    def of(messages: Sequence[Message] | str, sampling: Sampling) -> "ChatRequest":
+    def of(messages: Sequence[Message] | str, sampling: Sampling, tag: str = "") -> "ChatRequest":
         if isinstance(messages, str):
             messages = (Message("user", messages),)
-        return ChatRequest(tuple(messages), sampling)
+        return ChatRequest(tuple(messages), sampling, tag)
 
     def messages_as_dicts(self) -> list[dict[str, str]]:
         return [{"role": m.role, "content": m.content} for m in self.messages]
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Deterministic pseudo-random numbers in [0, 1) for scripted answers: a hash of the variant and the parts, so
+    `scripted/plausible-K` answers the same prompt the same way on every machine, and K gives another "model"."""
+
+    variant: int
+    salt: str = ""  # the sampling seed when the request samples (another seed, another answer), else ""
+
+    def __call__(self, *parts: str) -> float:
+        digest = hashlib.sha256("\x1f".join((str(self.variant), *parts)).encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64
+
+
+# An instrument's canned answer for a scripted model: the reply to `request` in the instrument's format, or None
+# to leave the request to the generic answers.
+Canned = Callable[[ChatRequest, Draw], "str | None"]
 
 
 @dataclass

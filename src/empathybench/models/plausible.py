@@ -5,32 +5,41 @@ The answers are pseudo-random but deterministic (a hash of the prompt and K), so
 nothing about emotions; its figures mean nothing beyond exercising the whole pipeline.
 """
 
-import hashlib
 import re
+from collections.abc import Mapping
 
-from empathybench.models.base import ChatRequest
-from empathybench.models.scripted import score_line_labels
+from empathybench.models.base import Canned, ChatRequest, Draw
 
 _NUMBERED_ITEM = re.compile(r"^\s*(\d{1,2})[.)]\s+([A-Za-z][^\n:]{0,60}?)\s*$", re.MULTILINE)
 _SCALE = re.compile(r"\b(\d)\s*(?:-|to)\s*(\d)\b")
 _GOOD_OKAY_BAD = ("Good", "Okay", "Bad")
+_SCORE_LINE = re.compile(r"^([^\n:<>]+):\s*<(?:revised )?score>\s*$", re.MULTILINE)
+
+
+def score_line_labels(prompt: str) -> list[str]:
+    """The labels of `Label: <score>` answer-template lines, in order, once each (the fallback for untagged
+    requests; the instrument that uses this template supplies its own canned answer)."""
+    return list(dict.fromkeys(m.group(1).strip() for m in _SCORE_LINE.finditer(prompt)))
 
 
 class PlausibleResponder:
     """Deterministic pseudo-random answers in each instrument's format; `level` skews them (K = 1, 2, ...)."""
 
-    def __init__(self, variant: int = 1) -> None:
+    def __init__(self, variant: int = 1, canned: Mapping[str, Canned] | None = None) -> None:
         self.variant = variant
-
-    def _draw(self, *parts: str) -> float:
-        digest = hashlib.sha256("\x1f".join((str(self.variant), *parts)).encode()).digest()
-        return int.from_bytes(digest[:8], "big") / 2**64
+        self._draw = Draw(variant)
+        self.canned = dict(canned or {})
 
     def __call__(self, request: ChatRequest) -> str:
         prompt = request.messages[-1].content
         # Sampling: another seed gives another answer, as a sampled model would (greedy decoding would not).
         sampled = request.sampling.temperature > 0 and request.sampling.seed is not None
         salt = str(request.sampling.seed) if sampled else ""
+        answer = self.canned.get(request.tag)
+        if answer is not None:  # the asking instrument's own canned answer
+            text = answer(request, Draw(self.variant, salt))
+            if text is not None:
+                return text
         every = "\n".join(m.content for m in request.messages)
         labels = score_line_labels(prompt)
         if labels:  # EQ-Bench: an intensity 0-10 per emotion

@@ -1,10 +1,11 @@
 """Model specs `provider/model` → backends."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.base import Backend
+from empathybench.models.base import Backend, Canned
 from empathybench.models.capabilities import ModelArgs, parse_model_args, resolve_capabilities
 
 PROVIDERS: dict[str, str] = {
@@ -54,7 +55,9 @@ def create_backend(
     base_url: str | None = None,
     model_args: list[str] | tuple[str, ...] = (),
     args_option: str = "--model-arg",
+    canned: Mapping[str, Canned] | None = None,
 ) -> Backend:
+    """The backend of `spec`; `canned` (request tag -> answer) is what a scripted model answers each instrument."""
     if isinstance(spec, str):
         spec = parse_model_spec(spec)
     args = check_model_args(spec, model_args, args_option)
@@ -77,5 +80,5 @@ def create_backend(
     if spec.provider == "scripted":
         from empathybench.models.scripted import ScriptedBackend
 
-        return ScriptedBackend(spec.model)
+        return ScriptedBackend(spec.model, canned=canned)
     raise ModelConfigError(f"unknown provider {spec.provider!r}")

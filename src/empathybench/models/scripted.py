@@ -2,11 +2,11 @@
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.base import ChatRequest, ChatResponse
+from empathybench.models.base import Canned, ChatRequest, ChatResponse
 
 Responder = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]
 
@@ -42,14 +42,16 @@ class ScriptedBackend:
     provider = "scripted"
     default_concurrency = 16
 
-    def __init__(self, name: str, responder: Responder | None = None) -> None:
+    def __init__(
+        self, name: str, responder: Responder | None = None, canned: Mapping[str, Canned] | None = None
+    ) -> None:
         self.model = name
         responder = responder or _registered.get(name) or BUILTIN_SCRIPTS.get(name)
         if responder is None:
             from empathybench.models.plausible import PlausibleResponder, plausible_variant
 
             if (variant := plausible_variant(name)) is not None:
-                responder = PlausibleResponder(variant)
+                responder = PlausibleResponder(variant, canned)
         if responder is None:
             known = ", ".join(sorted({*BUILTIN_SCRIPTS, *_registered, "plausible[-K]"}))
             raise ModelConfigError(f"unknown script {name!r} for scripted/<name>; known: {known}")

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from empathybench.instruments.protocol import ReportSection, StripChart
 from empathybench.report import svg
 from empathybench.report.format import interval, number
 from empathybench.report.profile import INSTRUMENTS, build_profile
@@ -111,20 +112,70 @@ def _reference_text(reference: dict[str, Any] | None) -> str:
     return f"{_e(reference['label'])}: {_num(reference.get('value'), 2)}"
 
 
+def _instrument(name: str) -> Any:
+    """The installed instrument `name`, or None (a run directory may name one that is not installed)."""
+    from empathybench.errors import UserError
+    from empathybench.instruments.registry import load, names
+
+    if name not in names():
+        return None
+    try:
+        return load(name)
+    except UserError:
+        return None
+
+
 def _domain(name: str, values: Sequence[float | None]) -> tuple[float, float]:
+    instrument = _instrument(name)
+    base = (instrument.chart_domain if instrument is not None else None) or _DOMAINS.get(name)
+    return _widen(base, values)
+
+
+def _widen(base: tuple[float, float] | None, values: Sequence[float | None]) -> tuple[float, float]:
+    """The chart axis: `base` widened to show every value (from the values alone without a base)."""
     present = [v for v in values if v is not None]
-    base = {
-        "eqbench": (0.0, 100.0),
-        "seceu": (40.0, 140.0),
-        "emotionbench": (-1.0, 1.0),
-        "giebench": (-40.0, 40.0),
-        "empathetic": (0.0, 100.0),
-    }.get(name)
     if base is None:
         base = (min(present, default=0.0), max(present, default=1.0))
     low = min([base[0], *present])
     high = max([base[1], *present])
     return (low, high) if high > low else (low - 1, high + 1)
+
+
+# Chart axes of the instruments that do not give their own `chart_domain` yet.
+_DOMAINS = {
+    "seceu": (40.0, 140.0),
+    "emotionbench": (-1.0, 1.0),
+    "giebench": (-40.0, 40.0),
+    "empathetic": (0.0, 100.0),
+}
+
+
+def _render_section(section: ReportSection) -> str:
+    """An instrument's ReportSection drawn: every label escaped, every number through the one formatter."""
+    charts: list[str] = []
+    for chart in section.charts:
+        if isinstance(chart, StripChart):
+            points = [Point(p.label, p.value, p.low, p.high, p.series) for p in chart.points]
+            values = [p.value for p in points] + [v for p in points for v in (p.low, p.high)]
+            drawn = svg.interval_strip(
+                points,
+                domain=_widen(chart.domain, values),
+                references=[Reference(r.value, r.label, r.style) for r in chart.references],
+                title=chart.title,
+            )
+        else:
+            drawn = svg.histogram(list(chart.values), bins=chart.bins, unit=chart.unit, title=chart.title)
+        charts.append(_figure(drawn, chart.caption))
+    tables = [_table(table.headers, [[_num(cell) for cell in row] for row in table.rows]) for table in section.tables]
+    return f'<div class="charts">{"".join(charts)}</div>{"".join(tables)}'
+
+
+def _section_body(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    instrument = _instrument(name)
+    section = instrument.report_section(result, samples) if instrument is not None else None
+    if section is not None:
+        return _render_section(section)
+    return _SECTIONS.get(name, lambda r, s: "")(result, samples)
 
 
 def _profile_points(row: dict[str, Any], series: int = 0, label: str = "this model") -> list[Point]:
@@ -208,47 +259,6 @@ def _metrics_table(name: str, result: dict[str, Any]) -> str:
             ]
         )
     return _table(["figure", "value", "95% CI", "unit", "n", "reference", "interval", "key"], rows, numeric=(1, 4))
-
-
-def _eqbench_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    score = (result.get("metrics") or {}).get("score") or {}
-    reference = score.get("reference") or {}
-    ci = score.get("ci95") or [None, None]
-    points = [Point("this model", score.get("value"), ci[0], ci[1], 0)]
-    points += [Point(str(m["label"]), float(m["value"]), series=7) for m in reference.get("models") or []]
-    charts = [
-        _figure(
-            svg.interval_strip(
-                points,
-                domain=_domain("eqbench", [p.value for p in points] + list(ci)),
-                references=[Reference(0.0, "random", "dotted")],
-                title="EQ-Bench score beside published reference models",
-            ),
-            "Published scores: official EQ-Bench v2 result files (revise prompt, English).",
-        ),
-        _figure(
-            svg.histogram(
-                [10 * v for v in (score.get("items") or {}).values()],
-                bins=10,
-                unit="",
-                title="item scores (x10, parsed items)",
-            ),
-            "Each item: 10 minus the scaled distance to the reference intensities, x10.",
-        ),
-    ]
-    failures = result.get("parse_failures") or {}
-    facts = _table(
-        ["parsed", "valid (upstream 83.33% gate)", "lm-eval score (unparsed = 0)", "parse failures"],
-        [
-            [
-                f"{_num(result.get('n_parsed'))}/{_num(result.get('n_items'))}",
-                _num(result.get("valid")),
-                _num(result.get("lm_eval_score")),
-                _e(", ".join(f"{k}: {v}" for k, v in failures.items()) or "none"),
-            ]
-        ],
-    )
-    return f'<div class="charts">{"".join(charts)}</div>{facts}'
 
 
 def _seceu_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
@@ -509,8 +519,8 @@ def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -
     return f'{warning}<div class="charts">{"".join(charts)}</div><h3>Per emotion (same judge)</h3>{table}{facts}'
 
 
+# Sections of the instruments that do not draw their own yet (ReportSection); each entry moves into its instrument.
 _SECTIONS = {
-    "eqbench": _eqbench_section,
     "seceu": _seceu_section,
     "emotionbench": _emotionbench_section,
     "giebench": _giebench_section,
@@ -617,7 +627,7 @@ def _benchmark_section(name: str, result: dict[str, Any], samples: list[dict[str
     if result.get("status") == "skipped":
         skipped = f'<p class="banner">skipped: {_e(result.get("error"))}</p>'
         return f'<section data-benchmark="{_e(name)}">{head}{skipped}</section>'
-    body = _SECTIONS.get(name, lambda r, s: "")(result, samples)
+    body = _section_body(name, result, samples)
     note = f'<p class="banner">{_e(result["headline_note"])}</p>' if result.get("headline_note") else ""
     return (
         f'<section data-benchmark="{_e(name)}">{head}<p class="muted small">{_e(result.get("score_name"))}</p>{note}'

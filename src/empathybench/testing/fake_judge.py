@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from empathybench.benchmarks.empathetic.prompts import RATING_QUESTION, REASK
+from empathybench.instruments.empathetic.prompts import RATING_QUESTION, REASK
 
 LABELS: dict[int, str] = {1: "Bad", 2: "Okay", 3: "Good"}
 DIALOGUE_MARK = "The dialogue:\n"

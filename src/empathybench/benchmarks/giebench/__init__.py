@@ -1,1 +1,0 @@
-"""GIEBench: group identity-based empathy, three prompt conditions (specs/giebench.md)."""

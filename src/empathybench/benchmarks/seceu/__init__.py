@@ -1,1 +1,0 @@
-"""SECEU: Situational Evaluation of Complex Emotional Understanding (specs/seceu.md)."""

@@ -1,0 +1,79 @@
+"""Reading a questionnaire reply: by item number or name, range-checked (spec §6, our recommendation).
+
+At most `bounds.MAX_PARSED_CHARS` characters of a reply are read (a failure says when a reply was cut).
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from empathybench.instruments.bounds import parse_head
+
+_NUMBERED = re.compile(r"^\s*(?:[-*•]\s*)?(?:\*\*)?\(?(\d{1,3})\s*[.):]\s*(.*)$")
+# (?<!\s): start at the beginning of a whitespace run only (where the leftmost match starts anyway); without it
+# every position of a long run of spaces re-scans the run.
+_SCALE_MAXIMUM = re.compile(r"(?<!\s)\s*(?:/|out of)\s*\d+")
+_INTEGER = re.compile(r"(?<![\d.])(\d{1,2})(?![\d.]\d)")
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    values: dict[int, int] | None  # presented position (1-based) -> answer; None on failure
+    failure: str | None = None
+
+
+def _clean(line: str) -> str:
+    return line.replace("**", "").replace("__", "").strip()
+
+
+def _last_in_range(text: str, low: int, high: int) -> int | None:
+    text = _SCALE_MAXIMUM.sub("", text)  # "2/5", "2 out of 5": the 5 is the scale, not the answer
+    numbers = [int(m) for m in _INTEGER.findall(text)]
+    return numbers[-1] if numbers and low <= numbers[-1] <= high else None
+
+
+def parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int) -> ParsedReply:
+    """Map a reply to presented positions.
+
+    Lines are matched by their number ("3. Excited: 4", "3) 4") or by the item name ("Excited - 4"); a reply of
+    bare numbers, one per line and exactly as many as there are items, is read in presented order. Every item
+    must be answered once, with a value in [low, high].
+    """
+    reply, cut = parse_head(reply)
+    parsed = _parse_reply(reply, presented_items, low, high)
+    if cut and parsed.failure:
+        return ParsedReply(None, f"{parsed.failure} ({cut})")
+    return parsed
+
+
+def _parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int) -> ParsedReply:
+    n = len(presented_items)
+    names = {name.strip().lower(): position for position, name in enumerate(presented_items, start=1)}
+    by_position: dict[int, int] = {}
+    bare: list[int] = []
+    lines = [_clean(line) for line in reply.splitlines() if _clean(line)]
+    for line in lines:
+        numbered = _NUMBERED.match(line)
+        rest = numbered.group(2) if numbered else line
+        lowered = rest.lower()
+        named = next((p for name, p in names.items() if re.match(rf"{re.escape(name)}\b", lowered)), None)
+        if named is not None:
+            value = _last_in_range(rest[len(presented_items[named - 1]) :], low, high)
+            if value is not None:
+                by_position.setdefault(named, value)
+            continue
+        if numbered:
+            position = int(numbered.group(1))
+            value = _last_in_range(rest, low, high)
+            if 1 <= position <= n and value is not None:
+                by_position.setdefault(position, value)
+            continue
+        if re.fullmatch(r"\d{1,2}", line) and low <= int(line) <= high:
+            bare.append(int(line))
+    if len(by_position) < n and not by_position and len(bare) == n:
+        by_position = {position: value for position, value in enumerate(bare, start=1)}
+    missing = [p for p in range(1, n + 1) if p not in by_position]
+    if missing:
+        shown = ", ".join(str(p) for p in missing[:5]) + ("…" if len(missing) > 5 else "")
+        return ParsedReply(None, f"missing or out-of-range answers for {len(missing)}/{n} items ({shown})")
+    return ParsedReply(by_position)

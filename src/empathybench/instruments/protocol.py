@@ -1,0 +1,167 @@
+"""What an instrument provides: its presets and options, its items, how to run one and summarise them (for run/),
+its canned answers for scripted models, its rescore command (for the CLI) and its report section (for report/).
+
+`Instrument[C, P]` is the typed protocol: C is the instrument's frozen config, P the payload of one of its items.
+`Benchmark` is the same protocol with the types left open, for code that handles any instrument.
+"""
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from empathybench.data.fetch import FetchedFile
+from empathybench.engine.engine import ItemContext
+from empathybench.models.base import Canned
+
+C = TypeVar("C")  # an instrument's config: a frozen dataclass, recorded in run.json and part of the fingerprint
+P = TypeVar("P")  # the payload of one item: whatever the instrument needs, never written to disk
+C_co = TypeVar("C_co", covariant=True)
+P_co = TypeVar("P_co", covariant=True)
+
+# What one item's run returns (the record fields in samples.jsonl) and what summarising all of them returns
+# (summary.json `benchmarks.<name>`; the envelope keys: headline_metric, metrics, score, score_ci95, n_items).
+ItemFields = dict[str, Any]
+Summary = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BenchItem(Generic[P]):
+    id: str
+    payload: P  # whatever the benchmark needs; never written to disk by the engine
+
+
+@dataclass
+class PreparedBenchmark(Generic[P]):
+    """A benchmark with its preset resolved, its data fetched and its items chosen."""
+
+    name: str
+    config: dict[str, Any]  # JSON-able; recorded in run.json and part of the run's fingerprint
+    items: list[BenchItem[P]]
+    run_item: Callable[[BenchItem[P], ItemContext], Awaitable[ItemFields]]  # the record fields of one item
+    summarize: Callable[[list[ItemFields]], Summary]
+    data_files: list[FetchedFile] = field(default_factory=list)
+
+
+class Benchmark(Protocol):
+    name: str
+    title: str
+    presets: dict[str, str]  # preset name -> one-line description
+    options: dict[str, str]  # option name -> one-line description (set with --option NAME=VALUE)
+
+    def prepare(
+        self,
+        preset: str,
+        *,
+        options: dict[str, str],
+        limit: int | None,
+        seed: int,
+        allow_unverified: bool,
+    ) -> PreparedBenchmark: ...
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        """Raise a UserError for any bad option value; reads no data, calls no model."""
+        ...
+
+
+@dataclass(frozen=True)
+class RescoreCommand:
+    """`empathybench rescore <instrument> FILE [--json]`: score a stored upstream result file with our scorers.
+
+    The CLI builds the command from this; `run` raises a one-line UserError for a bad file.
+    """
+
+    help: str  # the command's help, first line first
+    argument_help: str  # the help of its one FILE argument
+    run: Callable[[Path], Mapping[str, Any]]  # JSON-able result
+
+
+# --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------
+
+Cell = str | int | float | bool | None  # numbers are formatted and text escaped by the renderer
+
+
+@dataclass(frozen=True)
+class ChartPoint:
+    """One estimate with its 95% interval (value None: not available)."""
+
+    label: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    series: int = 0  # colour index
+
+
+@dataclass(frozen=True)
+class ChartLine:
+    """A labelled reference line, e.g. "random 0"."""
+
+    value: float
+    label: str
+    style: str = "dashed"  # "dashed" | "solid" | "dotted"
+
+
+@dataclass(frozen=True)
+class StripChart:
+    """Estimates with intervals on one axis (the axis widens to show every value)."""
+
+    points: tuple[ChartPoint, ...]
+    domain: tuple[float, float]
+    title: str
+    caption: str = ""
+    references: tuple[ChartLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class HistogramChart:
+    values: tuple[float, ...]
+    bins: int
+    title: str
+    caption: str = ""
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class FactsTable:
+    headers: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """What an instrument shows in report.html above its metrics table and samples."""
+
+    charts: tuple[StripChart | HistogramChart, ...] = ()
+    tables: tuple[FactsTable, ...] = ()
+
+
+@runtime_checkable
+class Instrument(Protocol[C_co, P_co]):
+    """An instrument, typed: what `empathybench run` runs and every report renders.
+
+    The registry loads one per entry point of the group `empathybench.instruments`. Only `name`, `title`, `presets`,
+    `options`, `prepare` and `check_options` are required of an instrument today (`Benchmark`); the typed parts
+    below are what a migrated instrument adds (eqbench is the template).
+    """
+
+    name: str  # the entry-point name and the key in summary.json
+    title: str  # one line for `empathybench list`
+    order: int  # position in a run and in the profile (built-ins 10, 20, ...; plugins after them)
+    presets: Mapping[str, str]  # preset name -> one-line description
+    options: Mapping[str, str]  # option name -> one-line description (`--option NAME=VALUE`)
+    preset_configs: Mapping[str, C_co]  # preset name -> the config it runs (before options)
+    rescore: RescoreCommand | None  # the instrument's `empathybench rescore` command, if it has one
+    chart_domain: tuple[float, float] | None  # the axis of its headline charts (None: from the data)
+    canned: Canned | None  # its answers for `scripted/plausible[-K]` (the request's tag is the instrument's name)
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> C_co: ...
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None: ...
+
+    def prepare(
+        self, preset: str, *, options: dict[str, str], limit: int | None, seed: int, allow_unverified: bool
+    ) -> "PreparedBenchmark[P_co]": ...
+
+    def report_section(
+        self, result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
+    ) -> ReportSection | None: ...  # None: no section of its own (report/ falls back to its table)

@@ -1,0 +1,119 @@
+"""Shared support for instruments: option reading, quick subsets, config bounds (written once, used by all)."""
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any, TypeVar, get_args, get_type_hints
+
+from empathybench.errors import UserError
+
+PRESETS = ("quick", "paper", "full")
+
+T = TypeVar("T")
+
+
+def read_json_argument(path: Path) -> Any:
+    """A JSON file named on the command line; a missing or broken file is a one-line UserError."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"no such file: {path}") from None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path} is not a JSON file: {exc}") from None
+
+
+def evenly_spread(items: Sequence[T], size: int) -> list[T]:
+    """A fixed subset of `size` items spread evenly over `items` (all of them when there are fewer):
+    the same items on every machine and every run, for quick presets."""
+    if len(items) <= size:
+        return list(items)
+    return [items[i * len(items) // size] for i in range(size)]
+
+
+def bool_option(name: str, value: str) -> bool:
+    """A true/false `--option` value; anything else is a one-line UserError."""
+    lowered = value.strip().lower()
+    if lowered not in ("true", "false", "1", "0", "yes", "no"):
+        raise UserError(f"{name} must be true or false, not {value!r}")
+    return lowered in ("true", "1", "yes")
+
+
+C = TypeVar("C")
+
+# Ceilings shared by the benchmarks' configs: generous for real use, small enough that a typo cannot run for days.
+MAX_TOKENS_LIMIT = 131_072
+MAX_TEMPERATURE = 2.0
+MAX_ATTEMPTS = 10
+
+
+def bounded(low: float, high: float) -> dict[str, Any]:
+    """Dataclass field metadata: the accepted range of a numeric config field, checked by `apply_options`."""
+    return {"range": (low, high)}
+
+
+def field_range(config_type: type, name: str) -> tuple[float, float] | None:
+    for entry in fields(config_type):
+        if entry.name == name:
+            return entry.metadata.get("range")
+    return None
+
+
+def read_number(name: str, value: str, kind: type, accepted: tuple[float, float] | None) -> Any:
+    """A finite int or float `--option` value inside `accepted` (inclusive); else a one-line UserError naming it."""
+    what = "an integer" if kind is int else "a number"
+    try:
+        number = kind(value)
+    except ValueError:
+        raise UserError(f"{name} must be {what}, not {value!r}") from None
+    if not math.isfinite(number):
+        raise UserError(f"{name} must be a finite number, not {value!r}")
+    if accepted is not None and not accepted[0] <= number <= accepted[1]:
+        low, high = (kind(bound) for bound in accepted)
+        raise UserError(f"{name} must be between {low} and {high}, not {value!r}")
+    return number
+
+
+def apply_options(
+    config: C,
+    options: Mapping[str, str],
+    *,
+    benchmark: str,
+    known: Mapping[str, str],
+    choices: Mapping[str, Sequence[str]] | None = None,
+    custom: Mapping[str, Callable[[C, str], C]] | None = None,
+) -> C:
+    """Set `--option NAME=VALUE` strings on a frozen dataclass config.
+
+    Each value is read as its field's type (bool, int, float, str, or None for an empty optional string) and
+    checked against `choices` and, for numbers, against the field's `bounded(...)` range (finite only);
+    `custom` handles options that are not one plain field. Every mistake is a one-line UserError naming the
+    option, the value and what is accepted.
+    """
+    field_types = get_type_hints(type(config))
+    for key, value in options.items():
+        name = f"{benchmark}.{key}"
+        if key not in known:
+            raise UserError(f"unknown {benchmark} option {key!r}; known: {', '.join(known)}")
+        if custom and key in custom:
+            config = custom[key](config, value)
+            continue
+        allowed = (choices or {}).get(key)
+        if allowed is not None and value not in allowed:
+            raise UserError(f"{name} must be {' or '.join(allowed)}, not {value!r}")
+        accepted = field_range(type(config), key)
+        config = replace(config, **{key: _read_option(name, value, field_types[key], accepted)})  # type: ignore[type-var]
+    return config
+
+
+def _read_option(name: str, value: str, annotation: Any, accepted: tuple[float, float] | None = None) -> Any:
+    if annotation is bool:
+        return bool_option(name, value)
+    optional = type(None) in get_args(annotation)
+    if optional and not value.strip():
+        return None
+    kinds = [a for a in get_args(annotation) if a is not type(None)] if optional else [annotation]
+    if kinds and kinds[0] in (int, float):
+        return read_number(name, value, kinds[0], accepted)
+    return value

@@ -1,0 +1,135 @@
+"""The options of one `empathybench run`, checked up front before any data is fetched or any model is called."""
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, RetryPolicy
+from empathybench.errors import UserError
+from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
+from empathybench.models.registry import check_model_args, parse_model_spec
+from empathybench.paths import cache_dir, check_writable_dir
+
+
+@dataclass
+class RunOptions:
+    model: str = "local"
+    benchmarks: list[str] | None = None
+    preset: str = "quick"
+    limit: int | None = None
+    out: Path | None = None
+    max_concurrency: int | None = None
+    seed: int = 0
+    base_url: str | None = None
+    allow_unverified: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+    use_cache: bool = True
+    show_progress: bool = True
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    judge: str | None = None  # model spec of the judge for judged benchmarks; None: the model judges itself
+    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S  # bound on one whole request (`--timeout`)
+    model_args: list[str] = field(default_factory=list)  # `-M KEY=VALUE` for the model under test
+    judge_args: list[str] = field(default_factory=list)  # `--judge-arg KEY=VALUE` for the judge
+
+
+# Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
+MAX_REPEATS = 100  # each repeat is a whole run in its own folder
+MAX_CONCURRENCY = 256
+MAX_SEED = 2**32 - 1  # llama.cpp and numpy take unsigned 32-bit seeds
+
+
+def check_run_options(options: RunOptions, repeats: int = 1) -> None:
+    """Every mistake in a run's options as one UserError, before any data is fetched or any model is called."""
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}, not {repeats}")
+    if options.limit is not None and options.limit < 1:
+        raise UserError(f"--limit must be at least 1, not {options.limit}")
+    if options.max_concurrency is not None and not 1 <= options.max_concurrency <= MAX_CONCURRENCY:
+        raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {options.max_concurrency}")
+    highest_seed = MAX_SEED - (repeats - 1)
+    if not 0 <= options.seed <= highest_seed:
+        with_repeats = f" with --repeats {repeats}" if repeats > 1 else ""
+        raise UserError(f"--seed must be between 0 and {highest_seed}{with_repeats}, not {options.seed}")
+    specs = [parse_model_spec(options.model)] + ([parse_model_spec(options.judge)] if options.judge else [])
+    check_model_args(specs[0], options.model_args, "--model-arg")
+    if options.judge_args and not options.judge:
+        raise UserError("--judge-arg needs --judge (without it the model under test judges itself, with -M)")
+    if options.judge:
+        check_model_args(specs[1], options.judge_args, "--judge-arg")
+    if options.base_url is not None:
+        check_base_url(options.base_url, "--base-url")
+    elif any(spec.provider == "openai" for spec in specs) and os.environ.get("OPENAI_BASE_URL"):
+        check_base_url(os.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
+    chosen = resolve_benchmarks(options.benchmarks)
+    _check_benchmark_options(options, chosen)
+    if options.out is not None:
+        check_writable_dir(options.out, "--out")
+    else:
+        check_writable_dir(Path("runs"), "the run directory's parent")
+    if options.use_cache:
+        where = cache_dir()
+        try:
+            check_writable_dir(where, "the cache directory")
+        except UserError as exc:
+            raise UserError(f"{exc}; set EMPATHYBENCH_CACHE_DIR to a writable directory or pass --no-cache") from None
+
+
+def _check_benchmark_options(options: RunOptions, chosen: list[Any]) -> None:
+    known = all_benchmarks()
+    selected = [benchmark.name for benchmark in chosen]
+    for key in options.options:
+        name = key.split(".", 1)[0]
+        if name not in known:
+            raise UserError(f"--option {key}: there is no benchmark {name!r}; known: {', '.join(known)}")
+        if name not in selected:
+            raise UserError(
+                f"--option {key} is for {name}, which this run does not include (it runs {', '.join(selected)}); "
+                f"add --bench {name} or drop the option"
+            )
+    for benchmark in chosen:
+        if options.preset not in benchmark.presets and options.preset != DEMO_PRESET:
+            raise UserError(
+                f"benchmark {benchmark.name} has no preset {options.preset!r}; "
+                f"choose one of {', '.join(benchmark.presets)}"
+            )
+        scoped = {k.split(".", 1)[1]: v for k, v in options.options.items() if k.startswith(f"{benchmark.name}.")}
+        preset = options.preset
+        if preset == DEMO_PRESET:  # the demo is the quick preset cut down (see DEMO_SELECTION)
+            preset, scoped = "quick", {**DEMO_SELECTION.get(benchmark.name, (3, {}))[1], **scoped}
+        check = getattr(benchmark, "check_options", None)
+        if check is not None:
+            check(preset, scoped)
+
+
+def check_base_url(url: str, what: str) -> None:
+    """A server URL the HTTP client can use; the URL itself is not echoed, it may carry a key."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # ValueError when out of range or not a number
+    except ValueError as exc:
+        raise UserError(f"{what} is not a usable URL ({exc}); e.g. http://127.0.0.1:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"{what} must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1")
+    if port == 0:
+        raise UserError(f"{what} has port 0; ports are 1-65535")
+
+
+# The "demo" preset: what `empathybench run` with no --preset, --bench or --limit does on the embedded model. It
+# shows every instrument working end to end in about two minutes on 2 cores (the quick presets took 14 min there):
+# the quick preset cut to (items per benchmark, options; user --option values win). Its figures mean nothing.
+DEMO_PRESET = "demo"
+DEMO_SELECTION: dict[str, tuple[int, dict[str, str]]] = {
+    "eqbench": (3, {}),
+    "seceu": (3, {}),
+    "emotionbench": (1, {"orders": "1", "default_runs": "2", "evoked_runs": "1", "attempts": "1"}),
+    "giebench": (1, {"max_tokens": "128"}),
+    "empathetic": (2, {"judge_attempts": "1", "max_tokens": "96"}),
+}
+
+
+def default_preset(model: str, benchmarks: list[str] | None, limit: int | None) -> str:
+    """The preset when none is given: the demo for a bare run on the embedded model, else quick."""
+    return DEMO_PRESET if model == "local" and not benchmarks and limit is None else "quick"
