@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from empathybench.instruments.empathetic.judge import JUDGE_MAX_TOKENS
 from empathybench.errors import ModelConfigError
+from empathybench.instruments.empathetic.judge import JUDGE_MAX_TOKENS
 from empathybench.models.capabilities import (
     DEFAULT_REASONING_ALLOWANCE,
     lookup_capabilities,
