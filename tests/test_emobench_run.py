@@ -1,4 +1,4 @@
-"""EmoBench items through the engine with scripted backends (not yet registered: driven here directly).
+"""EmoBench items through the engine with scripted backends, driven here directly (test_emobench_plugin.py: the CLI).
 
 Scripted models only answer letters; the item text comes from the mirror through the fetch code."""
 

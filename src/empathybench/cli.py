@@ -62,7 +62,16 @@ def _rescore_command(name: str, rescore: Any) -> Any:
         file: Annotated[Path, typer.Argument(help=rescore.argument_help)],
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
     ) -> None:
-        _emit(dict(rescore.run(file)), as_json)  # a bad file is a UserError: one line, from main()
+        from empathybench.instruments.protocol import RescoreOutput
+
+        output = rescore.run(file)  # a bad file is a UserError: one line, from main()
+        result, notes = (output.result, output.notes) if isinstance(output, RescoreOutput) else (output, ())
+        if as_json or rescore.render is None:
+            _emit(result, as_json)
+        else:
+            rescore.render(result, stdout)
+        for note in notes:
+            console.print(note, markup=False, highlight=False)
 
     return typer.main.get_command(single)
 
@@ -399,7 +408,7 @@ def data_where(
         stdout.print(f"{key}\n  from {source_url(entry)}\n  at   {cached_path(entry)}", highlight=False, markup=False)
 
 
-def _emit(result: dict[str, Any], as_json: bool) -> None:
+def _emit(result: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(dumps_redacted(result, indent=2) + "\n")
     else:
@@ -465,23 +474,6 @@ def rescore_empathetic(
     if not file.is_file():
         raise UserError(f"no such file: {file}")
     _emit(rescore_ratings_file(file), as_json)
-
-
-@rescore_app.command("emobench")
-def rescore_emobench(
-    directory: Annotated[Path, typer.Argument(help="A directory holding data/{EU,EA}/Results/<model>/*.csv")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list, one row per condition")] = False,
-) -> None:
-    """Recompute the released EmoBench runs' accuracies (4 orders x majority of 5) per task, model, language, CoT."""
-    from empathybench.instruments.emobench.rescore import print_rows, rescore_directory
-
-    result = rescore_directory(directory)
-    if as_json:
-        sys.stdout.write(dumps_redacted(result.rows, indent=2) + "\n")
-    else:
-        print_rows(result.rows, stdout)
-    for note in result.skipped:
-        console.print(f"skipped {note}", markup=False, highlight=False)
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

@@ -73,7 +73,16 @@ class RescoreCommand:
 
     help: str  # the command's help, first line first
     argument_help: str  # the help of its one FILE argument
-    run: Callable[[Path], Mapping[str, Any]]  # JSON-able result
+    run: Callable[[Path], "Mapping[str, Any] | RescoreOutput"]  # JSON-able result (or one with notes)
+    render: Callable[[Any, Any], None] | None = None  # (result, rich Console): the text output; None: pretty-print
+
+
+@dataclass(frozen=True)
+class RescoreOutput:
+    """A rescore result with one-line notes for the terminal's error stream (e.g. the files it left out)."""
+
+    result: Any  # JSON-able: what `--json` prints
+    notes: tuple[str, ...] = ()
 
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------

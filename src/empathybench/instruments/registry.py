@@ -33,6 +33,7 @@ BUILTIN_ENTRY_POINTS = {
     "giebench": "empathybench.instruments.giebench:instrument",
     "emotionbench": "empathybench.instruments.emotionbench:instrument",
     "empathetic": "empathybench.instruments.empathetic:instrument",
+    "emobench": "empathybench.instruments.emobench:instrument",
 }
 
 PLUGIN_ORDER = 1000  # where an instrument without an `order` goes: after the built-ins
@@ -140,8 +141,8 @@ def all_benchmarks() -> dict[str, Instrument[Any, Any]]:
 
 def resolve_benchmarks(names: list[str] | None) -> list[Instrument[Any, Any]]:
     available = all_benchmarks()
-    if not names:
-        return list(available.values())
+    if not names:  # a run without --bench: the instruments that do not opt out with `default = False`
+        return [instrument for instrument in available.values() if getattr(instrument, "default", True)]
     chosen: list[Instrument[Any, Any]] = []
     for raw in names:
         for name in filter(None, (part.strip() for part in raw.split(","))):

@@ -1,5 +1,23 @@
 """EmoBench (Sabour et al., ACL 2024; MIT): emotional understanding (EU) and application (EA), en + zh.
 
-One self-contained folder: pins, data, prompts of both protocols, parsers, scoring, rescoring of the released runs
-and the item runner. Spec: shared/specs/emobench.md.
+One self-contained folder: pins, data, prompts of both protocols, parsers, scoring, rescoring of the released runs,
+the item runner, canned answers for scripted models and the report section. Spec: shared/specs/emobench.md.
 """
+
+# The light face: the entry point (pyproject.toml) reads `instrument` from here, and only then is the
+# instrument's code imported (listing names and `--help` import nothing of it).
+from functools import cache
+from typing import Any
+
+
+@cache
+def _instrument() -> Any:
+    from empathybench.instruments.emobench.bench import EmoBench
+
+    return EmoBench()
+
+
+def __getattr__(attribute: str) -> Any:
+    if attribute == "instrument":
+        return _instrument()
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")

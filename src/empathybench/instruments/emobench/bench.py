@@ -1,16 +1,18 @@
-"""EmoBench on the engine: config and presets, per-item protocol (`run_item`), and the run summary (spec §9).
+"""EmoBench on the typed protocol: config and presets, per-item protocol (`run_item`), and the run summary (spec §9).
 
-No entry point yet (pyproject.toml): registration, the report section and `--dry-run` wiring come with the
-plugin layout (issue 12). `prepare()` already returns the engine's PreparedBenchmark.
+Registered through the entry point in pyproject.toml; `--dry-run` wiring is not there yet (the CLI has none).
 """
 
 import random
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.instruments.emobench.canned import plausible_answer
 from empathybench.instruments.emobench.data import (
     LANGUAGES,
     N_PAPER_ORDERS,
@@ -35,6 +37,7 @@ from empathybench.instruments.emobench.prompts import (
     load_paper2024_prompts,
     load_repo2025_prompts,
 )
+from empathybench.instruments.emobench.report import ACCURACY_DOMAIN, report_section
 from empathybench.instruments.emobench.score import (
     ItemResult,
     PresentedItem,
@@ -42,7 +45,7 @@ from empathybench.instruments.emobench.score import (
     baselines,
     summarize_condition,
 )
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
+from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand, RescoreOutput
 from empathybench.instruments.support import apply_options, evenly_spread
 from empathybench.models.base import Message, Sampling
 
@@ -221,8 +224,39 @@ def _presented_orders(
     return tuple(result)
 
 
+def _rescore(directory: Path) -> RescoreOutput:
+    from empathybench.instruments.emobench.rescore import rescore_directory
+
+    result = rescore_directory(directory)
+    return RescoreOutput(result.rows, tuple(f"skipped {note}" for note in result.skipped))
+
+
+def _print_rows(rows: Any, console: Any) -> None:
+    from empathybench.instruments.emobench.rescore import print_rows
+
+    print_rows(rows, console)
+
+
 class EmoBench:
+    """EmoBench on the typed protocol: `Instrument[EmoBenchConfig, EmoPayload]` (instruments/protocol.py)."""
+
     name = "emobench"
+    order = 60  # position in the profile and in a run (part of the run's fingerprint)
+    # Not part of a run without --bench: the bare demo's selections are a table in run/ that names instruments,
+    # and an instrument cannot declare its own demo selection yet (issue 12 step C).
+    default = False
+    limit_unit = "items per task and language (paper2024 EU: 2 calls per order and sample)"
+    preset_configs: ClassVar[Mapping[str, Any]] = {}  # set below the class (PRESETS)
+    chart_domain = ACCURACY_DOMAIN
+    canned = staticmethod(plausible_answer)
+    report_section = staticmethod(report_section)
+    rescore = RescoreCommand(
+        help="Recompute the released EmoBench runs' accuracies (4 orders x majority of 5) per task, model, language, "
+        "CoT. --json prints a list, one row per condition.",
+        argument_help="A directory holding data/{EU,EA}/Results/<model>/*.csv",
+        run=_rescore,
+        render=_print_rows,
+    )
     title = "EmoBench: emotional understanding (emotion + cause) and application (best action), en + zh"
     presets: ClassVar[dict[str, str]] = {
         "quick": f"{QUICK_ITEMS} items per task and language, 1 option order, 1 sample (paper2024 prompts)",
@@ -230,6 +264,14 @@ class EmoBench:
         "full": "the paper preset, then with CoT, then repo2025 (1 order, 1 sample) with and without CoT",
     }
     options = OPTION_HELP
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> EmoBenchConfig:
+        """The config a preset and `--option`s give; every mistake is a one-line UserError."""
+        return config_from_options(preset, dict(options))
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        """Every `--option` mistake as a UserError, before any data is read or model called."""
+        self.configure(preset, options)
 
     def prepare(
         self,
@@ -275,7 +317,7 @@ class EmoBench:
             return await run_emobench_item(config, paper, repo, item.payload, ctx)
 
         def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-            return summarize_records(config, records, seed=seed)
+            return summarize_run(config, records, seed=seed)
 
         return PreparedBenchmark(
             name=self.name,
@@ -285,6 +327,9 @@ class EmoBench:
             summarize=summarize,
             data_files=files,
         )
+
+
+EmoBench.preset_configs = PRESETS
 
 
 def _data_keys(config: EmoBenchConfig) -> list[str]:
@@ -543,4 +588,45 @@ def summarize_records(config: EmoBenchConfig, records: list[dict[str, Any]], *, 
         "pooled": None,  # en and zh are never pooled here
         "human_baseline": {"value": None, "note": "paper value not verified (the paper's tables were not readable)"},
         "notes": notes,
+    }
+
+
+def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed: int = 0) -> dict[str, Any]:
+    """The summary envelope around `summarize_records`: one metric per task and language of the first condition
+    (en and zh apart, never pooled), the headline EU joint accuracy of the first language asked (EA's when only
+    EA ran). Each metric carries its per-item values, so `report A B` pairs runs on their shared items."""
+    summary = summarize_records(config, records, seed=seed)
+    first = config.conditions()[0]
+    by_task_language = summary["conditions"].get(first.label, {})
+    metrics: dict[str, dict[str, Any]] = {}
+    for key, condition in by_task_language.items():
+        task, language = key.split("-", 1)
+        label = f"{condition['accuracy']['label']}, {language} ({first.label})"
+        metric_key = f"{'eu_joint' if task == 'EU' else 'ea'}_accuracy_{language}"
+        metrics[metric_key] = {
+            **condition["accuracy"],
+            "label": label,
+            "items": {f"{key}-{qid}": value for qid, value in (condition["accuracy"].get("items") or {}).items()},
+            "higher_is_better": True,
+            "reference": None,
+        }
+    headline = next(
+        (
+            f"{prefix}_accuracy_{language}"
+            for prefix in ("eu_joint", "ea")
+            for language in first.languages
+            if f"{prefix}_accuracy_{language}" in metrics
+        ),
+        None,
+    )
+    entry = metrics.get(headline) if headline else None
+    invalid = [c["invalid_rate"] for c in by_task_language.values() if c.get("invalid_rate") is not None]
+    return {
+        **summary,
+        "headline_metric": headline,
+        "metrics": metrics,
+        "score": entry["value"] if entry else None,
+        "score_ci95": list(entry["ci95"]) if entry and entry.get("ci95") is not None else None,
+        "n_items": len(records),
+        "invalid_rate": max(invalid) if invalid else None,
     }
