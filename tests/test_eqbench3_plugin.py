@@ -70,6 +70,24 @@ def test_quick_run_with_a_scripted_judge_writes_summary_and_reports(tmp_path: Pa
     html = (out / "report.html").read_text("utf-8")
     assert "EQ-Bench 3 rubric score (0-100)" in html and "ability (0-20)" in html and "score 0-20" in html
     assert "eqbench3" in (out / "report.md").read_text("utf-8")
+    # the headline is the profile's row for it
+    profile = json.loads((out / "summary.json").read_text("utf-8"))["profile"]
+    row = next(r for r in profile if r["benchmark"] == "eqbench3")
+    assert row["value"] == result["score"] and row["ci95"] == result["score_ci95"] and row["title"] == "EQ-Bench 3"
+
+    # and comparisons pair its tasks: a second model against the first
+    other = tmp_path / "other"
+    again = _cli(
+        tmp_path,
+        mirror,
+        *("run", "--model", "scripted/plausible-3", "--judge", "scripted/plausible-2"),
+        *("--bench", "eqbench3", "--preset", "quick", "--out", str(other)),
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    compared = _cli(tmp_path, mirror, "report", str(out), str(other), "--out", str(tmp_path / "cmp.html"))
+    assert compared.returncode == 0, compared.stderr[-2000:]
+    assert f"on {len(records)} shared items" in compared.stdout
+    assert "EQ-Bench 3 rubric score" in (tmp_path / "cmp.md").read_text("utf-8")
 
 
 def test_without_a_judge_it_is_refused_with_one_line_before_any_call(tmp_path: Path, mirror: Path) -> None:

@@ -203,6 +203,8 @@ def summarize_records(
         "config": asdict(config),
         "headline_metric": "score",
         "metrics": metrics,
+        "profile_title": "EQ-Bench 3",
+        "profile_question": "How emotionally intelligent are its role-play replies and analyses, as judged?",
     }
     if not metrics:
         summary["headline_note"] = f"no task was rubric-scored ({rubric['counts']['error']} errors)"
