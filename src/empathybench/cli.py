@@ -417,25 +417,6 @@ def _emit(result: Any, as_json: bool) -> None:
         pprint(result, console=stdout, expand_all=False)
 
 
-@rescore_app.command("eqbench3")
-def rescore_eqbench3(
-    file: Annotated[
-        Path, typer.Argument(help="An upstream EQ-Bench 3 Elo results file (.json[.gz]) or eqbench3_runs.json")
-    ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-) -> None:
-    """Re-derive an EQ-Bench 3 Elo file's margins, normalisation and ratings, or a run file's rubric numbers."""
-    from empathybench.instruments.eqbench3.rescore import rescore_file
-
-    if not file.is_file():
-        raise UserError(f"no such file: {file}")
-    try:
-        result = rescore_file(file)
-    except (KeyError, TypeError, ValueError, OSError, EOFError) as exc:
-        raise UserError(f"{file} is not an upstream EQ-Bench 3 Elo or runs file: {exc}") from None
-    _emit(result, as_json)
-
-
 @rescore_app.command("seceu")
 def rescore_seceu(
     file: Annotated[Path, typer.Argument(help='A JSON file {"answers": [[4 numbers] x 40]} in item order, raw')],

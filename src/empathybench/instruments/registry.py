@@ -34,6 +34,7 @@ BUILTIN_ENTRY_POINTS = {
     "emotionbench": "empathybench.instruments.emotionbench:instrument",
     "empathetic": "empathybench.instruments.empathetic:instrument",
     "emobench": "empathybench.instruments.emobench:instrument",
+    "eqbench3": "empathybench.instruments.eqbench3:instrument",
 }
 
 PLUGIN_ORDER = 1000  # where an instrument without an `order` goes: after the built-ins
@@ -141,8 +142,10 @@ def all_benchmarks() -> dict[str, Instrument[Any, Any]]:
 
 def resolve_benchmarks(names: list[str] | None) -> list[Instrument[Any, Any]]:
     available = all_benchmarks()
-    if not names:  # a run without --bench: the instruments that do not opt out with `default = False`
-        return [instrument for instrument in available.values() if getattr(instrument, "default", True)]
+    if not names:
+        # A run without --bench: every instrument that does not opt out (`in_default_run = False`, e.g. one that
+        # needs a judge); it still runs when named.
+        return [b for b in available.values() if getattr(b, "in_default_run", True)]
     chosen: list[Instrument[Any, Any]] = []
     for raw in names:
         for name in filter(None, (part.strip() for part in raw.split(","))):

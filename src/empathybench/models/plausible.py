@@ -35,7 +35,8 @@ class PlausibleResponder:
         # Sampling: another seed gives another answer, as a sampled model would (greedy decoding would not).
         sampled = request.sampling.temperature > 0 and request.sampling.seed is not None
         salt = str(request.sampling.seed) if sampled else ""
-        answer = self.canned.get(request.tag)
+        # "<name>:judge" requests go to the same instrument's canned answers (it tells them apart by the tag).
+        answer = self.canned.get(request.tag) or self.canned.get(request.tag.split(":", 1)[0])
         if answer is not None:  # the asking instrument's own canned answer
             text = answer(request, Draw(self.variant, salt))
             if text is not None:

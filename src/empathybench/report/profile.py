@@ -38,8 +38,9 @@ def build_profile(benchmarks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]
         result = benchmarks[name]
         row: dict[str, Any] = {
             "benchmark": name,
-            "title": INSTRUMENTS.get(name, name),
-            "question": QUESTIONS.get(name, ""),
+            # an instrument not in the tables names its own profile title and question in its summary
+            "title": INSTRUMENTS.get(name) or result.get("profile_title") or name,
+            "question": QUESTIONS.get(name) or result.get("profile_question") or "",
             "status": result.get("status"),
             "validity": validity_of(result),
             "note": result.get("headline_note") or result.get("error"),

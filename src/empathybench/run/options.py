@@ -62,6 +62,10 @@ def check_run_options(options: RunOptions, repeats: int = 1) -> None:
     elif any(spec.provider == "openai" for spec in specs) and os.environ.get("OPENAI_BASE_URL"):
         check_base_url(os.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
     chosen = resolve_benchmarks(options.benchmarks)
+    if not options.judge:
+        needs_judge = [b.name for b in chosen if getattr(b, "requires_judge", False)]
+        if needs_judge:
+            raise UserError(f"{', '.join(needs_judge)} needs a judge: add --judge SPEC (it never judges itself)")
     _check_benchmark_options(options, chosen)
     if options.out is not None:
         check_writable_dir(options.out, "--out")

@@ -244,7 +244,7 @@ class EmoBench:
     order = 60  # position in the profile and in a run (part of the run's fingerprint)
     # Not part of a run without --bench: the bare demo's selections are a table in run/ that names instruments,
     # and an instrument cannot declare its own demo selection yet (issue 12 step C).
-    default = False
+    in_default_run = False
     limit_unit = "items per task and language (paper2024 EU: 2 calls per order and sample)"
     preset_configs: ClassVar[Mapping[str, Any]] = {}  # set below the class (PRESETS)
     chart_domain = ACCURACY_DOMAIN

@@ -1,0 +1,223 @@
+"""EQ-Bench 3 on the typed protocol: presets, one task per item (turns, debrief, rubric judge), the run summary.
+
+Rubric mode only: pairwise Elo compares several runs and is reached through `pairwise`/`runner.judge_pair`.
+"""
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from empathybench.engine.engine import CallFailedError, ItemContext
+from empathybench.errors import UserError
+from empathybench.instruments.eqbench3.canned import canned_answer
+from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section
+from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.support import apply_options, evenly_spread
+
+# A handful of each task type for the quick preset (25 role-play, 1 drafting, 19 analysis at 3c21bcc).
+QUICK_PER_TYPE = {"roleplay": 3, "drafting": 1, "analysis": 2}
+
+# Which published numbers a run's rubric score can sit beside: rubric scales differ across judges (spec §6.2-6.3).
+JUDGE_ERAS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("claude-3.7-sonnet", "claude-3-7-sonnet"),
+        "Sonnet-3.7 judge era: the leaderboard @ e44d5e7 and the April 2025 Elo file",
+    ),
+    (("claude-opus-4-6", "claude-opus-4.6", "opus-4-6", "opus-4.6"), "Opus-4.6 judge era: the leaderboard @ 04a8066"),
+)
+
+
+def judge_era(judge_model: str) -> str:
+    """The published judge era a run's rubric numbers are comparable with (none for any other judge)."""
+    lowered = judge_model.lower()
+    for markers, era in JUDGE_ERAS:
+        if any(marker in lowered for marker in markers):
+            return era
+    return f"no published era: comparable only with runs judged by {judge_model or 'the same judge'}"
+
+
+@dataclass(frozen=True)
+class EQBench3Config:
+    """Everything that defines an EQ-Bench 3 run (1 iteration, as upstream's default)."""
+
+    parse_mode: str = "upstream"  # "all" also accepts the misspelled block of scenario 409
+    strictness: str = "faithful"  # "strict": range-check rubric scores and record what was rejected
+    upstream_quirks: bool = False  # upstream's silent vendor tweaks (spec §3)
+
+
+OPTION_HELP = {
+    "parse_mode": "upstream (45 tasks, as the pinned parser) | all (also the misspelled block of scenario 409)",
+    "strictness": "faithful (first number, no range check, as upstream) | strict (range-checked, rejections listed)",
+    "upstream_quirks": "true | false: upstream's silent per-vendor tweaks (default false)",
+}
+PRESET_CONFIGS: dict[str, EQBench3Config] = {
+    "quick": EQBench3Config(),
+    "paper": EQBench3Config(),
+    "full": EQBench3Config(),
+}
+
+
+def quick_scenarios(ids_by_type: Mapping[str, list[str]]) -> list[str]:
+    """A fixed handful of each task type, spread evenly: the same scenarios on every machine."""
+    chosen: list[str] = []
+    for kind, size in QUICK_PER_TYPE.items():
+        chosen.extend(evenly_spread(ids_by_type.get(kind, []), size))
+    return chosen
+
+
+class EQBench3:
+    """EQ-Bench 3: `Instrument[EQBench3Config, Scenario]` (instruments/protocol.py)."""
+
+    name = "eqbench3"
+    order = 70
+    title = "EQ-Bench 3: judged multi-turn role-play and analysis, rubric score 0-100 (needs --judge)"
+    presets: ClassVar[dict[str, str]] = {
+        "quick": "a handful of scenarios of each type ({}), 1 iteration".format(
+            ", ".join(f"{n} {k}" for k, n in QUICK_PER_TYPE.items())
+        ),
+        "paper": "all 45 tasks, 1 iteration, as upstream",
+        "full": "all 45 tasks, 1 iteration, as upstream",
+    }
+    options = OPTION_HELP
+    limit_unit = "tasks (a conversation of up to 7 turns + debrief, then 1 judge call)"
+    data_keys: tuple[str, ...] = ()  # its pins live in its own pins.json (data.pins()), fetched by prepare
+    preset_configs: ClassVar[Mapping[str, EQBench3Config]] = PRESET_CONFIGS
+    chart_domain = SCORE_DOMAIN
+    canned = staticmethod(canned_answer)
+    report_section = staticmethod(report_section)
+    # Generic markers read by run/ and the registry (they name no instrument there).
+    requires_judge = True  # a run without --judge is refused before any call: self-judging is not EQ-Bench 3
+    in_default_run = False  # not in a run without --bench (it needs a judge and is the expensive instrument)
+    rescore = RescoreCommand(
+        help="Re-derive an EQ-Bench 3 Elo file's margins, normalisation and ratings, or a run file's rubric numbers.",
+        argument_help="An upstream EQ-Bench 3 Elo results file (.json[.gz]) or eqbench3_runs.json",
+        run=lambda path: rescore_file_checked(path),
+    )
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> EQBench3Config:
+        return apply_options(
+            PRESET_CONFIGS.get(preset, EQBench3Config()),
+            options,
+            benchmark=self.name,
+            known=OPTION_HELP,
+            choices={"parse_mode": ("upstream", "all"), "strictness": ("faithful", "strict")},
+        )
+
+    def check_options(self, preset: str, options: dict[str, str]) -> None:
+        self.configure(preset, options)
+
+    def prepare(
+        self, preset: str, *, options: dict[str, str], limit: int | None, seed: int, allow_unverified: bool
+    ) -> PreparedBenchmark[Any]:
+        from empathybench.data.fetch import fetch_entry
+        from empathybench.instruments.eqbench3.data import load_protocol, pins
+
+        config = self.configure(preset, options)
+        fetched = [fetch_entry(pin, allow_unverified=allow_unverified) for pin in pins().values()]
+        protocol = load_protocol(config.parse_mode)  # type: ignore[arg-type]
+        ids = sorted(protocol.scenarios, key=int)
+        if preset == "quick":
+            by_type: dict[str, list[str]] = {}
+            for sid in ids:
+                by_type.setdefault(protocol.scenarios[sid].type.value, []).append(sid)
+            ids = quick_scenarios(by_type)
+        if limit is not None:
+            ids = ids[:limit]
+        items = [BenchItem(sid, protocol.scenarios[sid]) for sid in ids]
+
+        async def run_item(item: BenchItem[Any], ctx: ItemContext) -> dict[str, Any]:
+            from empathybench.instruments.eqbench3.runner import TaskSettings, run_task
+
+            if ctx.judge_is_self:  # run/ refuses this earlier; kept so no path judges itself silently
+                raise UserError("EQ-Bench 3 needs --judge SPEC (the rubric judge)")
+            settings = TaskSettings(
+                strictness=config.strictness,  # type: ignore[arg-type]
+                model_identity=_model_identity(ctx),
+                upstream_quirks=config.upstream_quirks,
+            )
+            record = await run_task(protocol, item.payload, ctx, settings)
+            error = record.pop("error")
+            call_failed = record["status"] == "error" and (
+                error["phase"] in ("scenario", "debrief") or (error["phase"] == "rubric" and record["rubric"] is None)
+            )
+            if call_failed:  # the item fails, and is retried on resume with its finished turns from the cache
+                raise CallFailedError(f"{error['phase']}: {error['message']}")
+            # `status`/`error` are the run store's record keys: the task's own are kept under other names.
+            record["task_status"] = record.pop("status")
+            record["task_error"] = error
+            record["judge_model"] = str(ctx.judge_identity.get("model", ""))
+            return record
+
+        def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+            return summarize_records(config, len(items), records, seed=seed)
+
+        return PreparedBenchmark(
+            name=self.name,
+            config={**asdict(config), "preset": preset, "iterations": 1, "scenarios": ids},
+            items=items,
+            run_item=run_item,
+            summarize=summarize,
+            data_files=fetched,
+        )
+
+
+def _model_identity(ctx: ItemContext) -> dict[str, Any]:
+    """The tested endpoint's identity (min_p is not sent to api.openai.com, as upstream)."""
+    backend = getattr(getattr(ctx, "_engine", None), "backend", None)
+    identity = getattr(backend, "identity", None)
+    return dict(identity()) if callable(identity) else {}
+
+
+def summarize_records(
+    config: EQBench3Config, n_items: int, records: list[dict[str, Any]], *, seed: int = 0
+) -> dict[str, Any]:
+    from empathybench.instruments.eqbench3.rubric import ScoredTask, summarise_rubric
+
+    tasks = [
+        ScoredTask("1", str(r["scenario_id"]), str(r.get("task_status")), (r.get("rubric") or {}).get("scores"))
+        for r in records
+    ]
+    rubric = summarise_rubric(tasks, seed=seed)
+    judges = sorted({str(r.get("judge_model") or "") for r in records} - {""})
+    judge = judges[0] if len(judges) == 1 else ", ".join(judges)
+    metrics: dict[str, Any] = {}
+    if rubric["headline"] is not None:
+        metrics["score"] = rubric["headline"]
+    for kind, metric in rubric["by_type"].items():
+        metrics[f"score_{kind}"] = metric
+    summary: dict[str, Any] = {
+        "score": rubric["score_0_100"],
+        "score_name": "EQ-Bench 3 rubric score (0-100 = 5 x the pooled mean of allowed criteria, 0-20)",
+        "n_items": n_items,
+        "n_answered": len(records),
+        "counts": rubric["counts"],
+        "n_errors": rubric["counts"]["error"],
+        "judge_model": judge,
+        "judge_era": judge_era(judge),
+        "by_type_0_100": rubric["by_type_0_100"],
+        "abilities_0_20": rubric["abilities_0_20"],
+        "abilities": rubric["abilities"],
+        "style_traits": rubric["style_traits"],
+        "task_scores_0_20": rubric["task_scores_0_20"],
+        "config": asdict(config),
+        "headline_metric": "score",
+        "metrics": metrics,
+        "profile_title": "EQ-Bench 3",
+        "profile_question": "How emotionally intelligent are its role-play replies and analyses, as judged?",
+    }
+    if not metrics:
+        summary["headline_note"] = f"no task was rubric-scored ({rubric['counts']['error']} errors)"
+    return summary
+
+
+def rescore_file_checked(path: Path) -> dict[str, Any]:
+    """`empathybench rescore eqbench3 FILE`: a bad file is one UserError line."""
+    from empathybench.instruments.eqbench3.rescore import rescore_file
+
+    if not path.is_file():
+        raise UserError(f"no such file: {path}")
+    try:
+        return rescore_file(path)
+    except (KeyError, TypeError, ValueError, OSError, EOFError) as exc:
+        raise UserError(f"{path} is not an upstream EQ-Bench 3 Elo or runs file: {exc}") from None
