@@ -427,17 +427,6 @@ def rescore_eqbench3(
     _emit(result, as_json)
 
 
-@rescore_app.command("seceu")
-def rescore_seceu(
-    file: Annotated[Path, typer.Argument(help='A JSON file {"answers": [[4 numbers] x 40]} in item order, raw')],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-) -> None:
-    """Normalise 40 raw SECEU answers by the paper's rules and score them: distance, EQ, percentiles, pattern r."""
-    from empathybench.instruments.seceu.bench import rescore_answers_file
-
-    _emit(rescore_answers_file(file), as_json)
-
-
 @rescore_app.command("emotionbench")
 def rescore_emotionbench(
     file: Annotated[

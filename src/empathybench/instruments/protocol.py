@@ -122,16 +122,41 @@ class HistogramChart:
 
 
 @dataclass(frozen=True)
+class NormalCurveChart:
+    """A normal density (e.g. a human norm) with a marker for the model, its interval and reference lines."""
+
+    mean: float
+    sd: float
+    marker: float | None
+    marker_label: str
+    title: str
+    caption: str = ""
+    interval: tuple[float, float] | None = None
+    references: tuple[ChartLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class LineChart:
+    """Named series over shared x labels (None: a gap)."""
+
+    x_labels: tuple[str, ...]
+    series: tuple[tuple[str, tuple[float | None, ...]], ...]  # (name, values), in legend order
+    title: str
+    caption: str = ""
+
+
+@dataclass(frozen=True)
 class FactsTable:
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
+    digits: int = 2  # decimals of float cells
 
 
 @dataclass(frozen=True)
 class ReportSection:
     """What an instrument shows in report.html above its metrics table and samples."""
 
-    charts: tuple[StripChart | HistogramChart, ...] = ()
+    charts: tuple[StripChart | HistogramChart | NormalCurveChart | LineChart, ...] = ()
     tables: tuple[FactsTable, ...] = ()
 
 

@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from empathybench.instruments.protocol import ReportSection, StripChart
+from empathybench.instruments.protocol import LineChart, NormalCurveChart, ReportSection, StripChart
 from empathybench.report import svg
 from empathybench.report.format import interval, number
-from empathybench.report.profile import INSTRUMENTS, build_profile
+from empathybench.report.profile import build_profile, title_of
 from empathybench.report.svg import Point, Reference
 from empathybench.report.validity import validity_of
 
@@ -143,7 +143,6 @@ def _widen(base: tuple[float, float] | None, values: Sequence[float | None]) -> 
 
 # Chart axes of the instruments that do not give their own `chart_domain` yet.
 _DOMAINS = {
-    "seceu": (40.0, 140.0),
     "emotionbench": (-1.0, 1.0),
     "giebench": (-40.0, 40.0),
     "empathetic": (0.0, 100.0),
@@ -163,10 +162,25 @@ def _render_section(section: ReportSection) -> str:
                 references=[Reference(r.value, r.label, r.style) for r in chart.references],
                 title=chart.title,
             )
+        elif isinstance(chart, NormalCurveChart):
+            drawn = svg.normal_curve(
+                mean=chart.mean,
+                sd=chart.sd,
+                marker=chart.marker,
+                marker_label=chart.marker_label,
+                interval=chart.interval,
+                references=[Reference(r.value, r.label, r.style) for r in chart.references],
+                title=chart.title,
+            )
+        elif isinstance(chart, LineChart):
+            drawn = svg.line_chart(list(chart.x_labels), {n: list(v) for n, v in chart.series}, title=chart.title)
         else:
             drawn = svg.histogram(list(chart.values), bins=chart.bins, unit=chart.unit, title=chart.title)
         charts.append(_figure(drawn, chart.caption))
-    tables = [_table(table.headers, [[_num(cell) for cell in row] for row in table.rows]) for table in section.tables]
+    tables = [
+        _table(table.headers, [[_num(cell, table.digits) for cell in row] for row in table.rows])
+        for table in section.tables
+    ]
     return f'<div class="charts">{"".join(charts)}</div>{"".join(tables)}'
 
 
@@ -259,50 +273,6 @@ def _metrics_table(name: str, result: dict[str, Any]) -> str:
             ]
         )
     return _table(["figure", "value", "95% CI", "unit", "n", "reference", "interval", "key"], rows, numeric=(1, 4))
-
-
-def _seceu_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    eq = (result.get("metrics") or {}).get("eq") or {}
-    uniform = (result.get("uniform_baseline") or {}).get("eq")
-    charts = [
-        _figure(
-            svg.normal_curve(
-                mean=100.0,
-                sd=15.0,
-                marker=eq.get("value"),
-                marker_label="this model",
-                interval=tuple(eq["ci95"]) if eq.get("ci95") and None not in eq["ci95"] else None,
-                references=[Reference(float(uniform), "uniform answer", "dotted")] if uniform is not None else [],
-                title="SECEU EQ on the human norm (mean 100, SD 15)",
-            ),
-            "Shaded: the share of people below (normal approximation; the human distances are right-skewed).",
-        ),
-        _figure(
-            svg.line_chart(
-                [f"#{i}" for i in result.get("item_ids") or []],
-                {
-                    "this model": result.get("item_distances") or [],
-                    "people (mean distance)": result.get("human_item_distances") or [],
-                },
-                title="distance to the human standard, per item (lower = closer to people)",
-            ),
-            "The pattern r is the correlation of the two lines across items.",
-        ),
-    ]
-    facts = _table(
-        ["SECEU distance", "band", "pattern r", "human-like", "no response", "status"],
-        [
-            [
-                _num(result.get("seceu_score"), 3),
-                _e(result.get("band")),
-                _num(result.get("pattern_r"), 3),
-                _num(result.get("human_like")),
-                _num(result.get("n_no_response")),
-                _e(result.get("seceu_status")),
-            ]
-        ],
-    )
-    return f'<div class="charts">{"".join(charts)}</div>{facts}'
 
 
 def _marker(marker: str | None) -> str:
@@ -521,7 +491,6 @@ def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -
 
 # Sections of the instruments that do not draw their own yet (ReportSection); each entry moves into its instrument.
 _SECTIONS = {
-    "seceu": _seceu_section,
     "emotionbench": _emotionbench_section,
     "giebench": _giebench_section,
     "empathetic": _empathetic_section,
@@ -573,6 +542,10 @@ def _sample_summary(record: dict[str, Any]) -> str:
     if record.get("status") != "ok":
         return f'<span class="up">{_e(_bounded(str(record.get("error")), limit=1000))}</span>'
     name = record.get("benchmark")
+    instrument = _instrument(str(name))
+    sample_line = getattr(instrument, "sample_line", None)
+    if callable(sample_line):  # the instrument's own one-line view of a record
+        return _e(sample_line(record))
     if name == "emotionbench":
         runs = record.get("runs") or []
         parsed = [r for r in runs if r.get("answers") is not None]
@@ -589,8 +562,6 @@ def _sample_summary(record: dict[str, Any]) -> str:
         )
     if name == "giebench":
         return _e(json.dumps({"parsed": record.get("parsed"), "correct": record.get("correct")}))
-    if name == "seceu":
-        return _e(f"distance {record.get('distance')}" + (" (no response)" if record.get("no_response") else ""))
     return _e(json.dumps(record.get("parsed"), ensure_ascii=False)[:300])
 
 
@@ -614,7 +585,7 @@ def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
 
 
 def _benchmark_section(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    title = INSTRUMENTS.get(name, name)
+    title = title_of(name)
     validity = validity_of(result)
     status = "".join(
         f'<span class="status {_e(cls)}">{_e(text)}</span>'
