@@ -110,6 +110,19 @@ class StripChart:
     title: str
     caption: str = ""
     references: tuple[ChartLine, ...] = ()
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class GroupedBarsChart:
+    """One group of bars per category, one bar per series (its points in category order)."""
+
+    categories: tuple[str, ...]
+    series: tuple[tuple[str, tuple[ChartPoint, ...]], ...]  # (name, one point per category), in legend order
+    title: str
+    caption: str = ""
+    unit: str = ""
+    domain: tuple[float, float] | None = None  # None: from the data
 
 
 @dataclass(frozen=True)
@@ -149,15 +162,17 @@ class LineChart:
 class FactsTable:
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
-    digits: int = 2  # decimals of float cells
+    digits: int | tuple[int, ...] = 2  # decimals of float cells (a tuple: per column)
+    numeric: tuple[int, ...] = ()  # columns aligned as numbers
 
 
 @dataclass(frozen=True)
 class ReportSection:
     """What an instrument shows in report.html above its metrics table and samples."""
 
-    charts: tuple[StripChart | HistogramChart | NormalCurveChart | LineChart, ...] = ()
+    charts: tuple[StripChart | HistogramChart | NormalCurveChart | LineChart | GroupedBarsChart, ...] = ()
     tables: tuple[FactsTable, ...] = ()
+    note: str | None = None  # a line of text above the charts (e.g. why there are none)
 
 
 @runtime_checkable

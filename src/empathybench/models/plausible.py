@@ -47,8 +47,6 @@ class PlausibleResponder:
         if all(word in every for word in _GOOD_OKAY_BAD):  # empathetic judge
             draw = self._draw(salt, prompt)
             return "Good" if draw < 0.45 + 0.1 * (self.variant % 2) else ("Okay" if draw < 0.85 else "Bad")
-        if "[[A]]" in prompt and "[[D]]" in prompt:  # GIEBench: one of four assistants
-            return f"My answer is [[{'ABCD'[int(4 * self._draw(salt, prompt))]}]]"
         items = _NUMBERED_ITEM.findall(prompt)
         if len(items) >= 5:  # a questionnaire (EmotionBench): every item with a value on the stated scale
             scale = _SCALE.search(prompt)

@@ -8,7 +8,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from empathybench.instruments.protocol import LineChart, NormalCurveChart, ReportSection, StripChart
+from empathybench.instruments.protocol import (
+    GroupedBarsChart,
+    LineChart,
+    NormalCurveChart,
+    ReportSection,
+    StripChart,
+)
 from empathybench.report import svg
 from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
@@ -144,7 +150,6 @@ def _widen(base: tuple[float, float] | None, values: Sequence[float | None]) -> 
 # Chart axes of the instruments that do not give their own `chart_domain` yet.
 _DOMAINS = {
     "emotionbench": (-1.0, 1.0),
-    "giebench": (-40.0, 40.0),
     "empathetic": (0.0, 100.0),
 }
 
@@ -160,6 +165,18 @@ def _render_section(section: ReportSection) -> str:
                 points,
                 domain=_widen(chart.domain, values),
                 references=[Reference(r.value, r.label, r.style) for r in chart.references],
+                unit=chart.unit,
+                title=chart.title,
+            )
+        elif isinstance(chart, GroupedBarsChart):
+            drawn = svg.grouped_bars(
+                list(chart.categories),
+                {
+                    name: [Point(p.label, p.value, p.low, p.high, p.series) for p in points]
+                    for name, points in chart.series
+                },
+                unit=chart.unit,
+                domain=chart.domain,
                 title=chart.title,
             )
         elif isinstance(chart, NormalCurveChart):
@@ -178,10 +195,20 @@ def _render_section(section: ReportSection) -> str:
             drawn = svg.histogram(list(chart.values), bins=chart.bins, unit=chart.unit, title=chart.title)
         charts.append(_figure(drawn, chart.caption))
     tables = [
-        _table(table.headers, [[_num(cell, table.digits) for cell in row] for row in table.rows])
+        _table(
+            table.headers,
+            [[_num(cell, _digits(table.digits, i)) for i, cell in enumerate(row)] for row in table.rows],
+            numeric=table.numeric,
+        )
         for table in section.tables
     ]
-    return f'<div class="charts">{"".join(charts)}</div>{"".join(tables)}'
+    note = f"<p>{_e(section.note)}</p>" if section.note is not None else ""
+    drawn = f'<div class="charts">{"".join(charts)}</div>' if charts or not note else ""
+    return note + drawn + "".join(tables)
+
+
+def _digits(digits: int | tuple[int, ...], column: int) -> int:
+    return digits if isinstance(digits, int) else (digits[column] if column < len(digits) else 2)
 
 
 def _section_body(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
@@ -356,57 +383,6 @@ def _emotionbench_section(result: dict[str, Any], samples: list[dict[str, Any]])
     return f'<div class="charts">{"".join(charts)}</div>{table}{facts}'
 
 
-def _giebench_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    conditions = result.get("conditions") or {}
-    if not conditions:
-        return f"<p>{_e(result.get('headline_note') or 'no answers')}</p>"
-    dimensions = sorted({d for c in conditions.values() for d in (c.get("by_dimension") or {})})
-    series = {
-        condition: [
-            Point(d, ((conditions[condition].get("by_dimension") or {}).get(d) or {}).get("accuracy"), series=i)
-            for d in dimensions
-        ]
-        for i, condition in enumerate(conditions)
-    }
-    metrics = result.get("metrics") or {}
-    strip_points = [
-        Point(m["label"], m["value"], *(m["ci95"] or [None, None]), series=i)
-        for i, m in enumerate(
-            metrics[f"accuracy_{c.lower()}"] for c in conditions if f"accuracy_{c.lower()}" in metrics
-        )
-    ]
-    charts = [
-        _figure(
-            svg.grouped_bars(
-                dimensions, series, unit="%", domain=(0, 100), title="accuracy per dimension by condition"
-            ),
-            "Raw: no identity; ID: with the identity; COT: identity and an instruction to take its standpoint.",
-        ),
-        _figure(
-            svg.interval_strip(
-                strip_points,
-                domain=(0, 100),
-                references=[Reference(25.0, "chance", "dotted")],
-                unit="%",
-                title="accuracy by condition",
-            )
-        ),
-    ]
-    changes = result.get("change_from_raw") or {}
-    rows = [
-        [
-            _e(c),
-            _num(t.get("delta_pp")),
-            _num(t.get("wrong_to_right")),
-            _num(t.get("right_to_wrong")),
-            _num(t.get("mcnemar_p"), 4),
-        ]
-        for c, t in changes.items()
-    ]
-    table = _table(["condition vs Raw", "Δ pp", "wrong→right", "right→wrong", "McNemar p"], rows, numeric=(1, 2, 3, 4))
-    return f'<div class="charts">{"".join(charts)}</div>{table}'
-
-
 _SOURCE_LABELS = {
     "model": "this model",
     "human": "human replies",
@@ -492,7 +468,6 @@ def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -
 # Sections of the instruments that do not draw their own yet (ReportSection); each entry moves into its instrument.
 _SECTIONS = {
     "emotionbench": _emotionbench_section,
-    "giebench": _giebench_section,
     "empathetic": _empathetic_section,
 }
 
@@ -560,8 +535,6 @@ def _sample_summary(record: dict[str, Any]) -> str:
         return _e(
             ", ".join(f"{_SOURCE_LABELS.get(s, s)}: {v.get('label') or v.get('rating')}" for s, v in verdicts.items())
         )
-    if name == "giebench":
-        return _e(json.dumps({"parsed": record.get("parsed"), "correct": record.get("correct")}))
     return _e(json.dumps(record.get("parsed"), ensure_ascii=False)[:300])
 
 
