@@ -417,17 +417,6 @@ def _emit(result: Any, as_json: bool) -> None:
         pprint(result, console=stdout, expand_all=False)
 
 
-@rescore_app.command("seceu")
-def rescore_seceu(
-    file: Annotated[Path, typer.Argument(help='A JSON file {"answers": [[4 numbers] x 40]} in item order, raw')],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-) -> None:
-    """Normalise 40 raw SECEU answers by the paper's rules and score them: distance, EQ, percentiles, pattern r."""
-    from empathybench.instruments.seceu.bench import rescore_answers_file
-
-    _emit(rescore_answers_file(file), as_json)
-
-
 @rescore_app.command("emotionbench")
 def rescore_emotionbench(
     file: Annotated[

@@ -119,6 +119,19 @@ class StripChart:
     title: str
     caption: str = ""
     references: tuple[ChartLine, ...] = ()
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class GroupedBarsChart:
+    """One group of bars per category, one bar per series (its points in category order)."""
+
+    categories: tuple[str, ...]
+    series: tuple[tuple[str, tuple[ChartPoint, ...]], ...]  # (name, one point per category), in legend order
+    title: str
+    caption: str = ""
+    unit: str = ""
+    domain: tuple[float, float] | None = None  # None: from the data
 
 
 @dataclass(frozen=True)
@@ -131,17 +144,44 @@ class HistogramChart:
 
 
 @dataclass(frozen=True)
+class NormalCurveChart:
+    """A normal density (e.g. a human norm) with a marker for the model, its interval and reference lines."""
+
+    mean: float
+    sd: float
+    marker: float | None
+    marker_label: str
+    title: str
+    caption: str = ""
+    interval: tuple[float, float] | None = None
+    references: tuple[ChartLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class LineChart:
+    """Named series over shared x labels (None: a gap)."""
+
+    x_labels: tuple[str, ...]
+    series: tuple[tuple[str, tuple[float | None, ...]], ...]  # (name, values), in legend order
+    title: str
+    caption: str = ""
+
+
+@dataclass(frozen=True)
 class FactsTable:
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
+    digits: int | tuple[int, ...] = 2  # decimals of float cells (a tuple: per column)
+    numeric: tuple[int, ...] = ()  # columns aligned as numbers
 
 
 @dataclass(frozen=True)
 class ReportSection:
     """What an instrument shows in report.html above its metrics table and samples."""
 
-    charts: tuple[StripChart | HistogramChart, ...] = ()
+    charts: tuple[StripChart | HistogramChart | NormalCurveChart | LineChart | GroupedBarsChart, ...] = ()
     tables: tuple[FactsTable, ...] = ()
+    note: str | None = None  # a line of text above the charts (e.g. why there are none)
 
 
 @runtime_checkable

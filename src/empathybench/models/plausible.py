@@ -45,16 +45,9 @@ class PlausibleResponder:
         labels = score_line_labels(prompt)
         if labels:  # EQ-Bench: an intensity 0-10 per emotion
             return "\n".join(f"{label}: {round(10 * self._draw(salt, prompt, label) ** 1.5)}" for label in labels)
-        if "Options: (1)" in prompt or "sum up to 10" in prompt:  # SECEU: 10 points over 4 options
-            weights = [self._draw(salt, prompt, str(i)) ** (1 + self.variant) for i in range(4)]
-            total = sum(weights) or 1.0
-            points = [round(10 * w / total, 1) for w in weights]
-            return "[" + ", ".join(f"{p:g}" for p in points) + "]"
         if all(word in every for word in _GOOD_OKAY_BAD):  # empathetic judge
             draw = self._draw(salt, prompt)
             return "Good" if draw < 0.45 + 0.1 * (self.variant % 2) else ("Okay" if draw < 0.85 else "Bad")
-        if "[[A]]" in prompt and "[[D]]" in prompt:  # GIEBench: one of four assistants
-            return f"My answer is [[{'ABCD'[int(4 * self._draw(salt, prompt))]}]]"
         items = _NUMBERED_ITEM.findall(prompt)
         if len(items) >= 5:  # a questionnaire (EmotionBench): every item with a value on the stated scale
             scale = _SCALE.search(prompt)

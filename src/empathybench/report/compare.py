@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from empathybench.errors import UserError
-from empathybench.report.profile import INSTRUMENTS
+from empathybench.report.profile import profile_order, title_of
 from empathybench.report.validity import validity_of
 from empathybench.rundir.reader import RunData
 from empathybench.rundir.reader import load_run as load_run  # re-exported: callers compare what they load
@@ -107,8 +107,7 @@ def _benchmark_names(runs: list[RunData]) -> list[str]:
         for name in run.summary.get("benchmarks", {}):
             if name not in names:
                 names.append(name)
-    ordered = [n for n in INSTRUMENTS if n in names]
-    return ordered + [n for n in names if n not in ordered]
+    return profile_order(names)
 
 
 def compare_runs(runs: list[RunData], *, seed: int = 0) -> dict[str, Any]:
@@ -158,7 +157,7 @@ def compare_runs(runs: list[RunData], *, seed: int = 0) -> dict[str, Any]:
             for key in metric_keys
         }
         benchmarks[name] = {
-            "title": INSTRUMENTS.get(name, name),
+            "title": title_of(name),
             "metric_labels": labels_by_key,
             "headline_metric": headline,
             "configs_match": _configs_match(runs, name),
@@ -177,7 +176,7 @@ def comparison_warnings(runs: list[RunData], labels: list[str]) -> list[str]:
     judges, different configurations, results that are not valid. Shown by every renderer."""
     found: list[str] = []
     for name in _benchmark_names(runs):
-        title = INSTRUMENTS.get(name, name)
+        title = title_of(name)
         results = [(label, run.summary["benchmarks"].get(name)) for label, run in zip(labels, runs, strict=True)]
         present = [(label, result) for label, result in results if result and result.get("status") != "skipped"]
         judges = [(label, result["judge"]) for label, result in present if isinstance(result.get("judge"), dict)]

@@ -8,10 +8,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from empathybench.instruments.protocol import ReportSection, StripChart
+from empathybench.instruments.protocol import (
+    GroupedBarsChart,
+    LineChart,
+    NormalCurveChart,
+    ReportSection,
+    StripChart,
+)
 from empathybench.report import svg
 from empathybench.report.format import interval, number
-from empathybench.report.profile import INSTRUMENTS, build_profile
+from empathybench.report.profile import build_profile, title_of
 from empathybench.report.svg import Point, Reference
 from empathybench.report.validity import validity_of
 
@@ -143,9 +149,7 @@ def _widen(base: tuple[float, float] | None, values: Sequence[float | None]) -> 
 
 # Chart axes of the instruments that do not give their own `chart_domain` yet.
 _DOMAINS = {
-    "seceu": (40.0, 140.0),
     "emotionbench": (-1.0, 1.0),
-    "giebench": (-40.0, 40.0),
     "empathetic": (0.0, 100.0),
 }
 
@@ -161,13 +165,50 @@ def _render_section(section: ReportSection) -> str:
                 points,
                 domain=_widen(chart.domain, values),
                 references=[Reference(r.value, r.label, r.style) for r in chart.references],
+                unit=chart.unit,
                 title=chart.title,
             )
+        elif isinstance(chart, GroupedBarsChart):
+            drawn = svg.grouped_bars(
+                list(chart.categories),
+                {
+                    name: [Point(p.label, p.value, p.low, p.high, p.series) for p in points]
+                    for name, points in chart.series
+                },
+                unit=chart.unit,
+                domain=chart.domain,
+                title=chart.title,
+            )
+        elif isinstance(chart, NormalCurveChart):
+            drawn = svg.normal_curve(
+                mean=chart.mean,
+                sd=chart.sd,
+                marker=chart.marker,
+                marker_label=chart.marker_label,
+                interval=chart.interval,
+                references=[Reference(r.value, r.label, r.style) for r in chart.references],
+                title=chart.title,
+            )
+        elif isinstance(chart, LineChart):
+            drawn = svg.line_chart(list(chart.x_labels), {n: list(v) for n, v in chart.series}, title=chart.title)
         else:
             drawn = svg.histogram(list(chart.values), bins=chart.bins, unit=chart.unit, title=chart.title)
         charts.append(_figure(drawn, chart.caption))
-    tables = [_table(table.headers, [[_num(cell) for cell in row] for row in table.rows]) for table in section.tables]
-    return f'<div class="charts">{"".join(charts)}</div>{"".join(tables)}'
+    tables = [
+        _table(
+            table.headers,
+            [[_num(cell, _digits(table.digits, i)) for i, cell in enumerate(row)] for row in table.rows],
+            numeric=table.numeric,
+        )
+        for table in section.tables
+    ]
+    note = f"<p>{_e(section.note)}</p>" if section.note is not None else ""
+    drawn = f'<div class="charts">{"".join(charts)}</div>' if charts or not note else ""
+    return note + drawn + "".join(tables)
+
+
+def _digits(digits: int | tuple[int, ...], column: int) -> int:
+    return digits if isinstance(digits, int) else (digits[column] if column < len(digits) else 2)
 
 
 def _section_body(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
@@ -261,50 +302,6 @@ def _metrics_table(name: str, result: dict[str, Any]) -> str:
     return _table(["figure", "value", "95% CI", "unit", "n", "reference", "interval", "key"], rows, numeric=(1, 4))
 
 
-def _seceu_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    eq = (result.get("metrics") or {}).get("eq") or {}
-    uniform = (result.get("uniform_baseline") or {}).get("eq")
-    charts = [
-        _figure(
-            svg.normal_curve(
-                mean=100.0,
-                sd=15.0,
-                marker=eq.get("value"),
-                marker_label="this model",
-                interval=tuple(eq["ci95"]) if eq.get("ci95") and None not in eq["ci95"] else None,
-                references=[Reference(float(uniform), "uniform answer", "dotted")] if uniform is not None else [],
-                title="SECEU EQ on the human norm (mean 100, SD 15)",
-            ),
-            "Shaded: the share of people below (normal approximation; the human distances are right-skewed).",
-        ),
-        _figure(
-            svg.line_chart(
-                [f"#{i}" for i in result.get("item_ids") or []],
-                {
-                    "this model": result.get("item_distances") or [],
-                    "people (mean distance)": result.get("human_item_distances") or [],
-                },
-                title="distance to the human standard, per item (lower = closer to people)",
-            ),
-            "The pattern r is the correlation of the two lines across items.",
-        ),
-    ]
-    facts = _table(
-        ["SECEU distance", "band", "pattern r", "human-like", "no response", "status"],
-        [
-            [
-                _num(result.get("seceu_score"), 3),
-                _e(result.get("band")),
-                _num(result.get("pattern_r"), 3),
-                _num(result.get("human_like")),
-                _num(result.get("n_no_response")),
-                _e(result.get("seceu_status")),
-            ]
-        ],
-    )
-    return f'<div class="charts">{"".join(charts)}</div>{facts}'
-
-
 def _marker(marker: str | None) -> str:
     return {"up": '<span class="up sig">▲</span>', "down": '<span class="down sig">▼</span>'}.get(marker or "", "")
 
@@ -384,57 +381,6 @@ def _emotionbench_section(result: dict[str, Any], samples: list[dict[str, Any]])
         f"α = 0.01 (F-test, then Student or Welch t-test). {_e(alignment.get('note') or '')}</p>"
     )
     return f'<div class="charts">{"".join(charts)}</div>{table}{facts}'
-
-
-def _giebench_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    conditions = result.get("conditions") or {}
-    if not conditions:
-        return f"<p>{_e(result.get('headline_note') or 'no answers')}</p>"
-    dimensions = sorted({d for c in conditions.values() for d in (c.get("by_dimension") or {})})
-    series = {
-        condition: [
-            Point(d, ((conditions[condition].get("by_dimension") or {}).get(d) or {}).get("accuracy"), series=i)
-            for d in dimensions
-        ]
-        for i, condition in enumerate(conditions)
-    }
-    metrics = result.get("metrics") or {}
-    strip_points = [
-        Point(m["label"], m["value"], *(m["ci95"] or [None, None]), series=i)
-        for i, m in enumerate(
-            metrics[f"accuracy_{c.lower()}"] for c in conditions if f"accuracy_{c.lower()}" in metrics
-        )
-    ]
-    charts = [
-        _figure(
-            svg.grouped_bars(
-                dimensions, series, unit="%", domain=(0, 100), title="accuracy per dimension by condition"
-            ),
-            "Raw: no identity; ID: with the identity; COT: identity and an instruction to take its standpoint.",
-        ),
-        _figure(
-            svg.interval_strip(
-                strip_points,
-                domain=(0, 100),
-                references=[Reference(25.0, "chance", "dotted")],
-                unit="%",
-                title="accuracy by condition",
-            )
-        ),
-    ]
-    changes = result.get("change_from_raw") or {}
-    rows = [
-        [
-            _e(c),
-            _num(t.get("delta_pp")),
-            _num(t.get("wrong_to_right")),
-            _num(t.get("right_to_wrong")),
-            _num(t.get("mcnemar_p"), 4),
-        ]
-        for c, t in changes.items()
-    ]
-    table = _table(["condition vs Raw", "Δ pp", "wrong→right", "right→wrong", "McNemar p"], rows, numeric=(1, 2, 3, 4))
-    return f'<div class="charts">{"".join(charts)}</div>{table}'
 
 
 _SOURCE_LABELS = {
@@ -521,9 +467,7 @@ def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -
 
 # Sections of the instruments that do not draw their own yet (ReportSection); each entry moves into its instrument.
 _SECTIONS = {
-    "seceu": _seceu_section,
     "emotionbench": _emotionbench_section,
-    "giebench": _giebench_section,
     "empathetic": _empathetic_section,
 }
 
@@ -573,6 +517,10 @@ def _sample_summary(record: dict[str, Any]) -> str:
     if record.get("status") != "ok":
         return f'<span class="up">{_e(_bounded(str(record.get("error")), limit=1000))}</span>'
     name = record.get("benchmark")
+    instrument = _instrument(str(name))
+    sample_line = getattr(instrument, "sample_line", None)
+    if callable(sample_line):  # the instrument's own one-line view of a record
+        return _e(sample_line(record))
     if name == "emotionbench":
         runs = record.get("runs") or []
         parsed = [r for r in runs if r.get("answers") is not None]
@@ -587,10 +535,6 @@ def _sample_summary(record: dict[str, Any]) -> str:
         return _e(
             ", ".join(f"{_SOURCE_LABELS.get(s, s)}: {v.get('label') or v.get('rating')}" for s, v in verdicts.items())
         )
-    if name == "giebench":
-        return _e(json.dumps({"parsed": record.get("parsed"), "correct": record.get("correct")}))
-    if name == "seceu":
-        return _e(f"distance {record.get('distance')}" + (" (no response)" if record.get("no_response") else ""))
     return _e(json.dumps(record.get("parsed"), ensure_ascii=False)[:300])
 
 
@@ -614,7 +558,7 @@ def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
 
 
 def _benchmark_section(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    title = INSTRUMENTS.get(name, name)
+    title = title_of(name)
     validity = validity_of(result)
     status = "".join(
         f'<span class="status {_e(cls)}">{_e(text)}</span>'

@@ -3,7 +3,7 @@
 from typing import Any
 
 from empathybench.report.format import interval, number
-from empathybench.report.profile import INSTRUMENTS, build_profile
+from empathybench.report.profile import build_profile, title_of
 from empathybench.report.validity import validity_of
 
 
@@ -51,7 +51,7 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
         ),
     ]
     for name, result in summary.get("benchmarks", {}).items():
-        parts += ["", f"## {INSTRUMENTS.get(name, name)}", ""]
+        parts += ["", f"## {title_of(name)}", ""]
         if result.get("status") == "skipped":
             parts.append(f"Skipped: {result.get('error')}")
             continue

@@ -1,25 +1,58 @@
 """The EI profile: one headline per instrument with its interval and its human (or published) reference."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from empathybench.report.validity import validity_of
 
-# Instrument order and titles of the profile; each benchmark names its headline metric in its summary.
+# Position, title and question in the profile of the instruments that do not declare their own yet
+# (`profile_position`, `profile_title`, `profile_question` on the instrument); each entry moves into its instrument.
 INSTRUMENTS: dict[str, str] = {
     "eqbench": "EQ-Bench",
-    "seceu": "SECEU",
     "emotionbench": "EmotionBench",
-    "giebench": "GIEBench",
     "empathetic": "Empathetic responding",
 }
+POSITIONS: dict[str, int] = {"eqbench": 1, "emotionbench": 3, "empathetic": 5}
 
 QUESTIONS: dict[str, str] = {
     "eqbench": "How well does it read the intensity of a character's emotions?",
-    "seceu": "How close are its emotion judgements to people's, on the human EQ scale?",
     "emotionbench": "Does its mood move as people's does after imagining a situation?",
-    "giebench": "Does taking a group identity's standpoint make it more empathetic?",
     "empathetic": "Are its replies to people's emotional messages rated Good as often as human replies?",
 }
+UNPLACED = 10**6  # instruments without a position come after the placed ones, in run order
+
+
+def _instrument(name: str) -> Any:
+    """The installed instrument `name`, or None (a run directory may name one that is not installed)."""
+    from empathybench.errors import UserError
+    from empathybench.instruments.registry import load, names
+
+    if name not in names():
+        return None
+    try:
+        return load(name)
+    except UserError:
+        return None
+
+
+def _profile_facts(name: str) -> tuple[int, str, str]:
+    """(position, title, question) of an instrument in the profile."""
+    instrument = _instrument(name)
+    return (
+        getattr(instrument, "profile_position", None) or POSITIONS.get(name, UNPLACED),
+        getattr(instrument, "profile_title", None) or INSTRUMENTS.get(name, name),
+        getattr(instrument, "profile_question", None) or QUESTIONS.get(name, ""),
+    )
+
+
+def profile_order(names: Iterable[str]) -> list[str]:
+    """Instrument names in profile order (stable: those without a position keep their given order at the end)."""
+    return sorted(names, key=lambda name: _profile_facts(name)[0])
+
+
+def title_of(name: str) -> str:
+    """An instrument's short title in the profile and its section headings."""
+    return _profile_facts(name)[1]
 
 
 def attach_score_interval(result: dict[str, Any]) -> None:
@@ -33,14 +66,14 @@ def attach_score_interval(result: dict[str, Any]) -> None:
 def build_profile(benchmarks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per instrument that ran, in a fixed order, from each benchmark's headline metric."""
     rows = []
-    ordered = [name for name in INSTRUMENTS if name in benchmarks] + [n for n in benchmarks if n not in INSTRUMENTS]
-    for name in ordered:
+    for name in profile_order(benchmarks):
         result = benchmarks[name]
+        _, title, question = _profile_facts(name)
         row: dict[str, Any] = {
             "benchmark": name,
-            # an instrument not in the tables names its own profile title and question in its summary
-            "title": INSTRUMENTS.get(name) or result.get("profile_title") or name,
-            "question": QUESTIONS.get(name) or result.get("profile_question") or "",
+            # an instrument may name its own profile title and question in its summary
+            "title": result.get("profile_title") or title,
+            "question": result.get("profile_question") or question,
             "status": result.get("status"),
             "validity": validity_of(result),
             "note": result.get("headline_note") or result.get("error"),

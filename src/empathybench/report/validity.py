@@ -32,8 +32,8 @@ def result_validity(result: dict[str, Any]) -> dict[str, Any]:
     found: list[tuple[str, str, str]] = []  # (status, short label, reason)
     if result.get("valid") is False:
         found.append(("invalid", "invalid (below gate)", str(result.get("headline_note") or _parsed_text(result))))
-    if result.get("seceu_status") == "FAILED":
-        found.append(("invalid", "invalid (paper rule)", f"FAILED by the paper's rule: {_parsed_text(result)}"))
+    if result.get("invalid_reason"):  # the instrument's own published rule rejected the run
+        found.append(("invalid", "invalid (paper rule)", f"{result['invalid_reason']}: {_parsed_text(result)}"))
     n_items, n_parsed = result.get("n_items") or 0, result.get("n_parsed")
     if result.get("score") is None:
         found.append(("insufficient", f"insufficient ({_parsed_text(result)})", "no headline figure could be computed"))

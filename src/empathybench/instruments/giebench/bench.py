@@ -1,6 +1,7 @@
 """GIEBench on the engine: data source, presets, the three prompt conditions per item, summary (specs/giebench.md)."""
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -8,6 +9,7 @@ from typing import Any, ClassVar
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.instruments.giebench.canned import plausible_answer
 from empathybench.instruments.giebench.data import (
     DIMENSIONS,
     GIEItem,
@@ -17,6 +19,7 @@ from empathybench.instruments.giebench.data import (
 )
 from empathybench.instruments.giebench.parse import Verdict, parse_legacy, parse_recommended
 from empathybench.instruments.giebench.render import CONDITIONS
+from empathybench.instruments.giebench.report import CHANGE_DOMAIN, report_section, sample_line
 from empathybench.instruments.giebench.score import ItemOutcome, score_outcomes
 from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
 from empathybench.instruments.support import (
@@ -174,9 +177,26 @@ class GIEBench:
     options = OPTION_HELP
     limit_unit = "questions (3 calls each: the Raw, ID and COT prompts)"  # what `--limit N` bounds
 
+    chart_domain = CHANGE_DOMAIN
+    profile_position = 4
+    profile_title = "GIEBench"
+    profile_question = "Does taking a group identity's standpoint make it more empathetic?"
+    canned = staticmethod(plausible_answer)
+    report_section = staticmethod(report_section)
+    sample_line = staticmethod(sample_line)
+    rescore = None  # GIEBench publishes no per-model result files to re-score
+
+    @property
+    def preset_configs(self) -> Mapping[str, GIEBenchConfig]:
+        return {preset: config_from(preset, {}) for preset in self.presets}
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> GIEBenchConfig:
+        """The config a preset and `--option`s give; every mistake is a one-line UserError."""
+        return config_from(preset, dict(options))
+
     def check_options(self, preset: str, options: dict[str, str]) -> None:
         """Every `--option` mistake as a UserError, before any data is read or model called."""
-        config_from(preset, options)
+        self.configure(preset, options)
 
     def prepare(
         self,

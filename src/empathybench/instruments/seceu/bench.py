@@ -1,5 +1,6 @@
 """SECEU on the engine: presets, per-item protocol, run summary, and rescoring of raw answers (specs/seceu.md)."""
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -7,8 +8,9 @@ from typing import Any, ClassVar
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
+from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.seceu import norms
+from empathybench.instruments.seceu.canned import plausible_answer
 from empathybench.instruments.seceu.data import (
     ITEMS_KEY,
     N_ITEMS,
@@ -29,6 +31,7 @@ from empathybench.instruments.seceu.prompts import (
     render,
     templates_from_prompts_docx,
 )
+from empathybench.instruments.seceu.report import EQ_DOMAIN, report_section, sample_line
 from empathybench.instruments.seceu.score import SeceuScores, item_distance, score_allocations, uniform_baseline
 from empathybench.instruments.support import MAX_TEMPERATURE, apply_options, bounded, evenly_spread, read_json_argument
 from empathybench.models.base import Message, Sampling
@@ -107,10 +110,31 @@ class Seceu:
     }
     options = OPTION_HELP
     limit_unit = "stories (1 call per prompt variant)"  # what `--limit N` bounds
+    chart_domain = EQ_DOMAIN
+    profile_position = 2  # after EQ-Bench, as in every report so far
+    profile_title = "SECEU"
+    profile_question = "How close are its emotion judgements to people's, on the human EQ scale?"
+    canned = staticmethod(plausible_answer)
+    report_section = staticmethod(report_section)
+    sample_line = staticmethod(sample_line)
+    rescore = RescoreCommand(
+        help=(
+            "Normalise 40 raw SECEU answers by the paper's rules and score them: distance, EQ, percentiles, pattern r."
+        ),
+        argument_help='A JSON file {"answers": [[4 numbers] x 40]} in item order, raw',
+        run=lambda path: rescore_answers_file(path),
+    )
+
+    # Every preset runs the same config; quick differs only in which items it takes (prepare).
+    preset_configs: ClassVar[Mapping[str, SeceuConfig]] = {name: SeceuConfig() for name in presets}
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> SeceuConfig:
+        """The config a preset and `--option`s give; every mistake is a one-line UserError."""
+        return config_from_options(dict(options))
 
     def check_options(self, preset: str, options: dict[str, str]) -> None:
         """Every `--option` mistake as a UserError, before any data is read or model called."""
-        config_from_options(options)
+        self.configure(preset, options)
 
     data_keys = (ITEMS_KEY, NORM_KEY, PROMPTS_KEY)
 
@@ -294,6 +318,7 @@ def summarize_records(
     summary["human_item_distances"] = [round(d, 4) for d in template]
     if scores.status == "FAILED":
         summary["metrics"]["eq"].update(value=None, ci95=None)  # no EQ for a FAILED run (paper rule)
+        summary["invalid_reason"] = "FAILED by the paper's rule"  # the instrument's validity rule (report/validity)
     return summary
 
 
