@@ -1,5 +1,6 @@
 """The `empathybench` command. Thin: parses options and calls the library. Heavy imports stay lazy."""
 
+import inspect
 import signal
 import sys
 import threading
@@ -57,14 +58,10 @@ def _rescore_command(name: str, rescore: Any) -> Any:
     """A command from an instrument's RescoreCommand: its FILE argument and --json, like the commands below."""
     single = typer.Typer(add_completion=False)
 
-    @single.command(name, help=rescore.help)
-    def command(
-        file: Annotated[Path, typer.Argument(help=rescore.argument_help)],
-        as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-    ) -> None:
+    def command(file: Path, as_json: bool = False, **flags: bool) -> None:
         from empathybench.instruments.protocol import RescoreOutput
 
-        output = rescore.run(file)  # a bad file is a UserError: one line, from main()
+        output = rescore.run(file, **flags)  # a bad file is a UserError: one line, from main()
         result, notes = (output.result, output.notes) if isinstance(output, RescoreOutput) else (output, ())
         if as_json or rescore.render is None:
             _emit(result, as_json)
@@ -73,6 +70,27 @@ def _rescore_command(name: str, rescore: Any) -> Any:
         for note in notes:
             console.print(note, markup=False, highlight=False)
 
+    # The signature typer reads: FILE, the instrument's boolean --flags (default off), then --json.
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [
+        inspect.Parameter(
+            "file",
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            annotation=Annotated[Path, typer.Argument(help=rescore.argument_help)],
+        ),
+        *(
+            inspect.Parameter(
+                flag, keyword, default=False, annotation=Annotated[bool, typer.Option(f"--{flag}", help=flag_help)]
+            )
+            for flag, flag_help in rescore.flags.items()
+        ),
+        inspect.Parameter(
+            "as_json", keyword, default=False, annotation=Annotated[bool, typer.Option("--json", help="Print JSON")]
+        ),
+    ]
+    command.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
+    single.command(name, help=rescore.help)(command)
     return typer.main.get_command(single)
 
 
@@ -415,22 +433,6 @@ def _emit(result: Any, as_json: bool) -> None:
         from rich.pretty import pprint
 
         pprint(result, console=stdout, expand_all=False)
-
-
-@rescore_app.command("emotionbench")
-def rescore_emotionbench(
-    file: Annotated[
-        Path, typer.Argument(help="An upstream *-PANAS-testing.csv (or, with --challenging, *-<scale>-testing.csv)")
-    ],
-    challenging: Annotated[
-        bool, typer.Option("--challenging", help="A challenging-scale sheet: both scorings")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-) -> None:
-    """Recompute the EmotionBench default-vs-evoked table (n, means, SDs, deltas, test markers) of an answer sheet."""
-    from empathybench.instruments.emotionbench.rescore import rescore_answer_sheet
-
-    _emit(rescore_answer_sheet(file, challenging=challenging), as_json)
 
 
 @rescore_app.command("empathetic")

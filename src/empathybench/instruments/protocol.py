@@ -8,7 +8,7 @@ its canned answers for scripted models, its rescore command (for the CLI) and it
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Concatenate, Generic, Protocol, TypeVar, runtime_checkable
 
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
@@ -73,8 +73,10 @@ class RescoreCommand:
 
     help: str  # the command's help, first line first
     argument_help: str  # the help of its one FILE argument
-    run: Callable[[Path], "Mapping[str, Any] | RescoreOutput"]  # JSON-able result (or one with notes)
+    # JSON-able result (or one with notes); called as run(path, **{flag: bool}) with the flags below
+    run: Callable[Concatenate[Path, ...], "Mapping[str, Any] | RescoreOutput"]
     render: Callable[[Any, Any], None] | None = None  # (result, rich Console): the text output; None: pretty-print
+    flags: Mapping[str, str] = field(default_factory=dict)  # boolean --flag name -> its help (default off)
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,24 @@ class RescoreOutput:
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------
 
-Cell = str | int | float | bool | None  # numbers are formatted and text escaped by the renderer
+
+@dataclass(frozen=True)
+class ItemLink:
+    """A cell that links to one item's row in the instrument's samples table."""
+
+    text: str
+    item_id: str
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A number with a significance marker beside it ("up" ▲, "down" ▼, None: none)."""
+
+    value: float | None
+    marker: str | None = None
+
+
+Cell = str | int | float | bool | ItemLink | Marked | None  # numbers are formatted and text escaped by the renderer
 
 
 @dataclass(frozen=True)
@@ -168,6 +187,31 @@ class LineChart:
 
 
 @dataclass(frozen=True)
+class HeatmapChart:
+    """A value per row and column on a diverging colour scale centred on `center` (None: no value)."""
+
+    row_labels: tuple[str, ...]
+    col_labels: tuple[str, ...]
+    values: tuple[tuple[float | None, ...], ...]  # one tuple per row, in column order
+    title: str
+    caption: str = ""
+    center: float = 0.0
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class ScatterChart:
+    """Points (x, y, label), optionally with the y = x diagonal."""
+
+    points: tuple[tuple[float, float, str], ...]
+    x_label: str
+    y_label: str
+    title: str
+    caption: str = ""
+    diagonal: bool = False
+
+
+@dataclass(frozen=True)
 class FactsTable:
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
@@ -179,9 +223,14 @@ class FactsTable:
 class ReportSection:
     """What an instrument shows in report.html above its metrics table and samples."""
 
-    charts: tuple[StripChart | HistogramChart | NormalCurveChart | LineChart | GroupedBarsChart, ...] = ()
+    charts: tuple[
+        StripChart | HistogramChart | NormalCurveChart | LineChart | GroupedBarsChart | HeatmapChart | ScatterChart,
+        ...,
+    ] = ()
     tables: tuple[FactsTable, ...] = ()
     note: str | None = None  # a line of text above the charts (e.g. why there are none)
+    footnote: tuple[Cell, ...] = ()  # a small line below the tables: text and numbers (formatted with digits)
+    footnote_digits: int = 2
 
 
 @runtime_checkable

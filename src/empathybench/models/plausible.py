@@ -10,8 +10,6 @@ from collections.abc import Mapping
 
 from empathybench.models.base import Canned, ChatRequest, Draw
 
-_NUMBERED_ITEM = re.compile(r"^\s*(\d{1,2})[.)]\s+([A-Za-z][^\n:]{0,60}?)\s*$", re.MULTILINE)
-_SCALE = re.compile(r"\b(\d)\s*(?:-|to)\s*(\d)\b")
 _GOOD_OKAY_BAD = ("Good", "Okay", "Bad")
 _SCORE_LINE = re.compile(r"^([^\n:<>]+):\s*<(?:revised )?score>\s*$", re.MULTILINE)
 
@@ -48,17 +46,6 @@ class PlausibleResponder:
         if all(word in every for word in _GOOD_OKAY_BAD):  # empathetic judge
             draw = self._draw(salt, prompt)
             return "Good" if draw < 0.45 + 0.1 * (self.variant % 2) else ("Okay" if draw < 0.85 else "Bad")
-        items = _NUMBERED_ITEM.findall(prompt)
-        if len(items) >= 5:  # a questionnaire (EmotionBench): every item with a value on the stated scale
-            scale = _SCALE.search(prompt)
-            low, high = (int(scale.group(1)), int(scale.group(2))) if scale else (1, 5)
-            situation = "imagine" in prompt.lower()
-            lines = []
-            for number, name in items:
-                lift = 0.25 if situation and self._draw("", name, "negative") < 0.5 else 0.0
-                value = low + round((high - low) * min(1.0, self._draw(salt, prompt, number) * 0.8 + lift))
-                lines.append(f"{number}. {name.strip()}: {value}")
-            return "\n".join(lines)
         openings = ("That sounds really hard.", "I'm so glad to hear that!", "Oh no, I'm sorry.", "How exciting!")
         return f"{openings[int(4 * self._draw(salt, prompt))]} How are you feeling about it now?"
 

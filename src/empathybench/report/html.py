@@ -9,10 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.instruments.protocol import (
+    Cell,
     GroupedBarsChart,
+    HeatmapChart,
+    ItemLink,
     LineChart,
+    Marked,
     NormalCurveChart,
     ReportSection,
+    ScatterChart,
     StripChart,
 )
 from empathybench.report import svg
@@ -149,12 +154,11 @@ def _widen(base: tuple[float, float] | None, values: Sequence[float | None]) -> 
 
 # Chart axes of the instruments that do not give their own `chart_domain` yet.
 _DOMAINS = {
-    "emotionbench": (-1.0, 1.0),
     "empathetic": (0.0, 100.0),
 }
 
 
-def _render_section(section: ReportSection) -> str:
+def _render_section(section: ReportSection, name: str = "") -> str:
     """An instrument's ReportSection drawn: every label escaped, every number through the one formatter."""
     charts: list[str] = []
     for chart in section.charts:
@@ -191,20 +195,47 @@ def _render_section(section: ReportSection) -> str:
             )
         elif isinstance(chart, LineChart):
             drawn = svg.line_chart(list(chart.x_labels), {n: list(v) for n, v in chart.series}, title=chart.title)
+        elif isinstance(chart, HeatmapChart):
+            drawn = svg.heatmap(
+                list(chart.row_labels),
+                list(chart.col_labels),
+                [list(row) for row in chart.values],
+                center=chart.center,
+                unit=chart.unit,
+                title=chart.title,
+            )
+        elif isinstance(chart, ScatterChart):
+            drawn = svg.scatter(
+                list(chart.points),
+                x_label=chart.x_label,
+                y_label=chart.y_label,
+                diagonal=chart.diagonal,
+                title=chart.title,
+            )
         else:
             drawn = svg.histogram(list(chart.values), bins=chart.bins, unit=chart.unit, title=chart.title)
         charts.append(_figure(drawn, chart.caption))
     tables = [
         _table(
             table.headers,
-            [[_num(cell, _digits(table.digits, i)) for i, cell in enumerate(row)] for row in table.rows],
+            [[_cell(cell, _digits(table.digits, i), name) for i, cell in enumerate(row)] for row in table.rows],
             numeric=table.numeric,
         )
         for table in section.tables
     ]
     note = f"<p>{_e(section.note)}</p>" if section.note is not None else ""
     drawn = f'<div class="charts">{"".join(charts)}</div>' if charts or not note else ""
-    return note + drawn + "".join(tables)
+    footnote = "".join(_num(part, section.footnote_digits) for part in section.footnote)
+    return note + drawn + "".join(tables) + (f"<p class=small>{footnote}</p>" if section.footnote else "")
+
+
+def _cell(cell: Cell, digits: int, name: str) -> str:
+    """A table cell: a number formatted, text escaped, a link to an item's sample row, a value with its marker."""
+    if isinstance(cell, ItemLink):
+        return f'<a href="#{_anchor("item", name, cell.item_id)}">{_e(cell.text)}</a>'
+    if isinstance(cell, Marked):
+        return f"{_num(cell.value, digits)} {_marker(cell.marker)}"
+    return _num(cell, digits)
 
 
 def _digits(digits: int | tuple[int, ...], column: int) -> int:
@@ -215,7 +246,7 @@ def _section_body(name: str, result: dict[str, Any], samples: list[dict[str, Any
     instrument = _instrument(name)
     section = instrument.report_section(result, samples) if instrument is not None else None
     if section is not None:
-        return _render_section(section)
+        return _render_section(section, name)
     return _SECTIONS.get(name, lambda r, s: "")(result, samples)
 
 
@@ -306,83 +337,6 @@ def _marker(marker: str | None) -> str:
     return {"up": '<span class="up sig">▲</span>', "down": '<span class="down sig">▼</span>'}.get(marker or "", "")
 
 
-def _emotionbench_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    emotions = result.get("emotions") or {}
-    alignment = result.get("human_alignment") or {}
-    human = alignment.get("human_by_emotion") or {}
-    if not emotions:
-        return f"<p>{_e(result.get('headline_note') or 'no parsed runs')}</p>"
-    names = list(emotions)
-    charts = []
-    for affect, meaning in (("NA", "Negative Affect"), ("PA", "Positive Affect")):
-        series = {
-            "this model": [Point(e, emotions[e][affect]["delta"]) for e in names],
-            "people": [Point(e, (human.get(e) or {}).get(f"{affect}_delta"), series=2) for e in names],
-        }
-        charts.append(
-            _figure(
-                svg.grouped_bars(names, series, title=f"{meaning} shift after imagining the situations"),
-                "Evoked minus default PANAS sum; people: paired before/after of the crowd study.",
-            )
-        )
-    factors = alignment.get("factors") or []
-    if factors:
-        charts.append(
-            _figure(
-                svg.heatmap(
-                    [f["factor"] for f in factors],
-                    ["model PA", "people PA", "model NA", "people NA"],
-                    [
-                        [f["model_PA_delta"], f["human_PA_delta"], f["model_NA_delta"], f["human_NA_delta"]]
-                        for f in factors
-                    ],
-                    title="shift per factor (red up, blue down)",
-                ),
-                "One row per factor of the situations asked.",
-            )
-        )
-        charts.append(
-            _figure(
-                svg.scatter(
-                    [
-                        (f["human_NA_delta"], f["model_NA_delta"], f["factor"])
-                        for f in factors
-                        if f["model_NA_delta"] is not None and f["human_NA_delta"] is not None
-                    ],
-                    x_label="people: NA shift",
-                    y_label="model: NA shift",
-                    diagonal=True,
-                    title="alignment with people (NA), one dot per factor",
-                )
-            )
-        )
-    first_item = {}
-    for record in samples:
-        first_item.setdefault(record.get("emotion"), record["item_id"])
-    rows = [
-        [
-            f'<a href="#{_anchor("item", "emotionbench", first_item.get(e, ""))}">{_e(e)}</a>',
-            _num(emotions[e]["n"]),
-            f"{_num(emotions[e]['PA']['delta'])} {_marker(emotions[e]['PA']['marker'])}",
-            _num((human.get(e) or {}).get("PA_delta")),
-            f"{_num(emotions[e]['NA']['delta'])} {_marker(emotions[e]['NA']['marker'])}",
-            _num((human.get(e) or {}).get("NA_delta")),
-        ]
-        for e in names
-    ]
-    table = _table(
-        ["emotion", "runs", "model PA shift", "people PA shift", "model NA shift", "people NA shift"],
-        rows,
-        numeric=(1, 2, 3, 4, 5),
-    )
-    facts = (
-        f"<p class=small>Parse failures: {_num(result.get('parse_failure_rate'), 3)} of runs "
-        f"({_e((result.get('runs') or {}).get('failed_dropped'))} dropped, as the paper did). ▲/▼: significant at "
-        f"α = 0.01 (F-test, then Student or Welch t-test). {_e(alignment.get('note') or '')}</p>"
-    )
-    return f'<div class="charts">{"".join(charts)}</div>{table}{facts}'
-
-
 _SOURCE_LABELS = {
     "model": "this model",
     "human": "human replies",
@@ -467,7 +421,6 @@ def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -
 
 # Sections of the instruments that do not draw their own yet (ReportSection); each entry moves into its instrument.
 _SECTIONS = {
-    "emotionbench": _emotionbench_section,
     "empathetic": _empathetic_section,
 }
 
@@ -521,15 +474,6 @@ def _sample_summary(record: dict[str, Any]) -> str:
     sample_line = getattr(instrument, "sample_line", None)
     if callable(sample_line):  # the instrument's own one-line view of a record
         return _e(sample_line(record))
-    if name == "emotionbench":
-        runs = record.get("runs") or []
-        parsed = [r for r in runs if r.get("answers") is not None]
-        na = [r["NA"] for r in parsed if "NA" in r]
-        pa = [r["PA"] for r in parsed if "PA" in r]
-        text = f"{len(parsed)}/{len(runs)} runs parsed"
-        if na:
-            text += f"; PA {sum(pa) / len(pa):.1f}, NA {sum(na) / len(na):.1f}"
-        return _e(text)
     if name == "empathetic":
         verdicts = record.get("verdicts") or {}
         return _e(

@@ -1,5 +1,6 @@
 """EmotionBench on the engine: presets, the default and evoked measures, and the run summary (spec §4-7, §11)."""
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -8,6 +9,7 @@ import numpy as np
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.instruments.emotionbench.canned import plausible_answer
 from empathybench.instruments.emotionbench.data import (
     CROWD_KEY,
     EMOTIONS,
@@ -28,8 +30,10 @@ from empathybench.instruments.emotionbench.questionnaires import (
     load_questionnaires,
     panas_affect,
 )
+from empathybench.instruments.emotionbench.report import SHIFT_DOMAIN, report_section, sample_line
+from empathybench.instruments.emotionbench.rescore import rescore_answer_sheet
 from empathybench.instruments.emotionbench.stats import ScoredResponse, group_table
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
+from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import MAX_ATTEMPTS, MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded
 from empathybench.models.base import Sampling
 from empathybench.stats.intervals import RESAMPLES, bootstrap_method, mean_metric, metric
@@ -126,10 +130,29 @@ class EmotionBench:
         "situations besides the default measure, and at most N runs per measure (the default measure at least 2)"
     )
     data_keys = (QUESTIONNAIRES_KEY, SITUATIONS_KEY, TESTED_SOURCE_KEY, CROWD_KEY)
+    chart_domain = SHIFT_DOMAIN
+    profile_position = 3  # after EQ-Bench and SECEU, as in every report so far
+    profile_title = "EmotionBench"
+    profile_question = "Does its mood move as people's does after imagining a situation?"
+    canned = staticmethod(plausible_answer)
+    report_section = staticmethod(report_section)
+    sample_line = staticmethod(sample_line)
+    rescore = RescoreCommand(
+        help="Recompute the EmotionBench default-vs-evoked table (n, means, SDs, deltas, test markers) of an answer "
+        "sheet.",
+        argument_help="An upstream *-PANAS-testing.csv (or, with --challenging, *-<scale>-testing.csv)",
+        run=lambda path, challenging=False: rescore_answer_sheet(path, challenging=challenging),
+        flags={"challenging": "A challenging-scale sheet: both scorings"},
+    )
+    preset_configs: ClassVar[Mapping[str, EmotionBenchConfig]] = PRESET_CONFIGS
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> EmotionBenchConfig:
+        """The config a preset and `--option`s give (before `--limit`); every mistake is a one-line UserError."""
+        return config_from(preset, dict(options))
 
     def check_options(self, preset: str, options: dict[str, str]) -> None:
         """Every `--option` mistake as a UserError, before any data is read or model called."""
-        config_from(preset, options)
+        self.configure(preset, options)
 
     def prepare(
         self,
