@@ -203,7 +203,10 @@ def test_run_timeout_option_bounds_a_hung_request(server: FakeOpenAIServer, tmp_
     assert elapsed < 60  # without the option: 120 s per hung attempt
     run_info = json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))
     assert run_info["options"]["request_timeout_s"] == 1.0
-    assert run_info["usage"]["retries_by_kind"] == {"timeout": 2}
+    # Both scripted faults timed out; on a loaded machine an ordinary reply may also miss a 1 s deadline (and is
+    # retried the same way), so the count is a lower bound and timeouts are the only kind.
+    retries = run_info["usage"]["retries_by_kind"]
+    assert set(retries) == {"timeout"} and retries["timeout"] >= 2
     records = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text("utf-8").splitlines()]
     assert len(records) == 12 and all(r["status"] == "ok" for r in records)
 
