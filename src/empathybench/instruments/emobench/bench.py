@@ -248,6 +248,11 @@ class EmoBench:
     limit_unit = "items per task and language (paper2024 EU: 2 calls per order and sample)"
     preset_configs: ClassVar[Mapping[str, Any]] = {}  # set below the class (PRESETS)
     chart_domain = ACCURACY_DOMAIN
+    profile_position = 6  # after the five instruments of every report so far
+    profile_title = "EmoBench"
+    profile_question = (
+        "Does it understand emotions and their causes in complex scenarios, and pick effective responses?"
+    )
     canned = staticmethod(plausible_answer)
     report_section = staticmethod(report_section)
     rescore = RescoreCommand(
