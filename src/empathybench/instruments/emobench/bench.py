@@ -611,6 +611,7 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
     }
     metrics: dict[str, dict[str, Any]] = {}
     insufficient: list[str] = []
+    cell_of: dict[str, str] = {}  # metric key -> task-language key
     for key, condition in by_task_language.items():
         task, language = key.split("-", 1)
         label = f"{condition['accuracy']['label']}, {language} ({first.label})"
@@ -622,6 +623,7 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
             label = f"insufficient: {label}"
             insufficient.append(f"{key} ({answered} of {len(in_cell)} items answered)")
         metric_key = f"{'eu_joint' if task == 'EU' else 'ea'}_accuracy_{language}"
+        cell_of[metric_key] = key
         metrics[metric_key] = {
             **condition["accuracy"],
             "label": label,
@@ -660,8 +662,8 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
         notes.append(f"invalid answers up to {invalid[worst]:.1f}% ({worst}, {first.parser} parser)")
     if insufficient:
         notes.append("fewer than half of the items answered in " + ", ".join(insufficient))
-    if entry is not None and headline is not None:
-        baseline = by_task_language[_task_language_of(headline)].get("baselines") or {}
+    if entry is not None and headline is not None and entry["value"] is not None:
+        baseline = by_task_language[cell_of[headline]].get("baselines") or {}
         beaten = {name: value for name, value in baseline.items() if value is not None and entry["value"] <= value}
         if beaten:
             notes.append(
@@ -671,9 +673,3 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
     if notes:
         result["headline_note"] = "; ".join(notes)
     return result
-
-
-def _task_language_of(metric_key: str) -> str:
-    """`eu_joint_accuracy_en` -> `EU-en`, `ea_accuracy_zh` -> `EA-zh` (the keys summarize_records uses)."""
-    prefix, language = metric_key.rsplit("_accuracy_", 1)
-    return f"{'EU' if prefix == 'eu_joint' else 'EA'}-{language}"
