@@ -2,15 +2,17 @@
 
 import hashlib
 import http.server
+import json
 import shutil
 import threading
 from functools import partial
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from empathybench.data.fetch import cached_path, fetch, git_blob_sha1_of, source_url, verify_cached
-from empathybench.data.registry import REGISTRY, DataFile
+from empathybench.data.registry import REGISTRY, DataFile, load_pins
 from empathybench.errors import DataError
 
 EQBENCH_V2 = "eqbench/v2/eq_bench_v2_questions_171.json"
@@ -40,6 +42,29 @@ def test_registry_pins_every_file_with_a_hash() -> None:
         "https://raw.githubusercontent.com/EQ-bench/EQ-Bench/0ce2726614517485eee300a2424f0ee581322b29/"
         "data/eq_bench_v2_questions_171.json"
     )
+
+
+@pytest.mark.parametrize(
+    ("package", "filename", "key_prefix"),
+    [
+        ("empathybench.data", "registry.json", ""),
+        ("empathybench.instruments.emobench", "pins.json", ""),
+        ("empathybench.instruments.eqbench3", "pins.json", "eqbench3/"),
+    ],
+)
+def test_load_pins_reads_every_field_of_a_pins_file(package: str, filename: str, key_prefix: str) -> None:
+    raw = json.loads(resources.files(package).joinpath(filename).read_text("utf-8"))["files"]
+    pins = load_pins(package, filename, key_prefix=key_prefix)
+    assert list(pins) == list(raw)  # keyed by the file's own names, in its order
+    for name, entry in pins.items():
+        assert entry.key == key_prefix + name
+        assert (entry.repo, entry.commit, entry.path) == (raw[name]["repo"], raw[name]["commit"], raw[name]["path"])
+        assert (entry.sha256, entry.git_blob_sha1, entry.size) == (
+            raw[name]["sha256"],
+            raw[name]["git_blob_sha1"],
+            raw[name]["bytes"],
+        )
+        assert entry.url == raw[name].get("url", entry.url)  # where the file names its URL, it is the same
 
 
 def test_paths_with_spaces_are_quoted_in_urls_and_kept_in_mirror_paths(mirror: Path) -> None:

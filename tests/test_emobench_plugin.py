@@ -14,6 +14,7 @@ from empathybench.instruments.emobench.canned import plausible_answer
 from empathybench.instruments.emobench.parse import json_exact, legacy_letter
 from empathybench.instruments.emobench.prompts import letter_list_lower, letter_list_upper
 from empathybench.models.base import ChatRequest, Draw, Message, Sampling
+from empathybench.report.profile import build_profile
 
 OPTIONS = ("Joy", "Anger & Fear", "Sadness", "Surprise")
 
@@ -93,7 +94,7 @@ def test_quick_run_end_to_end_with_section_profile_and_markdown(tmp_path: Path, 
     assert row["metric"] == "eu_joint_accuracy_en" and row["value"] == headline["value"]
     html = (tmp_path / "run" / "report.html").read_text("utf-8")
     assert "EU-en accuracy per category" in html and "always-A %" in html and "invalid answers %" in html
-    assert "emobench" in (tmp_path / "run" / "report.md").read_text("utf-8")
+    assert "## EmoBench\n" in (tmp_path / "run" / "report.md").read_text("utf-8")  # its section, under its title
 
 
 def test_paper_preset_asks_four_orders_and_shows_their_spread(tmp_path: Path, mirror: Path) -> None:
@@ -117,3 +118,13 @@ def test_two_scripted_runs_compare_on_shared_items(tmp_path: Path, mirror: Path)
     text = json.dumps(comparison)
     assert "emobench" in text and "eu_joint_accuracy_en" in text
     assert '"n_shared": 20' in text
+
+
+def test_profile_row_has_its_own_title_and_question_after_the_first_five() -> None:
+    names = ["emobench", "empathetic", "eqbench3", "giebench", "emotionbench", "seceu", "eqbench"]
+    rows = build_profile({name: {"status": "ok"} for name in names})
+    assert [row["benchmark"] for row in rows][5:] == ["emobench", "eqbench3"]
+    emobench = rows[5]
+    assert emobench["title"] == "EmoBench"  # not the bare name
+    assert "causes" in emobench["question"] and "responses" in emobench["question"]
+    assert rows[6]["title"] == "EQ-Bench 3" and rows[6]["question"].endswith("as judged?")

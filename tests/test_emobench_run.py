@@ -16,6 +16,7 @@ from empathybench.instruments.emobench.bench import PRESETS, EmoBench, config_fr
 from empathybench.instruments.protocol import PreparedBenchmark
 from empathybench.models.base import ChatRequest
 from empathybench.models.scripted import ScriptedBackend
+from empathybench.report.validity import result_validity
 
 
 def _run(prepared: PreparedBenchmark, responder: Any) -> tuple[list[dict[str, Any]], ScriptedBackend]:
@@ -137,3 +138,40 @@ def test_full_preset_asks_four_conditions_and_reports_fine_categories(mirror: Pa
     assert set(summary["conditions"]) == {"paper2024", "paper2024+cot", "repo2025", "repo2025+cot"}
     eu = summary["conditions"]["repo2025"]["EU-zh"]
     assert eu["by_fine_category"] and eu["accuracy"]["value"] == pytest.approx(eu["baselines"]["always_A"])
+
+
+def test_unanswered_items_are_counted_and_a_mostly_unanswered_figure_is_labelled_insufficient(mirror: Path) -> None:
+    options = {"task": "EA", "lang": "both"}
+    prepared = EmoBench().prepare("quick", options=options, limit=4, seed=0, allow_unverified=False)
+    # en: every item answered; zh: only the first of four (the rest is prose no parser reads)
+    records, _ = _run(prepared, lambda request: "(a)")
+    answered_zh = {prepared.items[4].id}
+    records = [
+        r if r["language"] == "en" or r["item_id"] in answered_zh else {**_unanswered(r), "parse_error": "no_answer"}
+        for r in records
+    ]
+    summary = prepared.summarize(records)
+    assert (summary["n_items"], summary["n_parsed"]) == (8, 5)
+    en, zh = summary["metrics"]["ea_accuracy_en"], summary["metrics"]["ea_accuracy_zh"]
+    assert en["n_answered"] == 4 and "answered" not in en["label"] and not en["label"].startswith("insufficient")
+    assert zh["n_answered"] == 1 and zh["label"].startswith("insufficient: ") and "1 of 4 items answered" in zh["label"]
+    assert summary["invalid_rate"] == pytest.approx(75.0)  # zh: 3 of 4 answers unparsed
+    assert "invalid answers up to 75.0% (EA-zh" in summary["headline_note"]
+    assert "EA-zh (1 of 4 items answered)" in summary["headline_note"]
+    assert result_validity(summary)["status"] == "valid"  # 5 of 8 items overall: the house rule is met
+    only_zh = [r for r in records if r["language"] == "zh"]
+    zh_run = EmoBench().prepare("quick", options={**options, "lang": "zh"}, limit=4, seed=0, allow_unverified=False)
+    assert result_validity(zh_run.summarize(only_zh))["status"] == "insufficient"  # 1 of 4
+
+
+def _unanswered(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as if every answer had been unreadable prose."""
+    unread = {"index": None, "reason": "no_answer"}
+    copy = json.loads(json.dumps(record))
+    for condition in copy["conditions"].values():
+        for order in condition["orders"]:
+            for sample in order["samples"]:
+                for parser in sample.values():
+                    for question in parser:
+                        parser[question] = dict(unread)
+    return copy

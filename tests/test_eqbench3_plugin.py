@@ -69,7 +69,7 @@ def test_quick_run_with_a_scripted_judge_writes_summary_and_reports(tmp_path: Pa
     assert "plausible-2" in json.dumps(run_info["judge"])
     html = (out / "report.html").read_text("utf-8")
     assert "EQ-Bench 3 rubric score (0-100)" in html and "ability (0-20)" in html and "score 0-20" in html
-    assert "eqbench3" in (out / "report.md").read_text("utf-8")
+    assert "## EQ-Bench 3\n" in (out / "report.md").read_text("utf-8")  # its section, under its profile title
     # the headline is the profile's row for it
     profile = json.loads((out / "summary.json").read_text("utf-8"))["profile"]
     row = next(r for r in profile if r["benchmark"] == "eqbench3")

@@ -37,12 +37,13 @@ class DataFile:
         return self.path.rsplit("/", 1)[-1]
 
 
-@cache
-def _load_registry() -> dict[str, DataFile]:
-    raw = json.loads(resources.files("empathybench.data").joinpath("registry.json").read_text("utf-8"))
+def load_pins(package: str, filename: str = "pins.json", key_prefix: str = "") -> dict[str, DataFile]:
+    """The pins file `filename` shipped in `package` (`{"files": {name: {repo, commit, path, sha256,
+    git_blob_sha1, bytes}}}`), keyed by its names; each DataFile's key is `key_prefix + name`."""
+    raw = json.loads(resources.files(package).joinpath(filename).read_text("utf-8"))
     return {
-        key: DataFile(
-            key=key,
+        name: DataFile(
+            key=key_prefix + name,
             repo=entry["repo"],
             commit=entry["commit"],
             path=entry["path"],
@@ -50,8 +51,13 @@ def _load_registry() -> dict[str, DataFile]:
             git_blob_sha1=entry["git_blob_sha1"],
             size=entry["bytes"],
         )
-        for key, entry in raw["files"].items()
+        for name, entry in raw["files"].items()
     }
+
+
+@cache
+def _load_registry() -> dict[str, DataFile]:
+    return load_pins("empathybench.data", "registry.json")
 
 
 class _Registry:

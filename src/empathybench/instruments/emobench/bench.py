@@ -50,6 +50,9 @@ from empathybench.instruments.support import apply_options, evenly_spread
 from empathybench.models.base import Message, Sampling
 
 QUICK_ITEMS = 20  # per task and language, evenly spread over the qids
+# A task-language figure with fewer answered items than this fraction is labelled insufficient (the house rule of
+# report/validity.py, applied to each figure since en/zh and EU/EA are reported apart).
+MIN_ANSWERED_FRACTION = 0.5
 PARSERS = ("robust", "faithful")
 
 OPTION_HELP = {
@@ -248,6 +251,11 @@ class EmoBench:
     limit_unit = "items per task and language (paper2024 EU: 2 calls per order and sample)"
     preset_configs: ClassVar[Mapping[str, Any]] = {}  # set below the class (PRESETS)
     chart_domain = ACCURACY_DOMAIN
+    profile_position = 6  # after the five instruments of every report so far
+    profile_title = "EmoBench"
+    profile_question = (
+        "Does it understand emotions and their causes in complex scenarios, and pick effective responses?"
+    )
     canned = staticmethod(plausible_answer)
     report_section = staticmethod(report_section)
     rescore = RescoreCommand(
@@ -598,14 +606,28 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
     summary = summarize_records(config, records, seed=seed)
     first = config.conditions()[0]
     by_task_language = summary["conditions"].get(first.label, {})
+    unanswered = {
+        (r.task, r.language, r.qid) for r in item_results(records, first.label, first.parser) if not r.answered
+    }
     metrics: dict[str, dict[str, Any]] = {}
+    insufficient: list[str] = []
+    cell_of: dict[str, str] = {}  # metric key -> task-language key
     for key, condition in by_task_language.items():
         task, language = key.split("-", 1)
         label = f"{condition['accuracy']['label']}, {language} ({first.label})"
+        in_cell = [r for r in records if r["task"] == task and r["language"] == language]
+        answered = sum((task, language, r["qid"]) not in unanswered for r in in_cell)
+        if answered < len(in_cell):  # the figure counts an unanswered item as wrong: say how many there were
+            label += f"; {answered} of {len(in_cell)} items answered"
+        if answered < MIN_ANSWERED_FRACTION * len(in_cell):
+            label = f"insufficient: {label}"
+            insufficient.append(f"{key} ({answered} of {len(in_cell)} items answered)")
         metric_key = f"{'eu_joint' if task == 'EU' else 'ea'}_accuracy_{language}"
+        cell_of[metric_key] = key
         metrics[metric_key] = {
             **condition["accuracy"],
             "label": label,
+            "n_answered": answered,
             "items": {f"{key}-{qid}": value for qid, value in (condition["accuracy"].get("items") or {}).items()},
             "higher_is_better": True,
             "reference": None,
@@ -620,13 +642,34 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
         None,
     )
     entry = metrics.get(headline) if headline else None
-    invalid = [c["invalid_rate"] for c in by_task_language.values() if c.get("invalid_rate") is not None]
-    return {
+    invalid = {key: c["invalid_rate"] for key, c in by_task_language.items() if c.get("invalid_rate") is not None}
+    result = {
         **summary,
         "headline_metric": headline,
         "metrics": metrics,
         "score": entry["value"] if entry else None,
         "score_ci95": list(entry["ci95"]) if entry and entry.get("ci95") is not None else None,
         "n_items": len(records),
-        "invalid_rate": max(invalid) if invalid else None,
+        # read by report/validity.py: fewer than half answered makes the run "insufficient"
+        "n_parsed": sum((r["task"], r["language"], r["qid"]) not in unanswered for r in records),
+        "n_parsed_note": f"items whose every question got a parsed answer ({first.parser} parser, {first.label}, "
+        "after the vote, in every order)",
+        "invalid_rate": max(invalid.values()) if invalid else None,
     }
+    notes = []
+    if invalid:
+        worst = max(invalid, key=lambda key: invalid[key])
+        notes.append(f"invalid answers up to {invalid[worst]:.1f}% ({worst}, {first.parser} parser)")
+    if insufficient:
+        notes.append("fewer than half of the items answered in " + ", ".join(insufficient))
+    if entry is not None and headline is not None and entry["value"] is not None:
+        baseline = by_task_language[cell_of[headline]].get("baselines") or {}
+        beaten = {name: value for name, value in baseline.items() if value is not None and entry["value"] <= value}
+        if beaten:
+            notes.append(
+                "headline not above the "
+                + ", ".join(f"{name.replace('_', '-')} baseline ({value:.1f}%)" for name, value in beaten.items())
+            )
+    if notes:
+        result["headline_note"] = "; ".join(notes)
+    return result

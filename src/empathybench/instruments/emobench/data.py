@@ -8,12 +8,11 @@ ffa5e58 (the paper-era prompts, the three permuted option orders and the release
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from empathybench.data.fetch import FetchedFile, fetch_entry
-from empathybench.data.registry import DataFile
+from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
 
 Language = Literal["en", "zh"]
@@ -56,19 +55,7 @@ def paper_order_key(task: Task, order: int) -> str:
 @cache
 def pins() -> dict[str, DataFile]:
     """The instrument's pinned files, keyed `emobench/<era>/<path>`."""
-    raw = json.loads(resources.files(__package__).joinpath("pins.json").read_text("utf-8"))
-    return {
-        key: DataFile(
-            key=key,
-            repo=entry["repo"],
-            commit=entry["commit"],
-            path=entry["path"],
-            sha256=entry["sha256"],
-            git_blob_sha1=entry["git_blob_sha1"],
-            size=entry["bytes"],
-        )
-        for key, entry in raw["files"].items()
-    }
+    return load_pins("empathybench.instruments.emobench")
 
 
 def fetch_pinned(key: str, *, allow_unverified: bool = False) -> FetchedFile:

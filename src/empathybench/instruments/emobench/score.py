@@ -74,6 +74,13 @@ class ItemResult:
         return self.first_correct and (self.task == "EA" or self.cause_correct)
 
     @property
+    def answered(self) -> bool:
+        """Every question has a parsed answer after the vote (EU: emotion and cause)."""
+        if self._vote(self.predictions) == UNPARSED:
+            return False
+        return self.task == "EA" or self._vote(self.cause_predictions) != UNPARSED
+
+    @property
     def answers(self) -> int:
         return len(self.predictions) + len(self.cause_predictions)
 

@@ -84,6 +84,9 @@ class EQBench3:
     data_keys: tuple[str, ...] = ()  # its pins live in its own pins.json (data.pins()), fetched by prepare
     preset_configs: ClassVar[Mapping[str, EQBench3Config]] = PRESET_CONFIGS
     chart_domain = SCORE_DOMAIN
+    profile_position = 7  # after EmoBench
+    profile_title = "EQ-Bench 3"
+    profile_question = "How emotionally intelligent are its role-play replies and analyses, as judged?"
     canned = staticmethod(canned_answer)
     report_section = staticmethod(report_section)
     # Generic markers read by run/ and the registry (they name no instrument there).
@@ -203,8 +206,6 @@ def summarize_records(
         "config": asdict(config),
         "headline_metric": "score",
         "metrics": metrics,
-        "profile_title": "EQ-Bench 3",
-        "profile_question": "How emotionally intelligent are its role-play replies and analyses, as judged?",
     }
     if not metrics:
         summary["headline_note"] = f"no task was rubric-scored ({rubric['counts']['error']} errors)"

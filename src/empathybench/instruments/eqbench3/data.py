@@ -5,18 +5,16 @@ fetched at run time through the project's fetch code (`EMPATHYBENCH_MIRROR` for 
 the upstream text is kept in this package.
 """
 
-import json
 import logging
 import re
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 from empathybench.data.fetch import fetch_entry
-from empathybench.data.registry import DataFile
+from empathybench.data.registry import DataFile, load_pins
 
 log = logging.getLogger(__name__)
 
@@ -50,19 +48,7 @@ def task_type(scenario_id: str) -> TaskType:
 @cache
 def pins() -> dict[str, DataFile]:
     """The instrument's pinned files by file name."""
-    raw = json.loads(resources.files(__package__).joinpath("pins.json").read_text("utf-8"))
-    return {
-        name: DataFile(
-            key=f"eqbench3/{name}",
-            repo=entry["repo"],
-            commit=entry["commit"],
-            path=entry["path"],
-            sha256=entry["sha256"],
-            git_blob_sha1=entry["git_blob_sha1"],
-            size=entry["bytes"],
-        )
-        for name, entry in raw["files"].items()
-    }
+    return load_pins("empathybench.instruments.eqbench3", key_prefix="eqbench3/")
 
 
 def fetch_path(name: str, *, allow_unverified: bool = False) -> Path:
