@@ -433,19 +433,6 @@ def rescore_emotionbench(
     _emit(rescore_answer_sheet(file, challenging=challenging), as_json)
 
 
-@rescore_app.command("empathetic")
-def rescore_empathetic(
-    file: Annotated[Path, typer.Argument(help="A ratings CSV in the released Welivita & Pu format (or a subset)")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-) -> None:
-    """The paper's statistics from released ratings: Good %, Good increase, chi-square; by valence and emotion."""
-    from empathybench.instruments.empathetic.stats import rescore_ratings_file
-
-    if not file.is_file():
-        raise UserError(f"no such file: {file}")
-    _emit(rescore_ratings_file(file), as_json)
-
-
 def _fmt(value: Any, digits: int = 3) -> str:
     from empathybench.report.format import number
 

@@ -87,7 +87,16 @@ class RescoreOutput:
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------
 
-Cell = str | int | float | bool | None  # numbers are formatted and text escaped by the renderer
+
+@dataclass(frozen=True)
+class ItemLink:
+    """A table cell that links to one item's row in the instrument's samples table."""
+
+    text: str
+    item_id: str
+
+
+Cell = str | int | float | bool | ItemLink | None  # numbers are formatted and text escaped by the renderer
 
 
 @dataclass(frozen=True)
@@ -168,20 +177,37 @@ class LineChart:
 
 
 @dataclass(frozen=True)
+class StackedBarsChart:
+    """100%-stacked horizontal bars: one row per label, its shares (percent) in `segments` order."""
+
+    rows: tuple[tuple[str, tuple[float, ...]], ...]
+    segments: tuple[str, ...]
+    title: str
+    caption: str = ""
+    colors: tuple[str, ...] | None = None  # one per segment; None: the default palette
+
+
+@dataclass(frozen=True)
 class FactsTable:
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     digits: int | tuple[int, ...] = 2  # decimals of float cells (a tuple: per column)
     numeric: tuple[int, ...] = ()  # columns aligned as numbers
+    title: str | None = None  # a heading above the table
+
+
+Chart = StripChart | HistogramChart | NormalCurveChart | LineChart | GroupedBarsChart | StackedBarsChart
 
 
 @dataclass(frozen=True)
 class ReportSection:
     """What an instrument shows in report.html above its metrics table and samples."""
 
-    charts: tuple[StripChart | HistogramChart | NormalCurveChart | LineChart | GroupedBarsChart, ...] = ()
+    charts: tuple[Chart, ...] = ()
     tables: tuple[FactsTable, ...] = ()
     note: str | None = None  # a line of text above the charts (e.g. why there are none)
+    warning: str | None = None  # a strong banner above everything (e.g. the model judged itself)
+    footnote: str | None = None  # a small line of text below the tables
 
 
 @runtime_checkable

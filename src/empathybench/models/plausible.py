@@ -12,7 +12,6 @@ from empathybench.models.base import Canned, ChatRequest, Draw
 
 _NUMBERED_ITEM = re.compile(r"^\s*(\d{1,2})[.)]\s+([A-Za-z][^\n:]{0,60}?)\s*$", re.MULTILINE)
 _SCALE = re.compile(r"\b(\d)\s*(?:-|to)\s*(\d)\b")
-_GOOD_OKAY_BAD = ("Good", "Okay", "Bad")
 _SCORE_LINE = re.compile(r"^([^\n:<>]+):\s*<(?:revised )?score>\s*$", re.MULTILINE)
 
 
@@ -41,13 +40,9 @@ class PlausibleResponder:
             text = answer(request, Draw(self.variant, salt))
             if text is not None:
                 return text
-        every = "\n".join(m.content for m in request.messages)
         labels = score_line_labels(prompt)
         if labels:  # EQ-Bench: an intensity 0-10 per emotion
             return "\n".join(f"{label}: {round(10 * self._draw(salt, prompt, label) ** 1.5)}" for label in labels)
-        if all(word in every for word in _GOOD_OKAY_BAD):  # empathetic judge
-            draw = self._draw(salt, prompt)
-            return "Good" if draw < 0.45 + 0.1 * (self.variant % 2) else ("Okay" if draw < 0.85 else "Bad")
         items = _NUMBERED_ITEM.findall(prompt)
         if len(items) >= 5:  # a questionnaire (EmotionBench): every item with a value on the stated scale
             scale = _SCALE.search(prompt)

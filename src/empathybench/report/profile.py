@@ -10,14 +10,12 @@ from empathybench.report.validity import validity_of
 INSTRUMENTS: dict[str, str] = {
     "eqbench": "EQ-Bench",
     "emotionbench": "EmotionBench",
-    "empathetic": "Empathetic responding",
 }
-POSITIONS: dict[str, int] = {"eqbench": 1, "emotionbench": 3, "empathetic": 5}
+POSITIONS: dict[str, int] = {"eqbench": 1, "emotionbench": 3}
 
 QUESTIONS: dict[str, str] = {
     "eqbench": "How well does it read the intensity of a character's emotions?",
     "emotionbench": "Does its mood move as people's does after imagining a situation?",
-    "empathetic": "Are its replies to people's emotional messages rated Good as often as human replies?",
 }
 UNPLACED = 10**6  # instruments without a position come after the placed ones, in run order
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
+from empathybench.instruments.empathetic.canned import JUDGE_TAG_SUFFIX, plausible_answer
 from empathybench.instruments.empathetic.data import (
     BAD,
     GOOD,
@@ -36,6 +37,8 @@ HUMAN_HUMAN_KAPPA_NOTE = (
     "the ceiling for item-level agreement on this task, so compare the judge's kappa with it, not with 1.0"
 )
 CATEGORIES = (BAD, OKAY, GOOD)
+INSTRUMENT_NAME = "empathetic"  # the instrument whose judge this validates (its canned answers, its request tag)
+JUDGE_TAG = INSTRUMENT_NAME + JUDGE_TAG_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -251,7 +254,8 @@ async def _judge_all(
         async def call(messages: Sequence[Message], sampling: Sampling, attempt: int) -> Generation:
             nonlocal asked
             asked += 1
-            _, generation = await engine.generate(messages, sampling, attempt=attempt)
+            # Tagged as the instrument's judge, so a scripted judge gives the same canned labels as in a run.
+            _, generation = await engine.generate(messages, sampling, attempt=attempt, tag=JUDGE_TAG)
             return generation
 
         rating: int | None = None
@@ -320,7 +324,11 @@ def run_validation(
 
     # The backend first: a missing key or extra is the error to show, before any data is fetched.
     backend = create_backend(
-        parse_model_spec(judge), base_url=base_url, model_args=judge_args or [], args_option="--judge-arg"
+        parse_model_spec(judge),
+        base_url=base_url,
+        model_args=judge_args or [],
+        args_option="--judge-arg",
+        canned={INSTRUMENT_NAME: plausible_answer},
     )
     prompts, fetched = load_released(allow_unverified=allow_unverified)
     pairs = stratified_cases(prompts, limit)
