@@ -78,6 +78,20 @@ class RescoreCommand:
 
 
 @dataclass(frozen=True)
+class JudgeValidation:
+    """`empathybench judge validate`: a judge rates items with known human ratings; its agreement with them.
+
+    An instrument that uses a judge may offer one as `judge_validation` (optional: read with getattr). `run` takes
+    the judge spec and the command's settings (limit, seed, base_url, max_concurrency, use_cache, allow_unverified,
+    attempts, console, request_timeout_s, judge_args) and returns the JSON-able report (`--json`, `--out`);
+    `render` prints it as text on a rich Console.
+    """
+
+    run: Callable[..., Mapping[str, Any]]
+    render: Callable[[Mapping[str, Any], Any], None]
+
+
+@dataclass(frozen=True)
 class RescoreOutput:
     """A rescore result with one-line notes for the terminal's error stream (e.g. the files it left out)."""
 

@@ -22,7 +22,7 @@ from empathybench.instruments.empathetic.prompts import (
 )
 from empathybench.instruments.empathetic.report import GOOD_PCT_DOMAIN, report_section, sample_line
 from empathybench.instruments.empathetic.stats import RatedRow, analyse, rescore_ratings_file
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import BenchItem, JudgeValidation, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import MAX_ATTEMPTS, MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded
 from empathybench.models.base import Message, Sampling
 from empathybench.stats.intervals import bootstrap_method, mean_metric, metric
@@ -267,6 +267,13 @@ class EmpatheticResponding:
         argument_help="A ratings CSV in the released Welivita & Pu format (or a subset)",
         run=lambda path: _rescore_file(path),
     )
+
+    @property
+    def judge_validation(self) -> JudgeValidation:
+        """`empathybench judge validate`: the judge on released replies with human ratings (imported when asked)."""
+        from empathybench.instruments.empathetic.validate import JUDGE_VALIDATION
+
+        return JUDGE_VALIDATION
 
     # Every preset runs the same config; quick differs only in which prompts it takes (prepare).
     preset_configs: ClassVar[Mapping[str, EmpatheticConfig]] = {name: EmpatheticConfig() for name in presets}
