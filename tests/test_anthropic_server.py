@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from empathybench.instruments.empathetic.testing import FakeJudge
 from empathybench.models.anthropic_backend import (
     SAMPLING_API_VERSION,
     AnthropicBackend,
@@ -24,7 +25,6 @@ from empathybench.models.anthropic_backend import (
 )
 from empathybench.models.base import ChatRequest, Message, Sampling
 from empathybench.testing.fake_anthropic import FakeAnthropicServer, error_body
-from empathybench.testing.fake_judge import FakeJudge
 
 KEY = "sk-ant-test-4b1d93c7e2"
 MODEL = "claude-fake-1"

@@ -19,8 +19,8 @@ from scipy.stats import spearmanr
 
 from empathybench.instruments.empathetic.data import HUMAN, Prompt, load_released, one_per_emotion
 from empathybench.instruments.empathetic.prompts import judge_messages
+from empathybench.instruments.empathetic.testing import FakeJudge, length_rating, rated_reply
 from empathybench.instruments.empathetic.validate import _family_of, stratified_cases
-from empathybench.testing.fake_judge import FakeJudge, length_rating, rated_reply
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
 LIMIT = 60

@@ -18,6 +18,7 @@ import pytest
 
 from empathybench.errors import ModelConfigError
 from empathybench.instruments.empathetic.judge import JUDGE_MAX_TOKENS
+from empathybench.instruments.empathetic.testing import FakeJudge
 from empathybench.models.capabilities import (
     DEFAULT_REASONING_ALLOWANCE,
     lookup_capabilities,
@@ -26,7 +27,6 @@ from empathybench.models.capabilities import (
     split_think_tags,
 )
 from empathybench.testing.fake_anthropic import FakeAnthropicServer
-from empathybench.testing.fake_judge import FakeJudge
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
 
 ANTHROPIC_KEY = "sk-ant-test-reasoning-77"

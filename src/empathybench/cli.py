@@ -435,119 +435,15 @@ def _emit(result: Any, as_json: bool) -> None:
         pprint(result, console=stdout, expand_all=False)
 
 
-@rescore_app.command("empathetic")
-def rescore_empathetic(
-    file: Annotated[Path, typer.Argument(help="A ratings CSV in the released Welivita & Pu format (or a subset)")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-) -> None:
-    """The paper's statistics from released ratings: Good %, Good increase, chi-square; by valence and emotion."""
-    from empathybench.instruments.empathetic.stats import rescore_ratings_file
+def _judge_validation() -> Any:
+    """The JudgeValidation of the first installed instrument (in run order) that validates its judge."""
+    from empathybench.instruments.registry import all_benchmarks
 
-    if not file.is_file():
-        raise UserError(f"no such file: {file}")
-    _emit(rescore_ratings_file(file), as_json)
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    from empathybench.report.format import number
-
-    return number(value, digits, missing="n/a")
-
-
-def _print_validation(report: dict[str, Any]) -> None:
-    """The validation report as tables; the judge's kappa beside the human-human reference."""
-    from rich.table import Table
-
-    judge = report["judge"]
-    # Judge specs, judge answers and data-file names are printed literally (markup=False, Text), never as markup.
-    stdout.print(
-        Text.assemble(
-            (f"judge {judge['spec']}", "bold"),
-            f": {report['n_cases']} released replies, {report['n_rated']} rated, "
-            f"{report['n_unparseable']} unparseable after {report['settings']['attempts']} asks, "
-            f"{report['n_reasked']} read only after a re-ask, {report['n_failed_calls']} failed calls",
-        )
-    )
-
-    agreement = Table(title="Item-level agreement with the one human rating of each reply")
-    agreement.add_column("figure")
-    agreement.add_column("judge vs human", justify="right")
-    agreement.add_column("reference", justify="right")
-    reference = f"{report['human_human_kappa_reference']:.2f} human vs human"
-    agreement.add_row("weighted kappa, linear", _fmt(report["weighted_kappa_linear"]), reference)
-    agreement.add_row("weighted kappa, quadratic", _fmt(report["weighted_kappa_quadratic"]), reference)
-    agreement.add_row("accuracy (3 classes)", _fmt(report["accuracy"]), "0.333 chance")
-    stdout.print(agreement)
-    stdout.print(f"reference: {report['human_human_kappa_note']}", highlight=False, markup=False)
-
-    matrix = report["confusion_matrix"]
-    confusion = Table(title="Confusion matrix: rows human rating, columns judge rating")
-    confusion.add_column("human \\ judge")
-    for label in matrix["order"]:
-        confusion.add_column(label, justify="right")
-    for label, row in zip(matrix["order"], matrix["counts"], strict=True):
-        confusion.add_row(label, *(str(n) for n in row))
-    stdout.print(confusion)
-
-    sources = Table(title="By source of the replies: Good% from the judge and from the human raters")
-    for name in ("source", "n", "Good% judge", "Good% human", "accuracy"):
-        sources.add_column(name, justify="left" if name == "source" else "right")
-    for source, entry in report["by_source"].items():
-        sources.add_row(
-            Text(str(source)),
-            str(entry["n"]),
-            _fmt(entry["good_pct_judge"], 2),
-            _fmt(entry["good_pct_human"], 2),
-            _fmt(entry["accuracy"]),
-        )
-    stdout.print(sources)
-    ranking = report["ranking"]
-    stdout.print(
-        f"sources by Good%: human raters {' > '.join(ranking['human'])}; judge {' > '.join(ranking['judge'])}; "
-        f"Kendall tau {_fmt(ranking['kendall_tau'])}; {ranking['pairs_ordered_alike']}/{ranking['pairs']} pairs "
-        f"ordered alike; reproduced: {ranking['reproduced']}",
-        highlight=False,
-        markup=False,
-    )
-    if report["valence"]:
-        valence = Table(title="Valence pattern: Good% and relative Good increase over human replies")
-        for name in ("valence", "source", "Good% judge", "increase judge", "Good% human", "increase human"):
-            valence.add_column(name, justify="left" if name in ("valence", "source") else "right")
-        for name, by_source in report["valence"]["judge"].items():
-            for source, entry in by_source.items():
-                human_entry = report["valence"]["human"][name][source]
-                valence.add_row(
-                    Text(str(name)),
-                    Text(str(source)),
-                    _fmt(entry["pct_good"], 2),
-                    _fmt(entry["good_increase_pct"], 2),
-                    _fmt(human_entry["pct_good"], 2),
-                    _fmt(human_entry["good_increase_pct"], 2),
-                )
-        stdout.print(valence)
-    length = report["length_bias"]
-    stdout.print(
-        f"length bias: Spearman rho words vs judge {_fmt(length['spearman_words_vs_judge'])}, "
-        f"vs human {_fmt(length['spearman_words_vs_human'])} (the human raters: about 0)",
-        highlight=False,
-        markup=False,
-    )
-    preference = report["self_preference"]
-    if preference["own_sources"]:
-        stdout.print(
-            f"self-preference: judge family {preference['judge_family']}; judge minus human Good% "
-            f"{_fmt(preference['good_gap_pp_own'], 2)} pp on its own family's replies "
-            f"({', '.join(preference['own_sources'])}), {_fmt(preference['good_gap_pp_others'], 2)} pp on the others",
-            highlight=False,
-            markup=False,
-        )
-    else:
-        stdout.print("self-preference: no released source from the judge's model family", highlight=False, markup=False)
-    if report["raw_unparseable"]:
-        stdout.print(
-            f"unreadable judge answers, first ones: {report['raw_unparseable'][:3]}", highlight=False, markup=False
-        )
-    stdout.print("all figures (p-values, usage): --json or --out FILE", highlight=False, markup=False)
+    for instrument in all_benchmarks().values():
+        validation = getattr(instrument, "judge_validation", None)
+        if validation is not None:
+            return validation
+    raise UserError("no installed instrument has a judge to validate")
 
 
 @judge_app.command("validate")
@@ -579,7 +475,6 @@ def judge_validate(
     ] = None,
 ) -> None:
     """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
-    from empathybench.instruments.empathetic.validate import run_validation
     from empathybench.instruments.support import MAX_ATTEMPTS
     from empathybench.run.options import MAX_CONCURRENCY
 
@@ -600,7 +495,8 @@ def judge_validate(
     from empathybench.models.registry import check_model_args
 
     check_model_args(judge, judge_arg or [], "--judge-arg")
-    report = run_validation(
+    validation = _judge_validation()
+    report = validation.run(
         judge,
         limit=limit,
         seed=seed,
@@ -619,7 +515,7 @@ def judge_validate(
     if as_json:
         _emit(report, as_json=True)
     else:
-        _print_validation(report)
+        validation.render(report, stdout)
     if report["n_failed_calls"]:
         console.print(
             Text(

@@ -80,6 +80,20 @@ class RescoreCommand:
 
 
 @dataclass(frozen=True)
+class JudgeValidation:
+    """`empathybench judge validate`: a judge rates items with known human ratings; its agreement with them.
+
+    An instrument that uses a judge may offer one as `judge_validation` (optional: read with getattr). `run` takes
+    the judge spec and the command's settings (limit, seed, base_url, max_concurrency, use_cache, allow_unverified,
+    attempts, console, request_timeout_s, judge_args) and returns the JSON-able report (`--json`, `--out`);
+    `render` prints it as text on a rich Console.
+    """
+
+    run: Callable[..., Mapping[str, Any]]
+    render: Callable[[Mapping[str, Any], Any], None]
+
+
+@dataclass(frozen=True)
 class RescoreOutput:
     """A rescore result with one-line notes for the terminal's error stream (e.g. the files it left out)."""
 
@@ -212,23 +226,45 @@ class ScatterChart:
 
 
 @dataclass(frozen=True)
+class StackedBarsChart:
+    """100%-stacked horizontal bars: one row per label, its shares (percent) in `segments` order."""
+
+    rows: tuple[tuple[str, tuple[float, ...]], ...]
+    segments: tuple[str, ...]
+    title: str
+    caption: str = ""
+    colors: tuple[str, ...] | None = None  # one per segment; None: the default palette
+
+
+@dataclass(frozen=True)
 class FactsTable:
     headers: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     digits: int | tuple[int, ...] = 2  # decimals of float cells (a tuple: per column)
     numeric: tuple[int, ...] = ()  # columns aligned as numbers
+    title: str | None = None  # a heading above the table
+
+
+Chart = (
+    StripChart
+    | HistogramChart
+    | NormalCurveChart
+    | LineChart
+    | GroupedBarsChart
+    | HeatmapChart
+    | ScatterChart
+    | StackedBarsChart
+)
 
 
 @dataclass(frozen=True)
 class ReportSection:
     """What an instrument shows in report.html above its metrics table and samples."""
 
-    charts: tuple[
-        StripChart | HistogramChart | NormalCurveChart | LineChart | GroupedBarsChart | HeatmapChart | ScatterChart,
-        ...,
-    ] = ()
+    charts: tuple[Chart, ...] = ()
     tables: tuple[FactsTable, ...] = ()
     note: str | None = None  # a line of text above the charts (e.g. why there are none)
+    warning: str | None = None  # a strong banner above everything (e.g. the model judged itself)
     footnote: tuple[Cell, ...] = ()  # a small line below the tables: text and numbers (formatted with digits)
     footnote_digits: int = 2
 

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 
 from empathybench.models.base import Canned, ChatRequest, Draw
 
-_GOOD_OKAY_BAD = ("Good", "Okay", "Bad")
 _SCORE_LINE = re.compile(r"^([^\n:<>]+):\s*<(?:revised )?score>\s*$", re.MULTILINE)
 
 
@@ -39,13 +38,9 @@ class PlausibleResponder:
             text = answer(request, Draw(self.variant, salt))
             if text is not None:
                 return text
-        every = "\n".join(m.content for m in request.messages)
         labels = score_line_labels(prompt)
         if labels:  # EQ-Bench: an intensity 0-10 per emotion
             return "\n".join(f"{label}: {round(10 * self._draw(salt, prompt, label) ** 1.5)}" for label in labels)
-        if all(word in every for word in _GOOD_OKAY_BAD):  # empathetic judge
-            draw = self._draw(salt, prompt)
-            return "Good" if draw < 0.45 + 0.1 * (self.variant % 2) else ("Okay" if draw < 0.85 else "Bad")
         openings = ("That sounds really hard.", "I'm so glad to hear that!", "Oh no, I'm sorry.", "How exciting!")
         return f"{openings[int(4 * self._draw(salt, prompt))]} How are you feeling about it now?"
 

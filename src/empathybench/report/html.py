@@ -18,6 +18,7 @@ from empathybench.instruments.protocol import (
     NormalCurveChart,
     ReportSection,
     ScatterChart,
+    StackedBarsChart,
     StripChart,
 )
 from empathybench.report import svg
@@ -138,7 +139,7 @@ def _instrument(name: str) -> Any:
 
 def _domain(name: str, values: Sequence[float | None]) -> tuple[float, float]:
     instrument = _instrument(name)
-    base = (instrument.chart_domain if instrument is not None else None) or _DOMAINS.get(name)
+    base = instrument.chart_domain if instrument is not None else None
     return _widen(base, values)
 
 
@@ -150,12 +151,6 @@ def _widen(base: tuple[float, float] | None, values: Sequence[float | None]) -> 
     low = min([base[0], *present])
     high = max([base[1], *present])
     return (low, high) if high > low else (low - 1, high + 1)
-
-
-# Chart axes of the instruments that do not give their own `chart_domain` yet.
-_DOMAINS = {
-    "empathetic": (0.0, 100.0),
-}
 
 
 def _render_section(section: ReportSection, name: str = "") -> str:
@@ -212,21 +207,30 @@ def _render_section(section: ReportSection, name: str = "") -> str:
                 diagonal=chart.diagonal,
                 title=chart.title,
             )
+        elif isinstance(chart, StackedBarsChart):
+            drawn = svg.stacked_bars(
+                [(label, dict(zip(chart.segments, shares, strict=True))) for label, shares in chart.rows],
+                segments=list(chart.segments),
+                colors=list(chart.colors) if chart.colors is not None else None,
+                title=chart.title,
+            )
         else:
             drawn = svg.histogram(list(chart.values), bins=chart.bins, unit=chart.unit, title=chart.title)
         charts.append(_figure(drawn, chart.caption))
     tables = [
-        _table(
+        (f"<h3>{_e(table.title)}</h3>" if table.title is not None else "")
+        + _table(
             table.headers,
             [[_cell(cell, _digits(table.digits, i), name) for i, cell in enumerate(row)] for row in table.rows],
             numeric=table.numeric,
         )
         for table in section.tables
     ]
+    warning = f'<div class="banner strong">{_e(section.warning)}</div>' if section.warning is not None else ""
     note = f"<p>{_e(section.note)}</p>" if section.note is not None else ""
     drawn = f'<div class="charts">{"".join(charts)}</div>' if charts or not note else ""
     footnote = "".join(_num(part, section.footnote_digits) for part in section.footnote)
-    return note + drawn + "".join(tables) + (f"<p class=small>{footnote}</p>" if section.footnote else "")
+    return warning + note + drawn + "".join(tables) + (f"<p class=small>{footnote}</p>" if section.footnote else "")
 
 
 def _cell(cell: Cell, digits: int, name: str) -> str:
@@ -247,7 +251,7 @@ def _section_body(name: str, result: dict[str, Any], samples: list[dict[str, Any
     section = instrument.report_section(result, samples) if instrument is not None else None
     if section is not None:
         return _render_section(section, name)
-    return _SECTIONS.get(name, lambda r, s: "")(result, samples)
+    return ""
 
 
 def _profile_points(row: dict[str, Any], series: int = 0, label: str = "this model") -> list[Point]:
@@ -337,94 +341,6 @@ def _marker(marker: str | None) -> str:
     return {"up": '<span class="up sig">▲</span>', "down": '<span class="down sig">▼</span>'}.get(marker or "", "")
 
 
-_SOURCE_LABELS = {
-    "model": "this model",
-    "human": "human replies",
-    "chatgpt_empathy": "GPT-4",
-    "llama_empathy": "LLaMA-2-70B-Chat",
-    "gemini_empathy": "Gemini-1.0-Pro",
-    "mixtral_empathy": "Mixtral-8x7B",
-}
-
-
-def _empathetic_section(result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    judged = result.get("judged") or {}
-    reference = result.get("human_rater_reference") or {}
-    judge = result.get("judge") or {}
-    judge_name = (
-        "the model itself" if judge.get("self_judging") else f"judge {(judge.get('identity') or {}).get('model')}"
-    )
-    rows: list[tuple[str, dict[str, float]]] = []
-    for source, figures in (judged.get("sources") or {}).items():
-        rows.append(
-            (
-                f"judge: {_SOURCE_LABELS.get(source, source)}",
-                {"Good": figures["pct_good"], "Okay": figures["pct_okay"], "Bad": figures["pct_bad"]},
-            )
-        )
-    for source, figures in (reference.get("sources") or {}).items():
-        rows.append(
-            (
-                f"raters: {_SOURCE_LABELS.get(source, source)}",
-                {"Good": figures["pct_good"], "Okay": figures["pct_okay"], "Bad": figures["pct_bad"]},
-            )
-        )
-    charts = [
-        _figure(
-            svg.stacked_bars(
-                rows,
-                segments=["Good", "Okay", "Bad"],
-                colors=["#009E73", "#E69F00", "#D55E00"],
-                title="ratings of replies to the same prompts",
-            ),
-            f"judge: rated by {judge_name}; raters: the study's crowd ratings of the released replies. The two are "
-            "calibrated differently: compare within each group.",
-        )
-    ]
-    warning = (
-        '<div class="banner strong">No --judge was given: the model under test rated its own replies and the human '
-        "replies. Use --judge with a strong model for a fair comparison.</div>"
-        if judge.get("self_judging")
-        else ""
-    )
-    first_item = {}
-    for record in samples:
-        first_item.setdefault(record.get("emotion"), record["item_id"])
-    emotion_rows = []
-    for emotion, entry in (judged.get("emotions") or {}).items():
-        sources = entry.get("sources") or {}
-        model, human_entry = sources.get("model") or {}, sources.get("human") or {}
-        emotion_rows.append(
-            [
-                f'<a href="#{_anchor("item", "empathetic", first_item.get(emotion, ""))}">{_e(emotion)}</a>',
-                _e(entry.get("valence")),
-                _num(entry.get("n")),
-                _num(model.get("pct_good"), 1),
-                _num(human_entry.get("pct_good"), 1),
-                _num(model.get("good_increase_pct"), 1),
-                _num(model.get("p_holm", model.get("p")), 4),
-            ]
-        )
-    table = _table(
-        ["emotion", "valence", "prompts", "model Good %", "human replies Good %", "increase %", "p (Holm)"],
-        emotion_rows,
-        numeric=(2, 3, 4, 5, 6),
-    )
-    length = result.get("length") or {}
-    facts = (
-        f"<p class=small>Reply length: mean {_num(length.get('mean_words'), 1)} words "
-        f"(human replies {_num(length.get('human_reference_mean_words'), 1)}), "
-        f"{_num(length.get('share_over_97_words_pct'), 1)}% over 97 words.</p>"
-    )
-    return f'{warning}<div class="charts">{"".join(charts)}</div><h3>Per emotion (same judge)</h3>{table}{facts}'
-
-
-# Sections of the instruments that do not draw their own yet (ReportSection); each entry moves into its instrument.
-_SECTIONS = {
-    "empathetic": _empathetic_section,
-}
-
-
 # ---------------------------------------------------------------------------------------------------------- samples
 
 
@@ -474,11 +390,6 @@ def _sample_summary(record: dict[str, Any]) -> str:
     sample_line = getattr(instrument, "sample_line", None)
     if callable(sample_line):  # the instrument's own one-line view of a record
         return _e(sample_line(record))
-    if name == "empathetic":
-        verdicts = record.get("verdicts") or {}
-        return _e(
-            ", ".join(f"{_SOURCE_LABELS.get(s, s)}: {v.get('label') or v.get('rating')}" for s, v in verdicts.items())
-        )
     return _e(json.dumps(record.get("parsed"), ensure_ascii=False)[:300])
 
 

@@ -9,13 +9,11 @@ from empathybench.report.validity import validity_of
 # (`profile_position`, `profile_title`, `profile_question` on the instrument); each entry moves into its instrument.
 INSTRUMENTS: dict[str, str] = {
     "eqbench": "EQ-Bench",
-    "empathetic": "Empathetic responding",
 }
-POSITIONS: dict[str, int] = {"eqbench": 1, "empathetic": 5}
+POSITIONS: dict[str, int] = {"eqbench": 1}
 
 QUESTIONS: dict[str, str] = {
     "eqbench": "How well does it read the intensity of a character's emotions?",
-    "empathetic": "Are its replies to people's emotional messages rated Good as often as human replies?",
 }
 UNPLACED = 10**6  # instruments without a position come after the placed ones, in run order
 

@@ -4,11 +4,14 @@ The judge also rates the human reply of every prompt, so model-vs-human figures 
 published human-rater figures for the same prompts are reported beside them as a reference, never mixed in.
 """
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 from empathybench.engine.engine import ItemContext, stored_text
 from empathybench.errors import UserError
+from empathybench.instruments.empathetic.canned import plausible_answer
 from empathybench.instruments.empathetic.data import GOOD, HUMAN, SOURCE_NAMES, Prompt, load_released, one_per_emotion
 from empathybench.instruments.empathetic.judge import JUDGE_ATTEMPTS, JUDGE_MAX_TOKENS, judge_reply
 from empathybench.instruments.empathetic.prompts import (
@@ -17,8 +20,9 @@ from empathybench.instruments.empathetic.prompts import (
     RATER_TEXT_SOURCE,
     generation_messages,
 )
-from empathybench.instruments.empathetic.stats import RatedRow, analyse
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
+from empathybench.instruments.empathetic.report import GOOD_PCT_DOMAIN, report_section, sample_line
+from empathybench.instruments.empathetic.stats import RatedRow, analyse, rescore_ratings_file
+from empathybench.instruments.protocol import BenchItem, JudgeValidation, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import MAX_ATTEMPTS, MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded
 from empathybench.models.base import Message, Sampling
 from empathybench.stats.intervals import bootstrap_method, mean_metric, metric
@@ -251,10 +255,36 @@ class EmpatheticResponding:
     }
     options = OPTION_HELP
     limit_unit = "prompts (1 reply and its judge calls each)"  # what `--limit N` bounds
+    chart_domain = GOOD_PCT_DOMAIN
+    profile_position = 5  # last in the profile, as in every report so far
+    profile_title = "Empathetic responding"
+    profile_question = "Are its replies to people's emotional messages rated Good as often as human replies?"
+    canned = staticmethod(plausible_answer)
+    report_section = staticmethod(report_section)
+    sample_line = staticmethod(sample_line)
+    rescore = RescoreCommand(
+        help="The paper's statistics from released ratings: Good %, Good increase, chi-square; by valence and emotion.",
+        argument_help="A ratings CSV in the released Welivita & Pu format (or a subset)",
+        run=lambda path: _rescore_file(path),
+    )
+
+    @property
+    def judge_validation(self) -> JudgeValidation:
+        """`empathybench judge validate`: the judge on released replies with human ratings (imported when asked)."""
+        from empathybench.instruments.empathetic.validate import JUDGE_VALIDATION
+
+        return JUDGE_VALIDATION
+
+    # Every preset runs the same config; quick differs only in which prompts it takes (prepare).
+    preset_configs: ClassVar[Mapping[str, EmpatheticConfig]] = {name: EmpatheticConfig() for name in presets}
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> EmpatheticConfig:
+        """The config a preset and `--option`s give; every mistake is a one-line UserError."""
+        return _config_from(dict(options))
 
     def check_options(self, preset: str, options: dict[str, str]) -> None:
         """Every `--option` mistake as a UserError, before any data is read or model called."""
-        _config_from(options)
+        self.configure(preset, options)
 
     def prepare(
         self,
@@ -287,3 +317,10 @@ class EmpatheticResponding:
             summarize=summarize,
             data_files=[fetched],
         )
+
+
+def _rescore_file(path: Path) -> dict[str, Any]:
+    """`empathybench rescore empathetic FILE`: a missing file is one line, as any unreadable one."""
+    if not path.is_file():
+        raise UserError(f"no such file: {path}")
+    return rescore_ratings_file(path)

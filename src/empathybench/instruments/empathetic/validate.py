@@ -4,11 +4,12 @@ import asyncio
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
+from empathybench.instruments.empathetic.canned import JUDGE_TAG_SUFFIX, plausible_answer
 from empathybench.instruments.empathetic.data import (
     BAD,
     GOOD,
@@ -21,6 +22,7 @@ from empathybench.instruments.empathetic.data import (
 )
 from empathybench.instruments.empathetic.judge import JUDGE_ATTEMPTS, judge_reply
 from empathybench.instruments.empathetic.stats import RatedRow, analyse
+from empathybench.instruments.protocol import JudgeValidation
 from empathybench.stats.agreement import accuracy, confusion_matrix, kendall_tau, spearman, weighted_kappa
 
 if TYPE_CHECKING:
@@ -36,6 +38,8 @@ HUMAN_HUMAN_KAPPA_NOTE = (
     "the ceiling for item-level agreement on this task, so compare the judge's kappa with it, not with 1.0"
 )
 CATEGORIES = (BAD, OKAY, GOOD)
+INSTRUMENT_NAME = "empathetic"  # the instrument whose judge this validates (its canned answers, its request tag)
+JUDGE_TAG = INSTRUMENT_NAME + JUDGE_TAG_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -251,7 +255,8 @@ async def _judge_all(
         async def call(messages: Sequence[Message], sampling: Sampling, attempt: int) -> Generation:
             nonlocal asked
             asked += 1
-            _, generation = await engine.generate(messages, sampling, attempt=attempt)
+            # Tagged as the instrument's judge, so a scripted judge gives the same canned labels as in a run.
+            _, generation = await engine.generate(messages, sampling, attempt=attempt, tag=JUDGE_TAG)
             return generation
 
         rating: int | None = None
@@ -320,7 +325,11 @@ def run_validation(
 
     # The backend first: a missing key or extra is the error to show, before any data is fetched.
     backend = create_backend(
-        parse_model_spec(judge), base_url=base_url, model_args=judge_args or [], args_option="--judge-arg"
+        parse_model_spec(judge),
+        base_url=base_url,
+        model_args=judge_args or [],
+        args_option="--judge-arg",
+        canned={INSTRUMENT_NAME: plausible_answer},
     )
     prompts, fetched = load_released(allow_unverified=allow_unverified)
     pairs = stratified_cases(prompts, limit)
@@ -351,3 +360,114 @@ def run_validation(
     report["raw_unparseable"] = [o.raw for o in outcomes if o.case.judge_rating is None and o.case.error is None][:20]
     report["call_errors"] = [o.case.error for o in outcomes if o.case.error is not None][:20]
     return report
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    """A figure as the terminal shows it: n/a for a missing one, floats to `digits` decimals."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
+    """`judge validate` without --json: the report as tables; the judge's kappa beside the human-human reference."""
+    from rich.table import Table
+    from rich.text import Text
+
+    judge = report["judge"]
+    # Judge specs, judge answers and data-file names are printed literally (markup=False, Text), never as markup.
+    stdout.print(
+        Text.assemble(
+            (f"judge {judge['spec']}", "bold"),
+            f": {report['n_cases']} released replies, {report['n_rated']} rated, "
+            f"{report['n_unparseable']} unparseable after {report['settings']['attempts']} asks, "
+            f"{report['n_reasked']} read only after a re-ask, {report['n_failed_calls']} failed calls",
+        )
+    )
+
+    agreement = Table(title="Item-level agreement with the one human rating of each reply")
+    agreement.add_column("figure")
+    agreement.add_column("judge vs human", justify="right")
+    agreement.add_column("reference", justify="right")
+    reference = f"{report['human_human_kappa_reference']:.2f} human vs human"
+    agreement.add_row("weighted kappa, linear", _fmt(report["weighted_kappa_linear"]), reference)
+    agreement.add_row("weighted kappa, quadratic", _fmt(report["weighted_kappa_quadratic"]), reference)
+    agreement.add_row("accuracy (3 classes)", _fmt(report["accuracy"]), "0.333 chance")
+    stdout.print(agreement)
+    stdout.print(f"reference: {report['human_human_kappa_note']}", highlight=False, markup=False)
+
+    matrix = report["confusion_matrix"]
+    confusion = Table(title="Confusion matrix: rows human rating, columns judge rating")
+    confusion.add_column("human \\ judge")
+    for label in matrix["order"]:
+        confusion.add_column(label, justify="right")
+    for label, row in zip(matrix["order"], matrix["counts"], strict=True):
+        confusion.add_row(label, *(str(n) for n in row))
+    stdout.print(confusion)
+
+    sources = Table(title="By source of the replies: Good% from the judge and from the human raters")
+    for name in ("source", "n", "Good% judge", "Good% human", "accuracy"):
+        sources.add_column(name, justify="left" if name == "source" else "right")
+    for source, entry in report["by_source"].items():
+        sources.add_row(
+            Text(str(source)),
+            str(entry["n"]),
+            _fmt(entry["good_pct_judge"], 2),
+            _fmt(entry["good_pct_human"], 2),
+            _fmt(entry["accuracy"]),
+        )
+    stdout.print(sources)
+    ranking = report["ranking"]
+    stdout.print(
+        f"sources by Good%: human raters {' > '.join(ranking['human'])}; judge {' > '.join(ranking['judge'])}; "
+        f"Kendall tau {_fmt(ranking['kendall_tau'])}; {ranking['pairs_ordered_alike']}/{ranking['pairs']} pairs "
+        f"ordered alike; reproduced: {ranking['reproduced']}",
+        highlight=False,
+        markup=False,
+    )
+    if report["valence"]:
+        valence = Table(title="Valence pattern: Good% and relative Good increase over human replies")
+        for name in ("valence", "source", "Good% judge", "increase judge", "Good% human", "increase human"):
+            valence.add_column(name, justify="left" if name in ("valence", "source") else "right")
+        for name, by_source in report["valence"]["judge"].items():
+            for source, entry in by_source.items():
+                human_entry = report["valence"]["human"][name][source]
+                valence.add_row(
+                    Text(str(name)),
+                    Text(str(source)),
+                    _fmt(entry["pct_good"], 2),
+                    _fmt(entry["good_increase_pct"], 2),
+                    _fmt(human_entry["pct_good"], 2),
+                    _fmt(human_entry["good_increase_pct"], 2),
+                )
+        stdout.print(valence)
+    length = report["length_bias"]
+    stdout.print(
+        f"length bias: Spearman rho words vs judge {_fmt(length['spearman_words_vs_judge'])}, "
+        f"vs human {_fmt(length['spearman_words_vs_human'])} (the human raters: about 0)",
+        highlight=False,
+        markup=False,
+    )
+    preference = report["self_preference"]
+    if preference["own_sources"]:
+        stdout.print(
+            f"self-preference: judge family {preference['judge_family']}; judge minus human Good% "
+            f"{_fmt(preference['good_gap_pp_own'], 2)} pp on its own family's replies "
+            f"({', '.join(preference['own_sources'])}), {_fmt(preference['good_gap_pp_others'], 2)} pp on the others",
+            highlight=False,
+            markup=False,
+        )
+    else:
+        stdout.print("self-preference: no released source from the judge's model family", highlight=False, markup=False)
+    if report["raw_unparseable"]:
+        stdout.print(
+            f"unreadable judge answers, first ones: {report['raw_unparseable'][:3]}", highlight=False, markup=False
+        )
+    stdout.print("all figures (p-values, usage): --json or --out FILE", highlight=False, markup=False)
+
+
+JUDGE_VALIDATION = JudgeValidation(run=run_validation, render=render_validation)
