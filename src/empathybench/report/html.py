@@ -4,7 +4,7 @@ inline and only opens the collapsed sample table a link points into."""
 
 import html
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -537,7 +537,12 @@ def _run_key(index: int) -> str:
     return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
 
 
-def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]]) -> str:
+def render_comparison(
+    comparison: dict[str, Any],
+    summaries: list[dict[str, Any]],
+    sections: Mapping[str, tuple[str, ReportSection]] | None = None,
+) -> str:
+    """The comparison page; `sections`: the instruments' judged comparisons (name -> (title, section)), at the end."""
     labels = [r["label"] for r in comparison["runs"]]
     keys = [_run_key(i) for i in range(len(labels))]
     profiles = [s.get("profile") or build_profile(s.get("benchmarks", {})) for s in summaries]
@@ -606,6 +611,10 @@ def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]
             ["instrument", "figure", "difference", "shared items", "Δ [95% CI]", "test", "p", "reading"],
             paired_rows,
             numeric=(3, 6),
+        )
+        + "".join(
+            f"<h2 id={_anchor('judged', name)}>{_e(title)}</h2>" + _render_section(section, name)
+            for name, (title, section) in (sections or {}).items()
         )
     )
     return _page("EmpathyBench comparison: " + " vs ".join(labels), body)

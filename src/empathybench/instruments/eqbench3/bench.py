@@ -1,6 +1,7 @@
 """EQ-Bench 3 on the typed protocol: presets, one task per item (turns, debrief, rubric judge), the run summary.
 
-Rubric mode only: pairwise Elo compares several runs and is reached through `pairwise`/`runner.judge_pair`.
+Rubric mode per run; the pairwise Elo among several runs is its `comparison` (`empathybench report A B C --judge`,
+elo.py).
 """
 
 from collections.abc import Mapping
@@ -11,30 +12,19 @@ from typing import Any, ClassVar
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
 from empathybench.instruments.eqbench3.canned import canned_answer
+from empathybench.instruments.eqbench3.eras import judge_era
 from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import (
+    BenchItem,
+    ComparisonOutput,
+    PreparedBenchmark,
+    RescoreCommand,
+    RunComparison,
+)
 from empathybench.instruments.support import apply_options, evenly_spread
 
 # A handful of each task type for the quick preset (25 role-play, 1 drafting, 19 analysis at 3c21bcc).
 QUICK_PER_TYPE = {"roleplay": 3, "drafting": 1, "analysis": 2}
-
-# Which published numbers a run's rubric score can sit beside: rubric scales differ across judges (spec §6.2-6.3).
-JUDGE_ERAS: tuple[tuple[tuple[str, ...], str], ...] = (
-    (
-        ("claude-3.7-sonnet", "claude-3-7-sonnet"),
-        "Sonnet-3.7 judge era: the leaderboard @ e44d5e7 and the April 2025 Elo file",
-    ),
-    (("claude-opus-4-6", "claude-opus-4.6", "opus-4-6", "opus-4.6"), "Opus-4.6 judge era: the leaderboard @ 04a8066"),
-)
-
-
-def judge_era(judge_model: str) -> str:
-    """The published judge era a run's rubric numbers are comparable with (none for any other judge)."""
-    lowered = judge_model.lower()
-    for markers, era in JUDGE_ERAS:
-        if any(marker in lowered for marker in markers):
-            return era
-    return f"no published era: comparable only with runs judged by {judge_model or 'the same judge'}"
 
 
 @dataclass(frozen=True)
@@ -96,6 +86,11 @@ class EQBench3:
         help="Re-derive an EQ-Bench 3 Elo file's margins, normalisation and ratings, or a run file's rubric numbers.",
         argument_help="An upstream EQ-Bench 3 Elo results file (.json[.gz]) or eqbench3_runs.json",
         run=lambda path: rescore_file_checked(path),
+    )
+
+    comparison = RunComparison(
+        help="EQ-Bench 3 pairwise Elo: every shared scenario of every pair of runs judged in both orders, TrueSkill",
+        run=lambda runs, **settings: _compare_elo(runs, **settings),
     )
 
     def configure(self, preset: str, options: Mapping[str, str]) -> EQBench3Config:
@@ -210,6 +205,12 @@ def summarize_records(
     if not metrics:
         summary["headline_note"] = f"no task was rubric-scored ({rubric['counts']['error']} errors)"
     return summary
+
+
+def _compare_elo(runs: Any, **settings: Any) -> ComparisonOutput:
+    from empathybench.instruments.eqbench3.elo import compare_elo
+
+    return compare_elo(runs, **settings)
 
 
 def rescore_file_checked(path: Path) -> dict[str, Any]:
