@@ -393,6 +393,17 @@ def _sample_summary(record: dict[str, Any]) -> str:
     return _e(json.dumps(record.get("parsed"), ensure_ascii=False)[:300])
 
 
+def _sample_text(name: str, record: dict[str, Any]) -> str:
+    """The instrument's full view of one record (e.g. a conversation's every turn), folded; plain text, escaped."""
+    sample_text = getattr(_instrument(name), "sample_text", None)
+    if not callable(sample_text):
+        return ""
+    text = str(sample_text(record))
+    return (
+        f"<details><summary>transcript</summary><pre>{_e(_bounded(text, limit=8 * REPORT_TEXT_CHARS))}</pre></details>"
+    )
+
+
 def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
     rows = []
     for record in samples:
@@ -403,7 +414,7 @@ def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
             f'<td class="num">{_num(score, 3) if isinstance(score, float | int) else "—"}</td>'
             f"<td>{_e(_bounded(str(record.get('parse_error') or ''), limit=1000))}</td>"
             f"<td>{len(record.get('calls') or [])}</td>"
-            f"<td><pre>{_e(_last_reply(record))}</pre>{_last_reasoning(record)}</td></tr>"
+            f"<td><pre>{_e(_last_reply(record))}</pre>{_last_reasoning(record)}{_sample_text(name, record)}</td></tr>"
         )
     return (
         f'<details id="samples-{_anchor(name)}"><summary>{len(samples)} items with the raw replies</summary>'

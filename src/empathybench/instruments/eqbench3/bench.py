@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
 from empathybench.instruments.eqbench3.canned import canned_answer
-from empathybench.instruments.eqbench3.eras import judge_era
-from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section
+from empathybench.instruments.eqbench3.eras import judge_era, published_reference
+from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section, sample_line, sample_text
 from empathybench.instruments.protocol import (
     BenchItem,
     ComparisonOutput,
@@ -79,6 +79,8 @@ class EQBench3:
     profile_question = "How emotionally intelligent are its role-play replies and analyses, as judged?"
     canned = staticmethod(canned_answer)
     report_section = staticmethod(report_section)
+    sample_line = staticmethod(sample_line)  # the samples table's one-line view of a task
+    sample_text = staticmethod(sample_text)  # its transcript, debrief and judge text, folded under the row
     # Generic markers read by run/ and the registry (they name no instrument there).
     requires_judge = True  # a run without --judge is refused before any call: self-judging is not EQ-Bench 3
     in_default_run = False  # not in a run without --bench (it needs a judge and is the expensive instrument)
@@ -180,8 +182,10 @@ def summarize_records(
     judges = sorted({str(r.get("judge_model") or "") for r in records} - {""})
     judge = judges[0] if len(judges) == 1 else ", ".join(judges)
     metrics: dict[str, Any] = {}
+    published = published_reference(judge)
     if rubric["headline"] is not None:
-        metrics["score"] = rubric["headline"]
+        # beside the published rows of the judge's era only: other judges' rubric scales differ (spec §6.3)
+        metrics["score"] = {**rubric["headline"], "reference": published}
     for kind, metric in rubric["by_type"].items():
         metrics[f"score_{kind}"] = metric
     summary: dict[str, Any] = {
@@ -193,6 +197,7 @@ def summarize_records(
         "n_errors": rubric["counts"]["error"],
         "judge_model": judge,
         "judge_era": judge_era(judge),
+        "published_rubric": published,  # None: the judge has no published era
         "by_type_0_100": rubric["by_type_0_100"],
         "abilities_0_20": rubric["abilities_0_20"],
         "abilities": rubric["abilities"],
