@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from empathybench.cli import app
 from empathybench.instruments.eqbench3 import data
 from empathybench.instruments.eqbench3.canned import canned_answer
-from empathybench.instruments.eqbench3.elo import anchor_map, position_bias, win_matrix
+from empathybench.instruments.eqbench3.elo import _same_model, anchor_map, position_bias, win_matrix
 from empathybench.instruments.eqbench3.pairwise import Judgement
 from empathybench.models.base import ChatRequest, Draw
 from empathybench.models.scripted import register_script
@@ -141,6 +141,7 @@ def test_pairwise_elo_among_three_runs_then_a_fourth_judges_only_its_pairs(env: 
         assert "EQ-Bench 3 pairwise Elo" in html and "Pairwise win share" in html
         assert "| rank | run | Elo |" in (env / "cmp.md").read_text("utf-8")
         assert "EQ-Bench 3 pairwise Elo:" in done.output
+        assert elo["self_judged"] == [] and "may favour itself" not in html
         assert TEST_KEY not in html + (env / "cmp.json").read_text("utf-8")
 
         # a fourth run: only its pairs are judged (the judgements file; the response cache is off)
@@ -211,6 +212,8 @@ def test_anchors_published_when_both_anchor_models_are_compared_else_the_first_r
     assert norm.apply(1600.0) == pytest.approx(1500.0) and norm.apply(1000.0) == pytest.approx(200.0)
     assert norm.apply(1300.0) == pytest.approx(850.0) and "published" in text
     norm, text = anchor_map({"mine": 1250.0, "other": 1100.0}, "mine")
+    assert _same_model("openai/gpt-4.1", "gpt-4.1") and _same_model("openai/gpt-4.1 (run2)", "gpt-4.1")
+    assert not _same_model("openai/gpt-4.1-mini", "gpt-4.1")
     assert norm.apply(1250.0) == 1200.0 and norm.apply(1100.0) == 1050.0 and "mine" in text
 
 

@@ -348,12 +348,15 @@ def _section(result: Mapping[str, Any]) -> ReportSection:
     bounds = [v for p in points for v in (p.value, p.low, p.high) if v is not None] or [0.0, 1.0]
     bias = result["position_bias"]
     counts = result["counts"]
-    warning = None
+    warnings: list[str] = []
+    if result["self_judged"]:
+        warnings.append(f"the judge is also compared here ({', '.join(result['self_judged'])}): it may favour itself")
     if counts["failed_calls"] or counts["unreadable_verdicts"]:
-        warning = (
+        warnings.append(
             f"{counts['failed_calls']} judge calls failed and {counts['unreadable_verdicts']} verdicts were unreadable:"
             " they are left out of the ratings (failed calls are asked again by the same command)"
         )
+    warning = "; ".join(warnings) or None
     return ReportSection(
         note=(
             f"Pairwise judge {result['judge']['model']} ({result['judge_era']}); every shared scenario judged in both"
@@ -403,6 +406,12 @@ def _section(result: Mapping[str, Any]) -> ReportSection:
             ),
         ),
     )
+
+
+def _same_model(label: str, judge_model: str) -> bool:
+    """Whether a run's model (a spec such as openai/gpt-4.1, maybe with its directory) is the judge's model."""
+    model = label.split(" (", 1)[0]
+    return bool(judge_model) and judge_model in (model, model.split("/", 1)[-1])
 
 
 def compare_elo(
@@ -496,6 +505,7 @@ def compare_elo(
             "unreadable_verdicts": sum(1 for v in used if not isinstance(v.get("verdict"), dict)),
             "trailing_comma_repairs": sum(1 for v in used if "trailing_comma" in (v.get("repairs") or [])),
         },
+        "self_judged": [r.label for r in compared if _same_model(r.label, str(identity.get("model", "")))],
         "judgements_file": str(judgements_path),
         "usage": stats.as_dict(),
         "failures": failures[:20],
