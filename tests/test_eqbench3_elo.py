@@ -6,6 +6,7 @@ served by the fake OpenAI server (testing/fake_openai.py).
 """
 
 import json
+import math
 import os
 import re
 import signal
@@ -22,7 +23,16 @@ from typer.testing import CliRunner
 from empathybench.cli import app
 from empathybench.instruments.eqbench3 import data
 from empathybench.instruments.eqbench3.canned import canned_answer
-from empathybench.instruments.eqbench3.elo import _same_model, anchor_map, position_bias, win_matrix
+from empathybench.instruments.eqbench3.elo import (
+    BT_PRIOR,
+    BT_SCALE,
+    _same_model,
+    anchor_map,
+    bradley_terry,
+    bradley_terry_table,
+    position_bias,
+    win_matrix,
+)
 from empathybench.instruments.eqbench3.pairwise import Judgement
 from empathybench.models.base import ChatRequest, Draw
 from empathybench.models.scripted import register_script
@@ -133,6 +143,8 @@ def test_pairwise_elo_among_three_runs_then_a_fourth_judges_only_its_pairs(env: 
         assert ratings[q1]["elo"] == 1200.0 and "first run" in elo["anchors"]  # no published anchor among them
         for row in ratings.values():
             assert row["ci_low"] < row["elo"] < row["ci_high"]
+        bt = elo["bradley_terry"]
+        assert bt[q3]["elo"] > bt[q2]["elo"] > bt[q1]["elo"] == 1200.0
         assert elo["win_matrix"][q3][q1]["win_share"] == 1.0 and elo["win_matrix"][q1][q2]["win_share"] == 0.0
         # the better respondent won in both orders: the first-shown won exactly half the decided judgements
         assert elo["position_bias"]["first_shown_win_share"] == 0.5
@@ -204,6 +216,21 @@ def test_win_matrix_and_position_bias_from_constructed_judgements() -> None:
     bias = position_bias(judgements)
     assert bias["decided_judgements"] == 4 and bias["first_shown_win_share"] == 0.75
     assert bias["groups_with_both_orders_decided"] == 2 and bias["order_disagreement_share"] == 0.5
+
+
+def test_bradley_terry_companion() -> None:
+    # two runs, a wins 3 of 4 scenarios: the strength ratio is (3 + prior) / (1 + prior), in Elo points
+    ratings = bradley_terry([(0, 1, 1.0)] * 3 + [(0, 1, 0.0)], 2)
+    expected = BT_SCALE * math.log10((3 + BT_PRIOR) / (1 + BT_PRIOR))
+    assert ratings[0] - ratings[1] == pytest.approx(expected, abs=1e-6) and sum(ratings) == pytest.approx(0.0)
+    # a run that won everything stays finite; draws only: equal
+    assert all(math.isfinite(r) for r in bradley_terry([(0, 1, 1.0)] * 5, 2))
+    assert bradley_terry([(0, 1, 0.5)] * 4, 2) == pytest.approx([0.0, 0.0])
+    judgements = [_judgement("a", "b", str(s), True, 1.0 if s < 6 else 0.0) for s in range(8)]
+    table = bradley_terry_table(judgements, ["b", "a"])
+    assert table["b"]["elo"] == 1200.0 and table["a"]["elo"] > 1200.0  # the first run given is the anchor
+    assert table["a"]["ci_low"] <= table["a"]["elo"] <= table["a"]["ci_high"]
+    assert table["a"]["ci_high"] - table["a"]["ci_low"] > 0  # resampling scenarios moves it
 
 
 def test_anchors_published_when_both_anchor_models_are_compared_else_the_first_run() -> None:

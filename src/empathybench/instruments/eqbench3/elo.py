@@ -186,8 +186,12 @@ async def _judge_all(
 
     new: dict[str, dict[str, Any]] = {}
     failures: list[str] = []
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as sink:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sink = path.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write the judgements file {path}: {exc.strerror or exc}") from None
+    with sink:
 
         async def one(matchup: Matchup) -> None:
             ctx = ItemContext(engine, f"pairwise:{matchup.key[:16]}", 0, judge_engine=engine, tag=INSTRUMENT)
@@ -276,6 +280,75 @@ def solve(judgements: Sequence[Judgement], labels: Sequence[str]) -> tuple[dict[
     return rows, anchors
 
 
+BT_PRIOR = 0.5  # pseudo-wins each way per compared pair: keeps a run that won every scenario at a finite rating
+BT_RESAMPLES = 1000
+BT_SCALE = 400.0  # Elo points per factor 10 of strength
+
+
+def bradley_terry(outcomes: Sequence[tuple[int, int, float]], n_models: int) -> list[float]:
+    """Elo-scaled Bradley-Terry ratings (mean 0) from (i, j, score of i) outcomes, draws half a win each way.
+
+    Minorise-maximise iterations (Hunter 2004) with BT_PRIOR pseudo-wins each way on every compared pair.
+    """
+    import numpy as np
+
+    wins = np.zeros((n_models, n_models))
+    for i, j, score in outcomes:
+        wins[i, j] += score
+        wins[j, i] += 1.0 - score
+    compared = (wins + wins.T) > 0
+    wins = wins + BT_PRIOR * compared
+    games = wins + wins.T
+    strength = np.ones(n_models)
+    for _ in range(500):
+        denominator = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
+        updated = np.where(denominator > 0, wins.sum(axis=1) / np.where(denominator > 0, denominator, 1.0), 1.0)
+        updated = updated / np.exp(np.log(updated).mean())
+        if np.max(np.abs(updated - strength)) < 1e-12:
+            strength = updated
+            break
+        strength = updated
+    elo = BT_SCALE * np.log10(strength)
+    return [float(v) for v in elo - elo.mean()]
+
+
+def bradley_terry_table(
+    judgements: Sequence[Judgement], labels: Sequence[str], *, seed: int = 0
+) -> dict[str, dict[str, float]]:
+    """A plain Bradley-Terry fit on the per-scenario outcomes, with percentile intervals from resampling scenarios.
+
+    The honest companion of upstream's TrueSkill (spec §10): one outcome per (pair, scenario), no margin bins, and an
+    interval that reflects how much the ranking depends on which scenarios were asked. The first run is at 1200.
+    """
+    import numpy as np
+
+    index = {label: i for i, label in enumerate(labels)}
+    by_scenario: dict[str, list[tuple[int, int, float]]] = {}
+    for group in group_judgements(judgements):
+        score = 1.0 if group.plus_1 > group.plus_2 else 0.0 if group.plus_1 < group.plus_2 else 0.5
+        by_scenario.setdefault(group.scenario_id, []).append((index[group.model_1], index[group.model_2], score))
+    scenarios = sorted(by_scenario, key=_sort_key)
+
+    def fit(chosen: Sequence[str]) -> list[float]:
+        ratings = bradley_terry([o for sid in chosen for o in by_scenario[sid]], len(labels))
+        return [FIRST_RUN_RATING + r - ratings[0] for r in ratings]
+
+    point = fit(scenarios)
+    rng = np.random.default_rng(seed)
+    draws = (
+        np.array(
+            [fit([scenarios[k] for k in rng.integers(0, len(scenarios), len(scenarios))]) for _ in range(BT_RESAMPLES)]
+        )
+        if scenarios
+        else np.zeros((0, len(labels)))
+    )
+    table: dict[str, dict[str, float]] = {}
+    for i, label in enumerate(labels):
+        low, high = np.percentile(draws[:, i], [2.5, 97.5]) if len(draws) else (point[i], point[i])
+        table[label] = {"elo": round(point[i], 2), "ci_low": round(float(low), 2), "ci_high": round(float(high), 2)}
+    return table
+
+
 def win_matrix(judgements: Sequence[Judgement], labels: Sequence[str]) -> dict[str, dict[str, dict[str, float | None]]]:
     """Per ordered pair of runs: scenarios won, drawn and lost (both orders' pluses summed, as the solver groups)."""
     matrix: dict[str, dict[str, dict[str, float | None]]] = {
@@ -334,6 +407,9 @@ def _section(result: Mapping[str, Any]) -> ReportSection:
             sum(c["won"] for c in matrix[model].values()),
             sum(c["drawn"] for c in matrix[model].values()),
             sum(c["lost"] for c in matrix[model].values()),
+            result["bradley_terry"][model]["elo"],
+            result["bradley_terry"][model]["ci_low"],
+            result["bradley_terry"][model]["ci_high"],
         )
         for rank, model in enumerate(ranked, start=1)
     )
@@ -384,11 +460,15 @@ def _section(result: Mapping[str, Any]) -> ReportSection:
         ),
         tables=(
             FactsTable(
-                ("rank", "run", "Elo", "low", "high", "raw", "sigma", "scenarios won", "drawn", "lost"),
+                (
+                    *("rank", "run", "Elo", "low", "high", "raw", "sigma", "scenarios won", "drawn", "lost"),
+                    *("Bradley-Terry", "BT 95% low", "BT 95% high"),
+                ),
                 rows,
-                digits=(0, 0, 1, 1, 1, 1, 2, 0, 0, 0),
-                numeric=(0, 2, 3, 4, 5, 6, 7, 8, 9),
-                title="EQ-Bench 3 pairwise Elo",
+                digits=(0, 0, 1, 1, 1, 1, 2, 0, 0, 0, 1, 1, 1),
+                numeric=(0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12),
+                title="EQ-Bench 3 pairwise Elo (TrueSkill as upstream; Bradley-Terry with a scenario bootstrap "
+                "beside it)",
             ),
             FactsTable(
                 ("first-shown wins", "decided judgements", "orders disagree", "scenarios with both orders decided"),
@@ -494,6 +574,7 @@ def compare_elo(
         "anchors": anchors,
         "runs": [{"label": r.label, "directory": r.directory, "rubric_judge": r.judge_model} for r in compared],
         "ratings": ratings,
+        "bradley_terry": bradley_terry_table(judgements, labels),
         "win_matrix": win_matrix(judgements, labels),
         "position_bias": position_bias(judgements),
         "counts": {
