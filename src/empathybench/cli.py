@@ -281,7 +281,7 @@ def report_command(
         str | None,
         typer.Option(
             "--judge",
-            help="Judge for the instruments' judged comparisons of several runs (EQ-Bench 3: pairwise Elo)",
+            help="Judge for the instruments' judged comparisons of several runs (e.g. pairwise ratings)",
         ),
     ] = None,
     judge_arg: Annotated[
@@ -297,7 +297,7 @@ def report_command(
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid.
 
-    With --judge, instruments that compare runs with new judge calls do so (EQ-Bench 3: pairwise Elo).
+    With --judge, instruments that compare runs with new judge calls do so (e.g. pairwise ratings).
     """
     from empathybench.report.compare import compare_runs
     from empathybench.report.html import render_comparison, write_run_reports
