@@ -154,6 +154,13 @@ def test_pairwise_elo_among_three_runs_then_a_fourth_judges_only_its_pairs(env: 
         assert "| rank | run | Elo |" in (env / "cmp.md").read_text("utf-8")
         assert "EQ-Bench 3 pairwise Elo:" in done.output
         assert elo["self_judged"] == [] and "may favour itself" not in html
+        assert elo["judge"]["model"] == "fake" and elo["judge_settings"] == {"temperature": 0.0, "max_tokens": 8000}
+        assert set(elo["templates"]) == {
+            "pairwise_prompt_eqbench3.txt",
+            "pairwise_prompt_eqbench3_analysis.txt",
+            "scenario_notes.txt",
+        }
+        assert all(len(t["sha256"]) == 64 for t in elo["templates"].values())
         assert TEST_KEY not in html + (env / "cmp.json").read_text("utf-8")
 
         # a fourth run: only its pairs are judged (the judgements file; the response cache is off)

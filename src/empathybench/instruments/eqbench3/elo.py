@@ -513,7 +513,8 @@ def compare_elo(
     from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, Engine, RunStats
     from empathybench.engine.progress import RunProgress
     from empathybench.instruments.eqbench3.canned import canned_answer
-    from empathybench.instruments.eqbench3.data import load_protocol
+    from empathybench.instruments.eqbench3.conversation import JUDGE_SAMPLING
+    from empathybench.instruments.eqbench3.data import load_protocol, pins
     from empathybench.instruments.eqbench3.eras import judge_era
     from empathybench.models.registry import create_backend, parse_model_spec
     from empathybench.paths import cache_dir
@@ -569,6 +570,13 @@ def compare_elo(
     used = [verdicts[m.key] for m in matches if m.key in verdicts]
     result: dict[str, Any] = {
         "judge": {"spec": judge, **identity},
+        # the judge is pinned by its settings and the exact templates (pins.json of the instrument)
+        "judge_settings": {"temperature": JUDGE_SAMPLING.temperature, "max_tokens": JUDGE_SAMPLING.max_tokens},
+        "templates": {
+            name: {"commit": pin.commit, "sha256": pin.sha256}
+            for name, pin in pins().items()
+            if name.startswith("pairwise_prompt") or name == "scenario_notes.txt"
+        },
         "judge_era": judge_era(str(identity.get("model", ""))),
         "margin_rules": "3c21bcc",
         "anchors": anchors,
