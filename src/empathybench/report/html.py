@@ -4,7 +4,7 @@ inline and only opens the collapsed sample table a link points into."""
 
 import html
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -393,6 +393,17 @@ def _sample_summary(record: dict[str, Any]) -> str:
     return _e(json.dumps(record.get("parsed"), ensure_ascii=False)[:300])
 
 
+def _sample_text(name: str, record: dict[str, Any]) -> str:
+    """The instrument's full view of one record (e.g. a conversation's every turn), folded; plain text, escaped."""
+    sample_text = getattr(_instrument(name), "sample_text", None)
+    if not callable(sample_text):
+        return ""
+    text = str(sample_text(record))
+    return (
+        f"<details><summary>transcript</summary><pre>{_e(_bounded(text, limit=8 * REPORT_TEXT_CHARS))}</pre></details>"
+    )
+
+
 def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
     rows = []
     for record in samples:
@@ -403,7 +414,7 @@ def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
             f'<td class="num">{_num(score, 3) if isinstance(score, float | int) else "—"}</td>'
             f"<td>{_e(_bounded(str(record.get('parse_error') or ''), limit=1000))}</td>"
             f"<td>{len(record.get('calls') or [])}</td>"
-            f"<td><pre>{_e(_last_reply(record))}</pre>{_last_reasoning(record)}</td></tr>"
+            f"<td><pre>{_e(_last_reply(record))}</pre>{_last_reasoning(record)}{_sample_text(name, record)}</td></tr>"
         )
     return (
         f'<details id="samples-{_anchor(name)}"><summary>{len(samples)} items with the raw replies</summary>'
@@ -537,7 +548,12 @@ def _run_key(index: int) -> str:
     return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
 
 
-def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]]) -> str:
+def render_comparison(
+    comparison: dict[str, Any],
+    summaries: list[dict[str, Any]],
+    sections: Mapping[str, tuple[str, ReportSection]] | None = None,
+) -> str:
+    """The comparison page; `sections`: the instruments' judged comparisons (name -> (title, section)), at the end."""
     labels = [r["label"] for r in comparison["runs"]]
     keys = [_run_key(i) for i in range(len(labels))]
     profiles = [s.get("profile") or build_profile(s.get("benchmarks", {})) for s in summaries]
@@ -606,6 +622,10 @@ def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]
             ["instrument", "figure", "difference", "shared items", "Δ [95% CI]", "test", "p", "reading"],
             paired_rows,
             numeric=(3, 6),
+        )
+        + "".join(
+            f"<h2 id={_anchor('judged', name)}>{_e(title)}</h2>" + _render_section(section, name)
+            for name, (title, section) in (sections or {}).items()
         )
     )
     return _page("EmpathyBench comparison: " + " vs ".join(labels), body)
