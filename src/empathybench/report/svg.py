@@ -13,6 +13,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from markupsafe import Markup
+
+from empathybench.report.format import compact, compact_interval, fixed
+
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
 FONT = "system-ui, sans-serif"
@@ -59,31 +63,8 @@ def _val(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _fmt(value: object, unit: str = "") -> str:
-    """Compact number: 1234, 45.2, 3.14, 0.62, 0.0123; "n/a" when missing; unit appended ("45%", "12 ms")."""
-    x = _val(value)
-    if x is None:
-        return "n/a"
-    a = abs(x)
-    if a >= 1000 or a == 0:
-        text = f"{x:.0f}"
-    else:
-        digits = 1 if a >= 10 else 2 if a >= 1 else min(6, 2 - math.floor(math.log10(a)))
-        text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
-    text = "0" if float(text) == 0 else text
-    return text + (" " if unit[:1].isalnum() else "") + unit if unit else text
-
-
-def _interval(value: object, low: object, high: object, unit: str = "") -> str:
-    """ "45.2 [40.1, 50.3]", or the value alone without a complete interval."""
-    lo, hi = _val(low), _val(high)
-    if _val(value) is None or lo is None or hi is None:
-        return _fmt(value, unit)
-    return f"{_fmt(value, unit)} [{_fmt(min(lo, hi))}, {_fmt(max(lo, hi))}]"
-
-
 def _tick(value: float, unit: str) -> str:
-    return _fmt(value, unit if len(unit) <= 2 else "")  # short units ("%") on every tick, longer ones as a caption
+    return compact(value, unit if len(unit) <= 2 else "")  # short units ("%") on every tick, longer ones as a caption
 
 
 def _item(items: object, i: int) -> object:
@@ -217,7 +198,8 @@ def _svg(kind: str, width: float, height: float, title: str, desc: str, body: li
     parts = [head, _tip(title or desc), f"<desc>{_esc(desc)}</desc>"]
     if title:
         parts.append(_text(4, 15, _fit(title, w - 8), class_="chart-title", font_size=12, font_weight=600))
-    return "\n".join([*parts, *body, "</svg>"])
+    # Every label and attribute above went through _esc: the chart is safe markup for the page templates.
+    return Markup("\n".join([*parts, *body, "</svg>"]))
 
 
 def _no_data(kind: str, title: str, width: int) -> str:
@@ -270,7 +252,7 @@ def _lane_texts(placed: Placed, y0: float) -> list[str]:
 
 def _ref_line(x: float, y0: float, y1: float, ref: Reference, unit: str = "") -> str:
     """A reference line over a white halo, so that it stays visible over bars."""
-    tip, dash = f"{ref.label}: {_fmt(ref.value, unit)}", _DASH.get(ref.style, _DASH["dashed"])
+    tip, dash = f"{ref.label}: {compact(ref.value, unit)}", _DASH.get(ref.style, _DASH["dashed"])
     halo = _el("line", x1=x, x2=x, y1=y0, y2=y1, stroke="#fff", stroke_width=3, stroke_opacity=0.8)
     return halo + _el("line", tip, class_="ref", x1=x, x2=x, y1=y0, y2=y1, stroke=_INK, stroke_dasharray=dash)
 
@@ -336,7 +318,7 @@ def interval_strip(
     if not points:
         return _no_data(kind, title, width)
     d0, d1, ticks = _axis(domain)
-    texts = [_interval(p.value, p.low, p.high, unit) for p in points]
+    texts = [compact_interval(p.value, p.low, p.high, unit) for p in points]
     label_w = min(max(_tw(str(p.label)) for p in points) + 14, width * 0.3)
     left, right = label_w, width - min(max(_tw(t) for t in texts) + 20, width * 0.3)
     sx = _scale(d0, d1, left, right)
@@ -414,7 +396,7 @@ def grouped_bars(
         for k, name in enumerate(names):
             p, color, y = grid[ci][k], _color(k, colors), top + group_h * ci + 6 + bar_h * k
             v, lo, hi, yc = _val(p.value), _val(p.low), _val(p.high), y + bar_h / 2
-            text = _interval(v, lo, hi, unit)
+            text = compact_interval(v, lo, hi, unit)
             lines.append(f"{cat} {name} {text}")
             if v is None:
                 body.append(_text(base + 4, yc + 4, "n/a", class_="na", fill=_MUTED))
@@ -430,7 +412,7 @@ def grouped_bars(
                 d = f"M{_c(a)},{_c(yc)} H{_c(b)} M{_c(a)},{_c(yc - 3.5)} v7 M{_c(b)},{_c(yc - 3.5)} v7"
                 body.append(_el("path", tip, class_="whisker", d=d, stroke=_INK, stroke_width=1.2, fill="none"))
                 outer = b if v >= 0 else a
-            label = _fmt(v, unit)
+            label = compact(v, unit)
             if v >= 0 and outer + 4 + _tw(label) <= width - 2:
                 body.append(_text(outer + 4, yc + 4, label, class_="value"))
             elif v < 0 and outer - 4 - _tw(label) >= label_w:
@@ -477,13 +459,13 @@ def stacked_bars(
         for k, (seg, v) in enumerate(zip(segments, vals, strict=True)):
             if v is None or v <= 0:
                 continue
-            w, color, text = sx(v) - sx(0), _color(k, colors), _fmt(v, unit)
+            w, color, text = sx(v) - sx(0), _color(k, colors), compact(v, unit)
             rect, tip = {"x": x, "y": y, "width": w, "height": row_h - 8, "fill": color}, f"{label}, {seg}: {text}"
             body.append(_el("rect", tip, class_="bar", data_value=repr(v), data_segment=seg, stroke="#fff", **rect))
             if w >= _tw(text) + 8:
                 body.append(_text(x + w / 2, y + 14, text, "middle", class_="value", fill=_on(color)))
             x += w
-        lines.append(f"{label}: " + ", ".join(f"{s} {_fmt(v, unit)}" for s, v in zip(segments, vals, strict=True)))
+        lines.append(f"{label}: " + ", ".join(f"{s} {compact(v, unit)}" for s, v in zip(segments, vals, strict=True)))
     return _svg(kind, width, bottom + _axis_height(unit), title, "Stacked shares: " + "; ".join(lines), body)
 
 
@@ -512,7 +494,7 @@ def heatmap(
     grid = [[_val(_item(_item(values, i), j)) for j in range(len(col_labels))] for i in range(len(row_labels))]
     mid = _val(center) or 0.0
     span = max([abs(v - mid) for row in grid for v in row if v is not None], default=0.0)
-    texts = [["" if v is None else f"{v:.1f}" for v in row] for row in grid]
+    texts = [[fixed(v, 1) for v in row] for row in grid]
     cw, ch = max(int(cell), max(_tw(t) for row in texts for t in row) + 8), max(int(cell), 20)
     row_w = min(max(_tw(str(r)) for r in row_labels) + 14, 240)
     rise = max(_tw(_fit(c, 180)) for c in col_labels) * 0.71
@@ -525,7 +507,7 @@ def heatmap(
     for i, row in enumerate(grid):
         for j, v in enumerate(row):
             x, y, t = row_w + cw * j, top + ch * i, 0.0 if v is None or not span else (v - mid) / span
-            tip = f"{row_labels[i]} / {col_labels[j]}: {_fmt(v, unit)}"
+            tip = f"{row_labels[i]} / {col_labels[j]}: {compact(v, unit)}"
             box = {"x": x, "y": y, "width": cw, "height": ch}
             if v is None:
                 body.append(_el("rect", tip, class_="cell na", fill=_NA, stroke="#fff", **box))
@@ -538,12 +520,12 @@ def heatmap(
     for k in range(9):
         body.append(_el("rect", x=row_w + 18.0 * k, y=ly, width=18, height=10, fill=_diverging(k / 4 - 1)))
     for k, v in ((0, mid - span), (4, mid), (8, mid + span)):
-        body.append(_text(row_w + 18 * k + 9, ly + 23, _fmt(v, unit), "middle", fill=_MUTED))
+        body.append(_text(row_w + 18 * k + 9, ly + 23, compact(v, unit), "middle", fill=_MUTED))
     if any(v is None for row in grid for v in row):
         na = _el("rect", x=row_w + 176.0, y=ly, width=18, height=10, fill=_NA)
         body += [na, _hatch(row_w + 176, ly, 18, 10), _text(row_w + 198, ly + 9, "n/a", fill=_MUTED)]
-    desc = f"Heatmap, colours centred on {_fmt(mid)}: " + "; ".join(
-        f"{r}: " + ", ".join(f"{c} {_fmt(v, unit)}" for c, v in zip(col_labels, grid[i], strict=True))
+    desc = f"Heatmap, colours centred on {compact(mid)}: " + "; ".join(
+        f"{r}: " + ", ".join(f"{c} {compact(v, unit)}" for c, v in zip(col_labels, grid[i], strict=True))
         for i, r in enumerate(row_labels)
     )
     return _svg(kind, width, ly + 30, title, desc, body)
@@ -588,7 +570,7 @@ def normal_curve(
     left, right = 16, width - 16
     sx = _scale(d0, d1, left, right)
     pct = 50 * (1 + math.erf((mk - m) / (s * math.sqrt(2)))) if mk is not None else None
-    mark_text = f"{marker_label} {_fmt(mk, unit)}"
+    mark_text = f"{marker_label} {compact(mk, unit)}"
     mark_text += f" ({_ordinal(pct)} percentile)" if pct is not None and percentile else ""
     mark_x = sx(_clamp(mk, d0, d1)) if mk is not None else left
     y0 = _TITLE_H if title else 4
@@ -615,22 +597,22 @@ def normal_curve(
         d = f"M{_c(left)},{_c(base)} {' '.join(at(x) for x in inner)} L{_c(sx(inner[-1]))},{_c(base)} Z"
         body.append(_el("path", class_="area", d=d, fill=PALETTE[0], fill_opacity=0.3))
     if iv and iv[1] >= d0 and iv[0] <= d1:
-        a, b, tip = sx(max(iv[0], d0)), sx(min(iv[1], d1)), f"95% interval {_fmt(iv[0])} to {_fmt(iv[1])}"
+        a, b, tip = sx(max(iv[0], d0)), sx(min(iv[1], d1)), f"95% interval {compact(iv[0])} to {compact(iv[1])}"
         band = {"x": a, "y": top, "width": b - a, "height": base - top, "fill": PALETTE[0], "fill_opacity": 0.15}
         body.append(_el("rect", tip, class_="interval", **band))
     body.append(_el("path", class_="curve", d="M" + curve[1:], fill="none", stroke=_MUTED, stroke_width=1.5))
     ref_top = y0 + _LANE * (_lane_count(placed) + 1) - 2
     body += [_ref_line(sx(v), ref_top, base, r, unit) for r, v in refs if d0 <= v <= d1]
     if mk is not None:
-        tip = mark_text + (f", 95% interval {_fmt(iv[0])} to {_fmt(iv[1])}" if iv else "")
+        tip = mark_text + (f", 95% interval {compact(iv[0])} to {compact(iv[1])}" if iv else "")
         if d0 <= mk <= d1:
             line = {"x1": sx(mk), "x2": sx(mk), "y1": y0 + 14.0, "y2": base, "stroke": PALETTE[0], "stroke_width": 2.5}
             body.append(_el("line", tip, class_="marker", data_value=repr(mk), **line))
         else:
             body.append(_arrow(sx(d1 if mk > d1 else d0), base - 8, mk > d1, PALETTE[0], "marker", tip, mk))
-    note = f"norm: mean {_fmt(m)}, SD {_fmt(s)}"
+    note = f"norm: mean {compact(m)}, SD {compact(s)}"
     body.append(_text(left, base + _axis_height(unit) + 4, note, class_="note", fill=_MUTED))
-    desc = f"Normal curve, {note}; {mark_text}" + "".join(f"; {r.label} {_fmt(v)}" for r, v in refs)
+    desc = f"Normal curve, {note}; {mark_text}" + "".join(f"; {r.label} {compact(v)}" for r, v in refs)
     return _svg(kind, width, base + _axis_height(unit) + 10, title, desc, body)
 
 
@@ -661,7 +643,7 @@ def histogram(
         if edges[0] <= v <= edges[-1]:
             counts[min(bisect_right(edges, v) - 1, len(counts) - 1)] += 1
     yticks = [t for t in nice_ticks(0, max(max(counts), 1), 4) if t == int(t)]
-    left, right = 14 + max(_tw(_fmt(t)) for t in yticks), width - 14
+    left, right = 14 + max(_tw(compact(t)) for t in yticks), width - 14
     sx = _scale(d0, d1, left, right)
     refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
     y0 = _TITLE_H if title else 4
@@ -674,13 +656,13 @@ def histogram(
     for k, count in enumerate(counts):
         a, b = sx(_clamp(edges[k], d0, d1)), sx(_clamp(edges[k + 1], d0, d1))
         bar = {"x": a + 0.5, "y": sy(count), "width": max(b - a - 1, 0.0), "height": base - sy(count)}
-        tip = f"{_fmt(edges[k])} to {_fmt(edges[k + 1], unit)}: {count}"
+        tip = f"{compact(edges[k])} to {compact(edges[k + 1], unit)}: {count}"
         body.append(_el("rect", tip, class_="bar", data_value=count, fill=PALETTE[0], **bar))
     body += [_ref_line(sx(v), y0 + _LANE * _lane_count(placed) - 2, base, r, unit) for r, v in refs]
     if outside := len(vals) - sum(counts):
         body.append(_text(right, top - 9, f"{outside} outside the axis, not shown", "end", class_="note", fill=_MUTED))
     desc = f"Histogram of {len(vals)} values: " + ", ".join(
-        f"{_fmt(edges[k])} to {_fmt(edges[k + 1])}: {c}" for k, c in enumerate(counts)
+        f"{compact(edges[k])} to {compact(edges[k + 1])}: {c}" for k, c in enumerate(counts)
     )
     return _svg(kind, width, base + _axis_height(unit), title, desc, body)
 
@@ -724,7 +706,7 @@ def scatter(
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     dx0, dx1, xticks = _axis(None, xs + ys if diagonal else xs, pad=0.05)
     dy0, dy1, yticks = (dx0, dx1, xticks) if diagonal else _axis(None, ys, pad=0.05)
-    left, right = 30 + max(_tw(_fmt(t)) for t in yticks), width - 12
+    left, right = 30 + max(_tw(compact(t)) for t in yticks), width - 12
     y0 = _TITLE_H if title else 4
     body, legend_h = _legend([(str(n), _color(k)) for k, n in enumerate(legend or ())], left, y0, right)
     top = y0 + legend_h + 8
@@ -744,14 +726,16 @@ def scatter(
         body.append(_el("line", "y = x", class_="diagonal", **line))
     taken = [(sx(x) - 5, sy(y) - 5, sx(x) + 5, sy(y) + 5) for x, y, _, _ in pts]
     for x, y, label, s in pts:
-        tip = f"{label}: {x_label} {_fmt(x)}, {y_label} {_fmt(y)}"
+        tip = f"{label}: {x_label} {compact(x)}, {y_label} {compact(y)}"
         dot = {"cx": sx(x), "cy": sy(y), "r": 4.5, "fill": _color(s), "fill_opacity": 0.85, "stroke": "#fff"}
         body.append(_el("circle", tip, class_="dot", data_value=f"{x!r},{y!r}", **dot))
     for x, y, label, _ in pts if len(pts) <= 12 else ():
         text = _fit(label, 120)
         lx, ly, anchor = _place_label(sx(x), sy(y), _tw(text), taken, (2, top - 8, width - 2, bottom + 2))
         body.append(_text(lx, ly, text, anchor, tip=label if text != label else "", class_="point-label"))
-    desc = f"Scatter of {y_label} against {x_label}: " + "; ".join(f"{p[2]} ({_fmt(p[0])}, {_fmt(p[1])})" for p in pts)
+    desc = f"Scatter of {y_label} against {x_label}: " + "; ".join(
+        f"{p[2]} ({compact(p[0])}, {compact(p[1])})" for p in pts
+    )
     return _svg(kind, width, bottom + 42, title, desc, body)
 
 
@@ -802,11 +786,11 @@ def line_chart(
         body.append(_el("path", class_="line", d=" ".join(path), fill="none", stroke=color, stroke_width=2))
         for i, v in enumerate(vals):
             if v is not None:
-                cls, tip = ("dot" if d0 <= v <= d1 else "dot clamped"), f"{name}, {x_labels[i]}: {_fmt(v, unit)}"
+                cls, tip = ("dot" if d0 <= v <= d1 else "dot clamped"), f"{name}, {x_labels[i]}: {compact(v, unit)}"
                 dot = {"cx": sx(i), "cy": sy(_clamp(v, d0, d1)), "r": 3, "fill": color}
                 body.append(_el("circle", tip, class_=cls, data_value=repr(v), **dot))
     desc = "Lines: " + "; ".join(
-        f"{name}: " + ", ".join(f"{x} {_fmt(v, unit)}" for x, v in zip(x_labels, data[name], strict=True))
+        f"{name}: " + ", ".join(f"{x} {compact(v, unit)}" for x, v in zip(x_labels, data[name], strict=True))
         for name in names
     )
     return _svg(kind, width, bottom + 26, title, desc, body)
