@@ -8,6 +8,7 @@ raises: it is drawn as "n/a" or as a small "no data" chart.
 """
 
 import math
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,8 @@ PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9
 
 FONT = "system-ui, sans-serif"
 _INK, _MUTED, _GRID, _AXIS, _BAND, _NA = "#1d2433", "#5b6478", "#e3e6ee", "#8a93a6", "#f5f6f9", "#f4f5f7"
-_CHAR = 6.4  # estimated width of one character at font-size 11 (no font metrics without a browser)
+_EM = 6.4 / 11  # estimated advance of a Latin character in em (6.4 px at font-size 11): no font metrics here
+_ELLIPSIS = "…"
 _DASH = {"dashed": "5 3", "dotted": "1.5 2.5", "solid": None}
 _TITLE_H = 24  # room for a visible title
 _LANE = 14  # height of one lane of labels above a plot
@@ -157,15 +159,35 @@ def _text(x: float, y: float, s: object, anchor: str = "start", tip: str = "", *
     return f'<text x="{_c(x)}" y="{_c(y)}" text-anchor="{anchor}"{_attrs(attrs)}>{inner}</text>'
 
 
+def _char_em(ch: str) -> float:
+    """A character's estimated advance in em: full-width (CJK, most emoji) one em, combining marks none."""
+    if unicodedata.combining(ch):
+        return 0.0
+    return 1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else _EM
+
+
+def text_width(text: str, size: float = 11, bold: bool = False) -> float:
+    """The estimated width in px of `text` at font-size `size` (bold about 8% wider): what every chart measures
+    before it places a label, so that none runs out of its viewBox."""
+    return sum(_char_em(ch) for ch in text) * size * (1.08 if bold else 1.0)
+
+
 def _tw(text: str) -> float:
-    return len(text) * _CHAR
+    return text_width(text)
 
 
-def _fit(text: object, max_px: float) -> str:
-    """Shorten text with an ellipsis to roughly max_px (the full text goes into a <title>)."""
+def _fit(text: object, max_px: float, size: float = 11, bold: bool = False) -> str:
+    """Text shortened with an ellipsis to fit max_px (the callers put the full text into a <title>)."""
     text = str(text)
-    limit = max(3, int(max_px / _CHAR))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if text_width(text, size, bold) <= max_px:
+        return text
+    room, used, end = max_px - text_width(_ELLIPSIS, size, bold), 0.0, 0
+    scale = size * (1.08 if bold else 1.0)
+    for end, ch in enumerate(text):  # noqa: B007 - `end` is the cut after the loop
+        used += _char_em(ch) * scale
+        if used > room:
+            break
+    return text[: max(1, end)] + _ELLIPSIS
 
 
 def _label(x: float, y: float, s: object, max_px: float, anchor: str = "end", **attrs: object) -> str:
@@ -197,7 +219,9 @@ def _svg(kind: str, width: float, height: float, title: str, desc: str, body: li
     )
     parts = [head, _tip(title or desc), f"<desc>{_esc(desc)}</desc>"]
     if title:
-        parts.append(_text(4, 15, _fit(title, w - 8), class_="chart-title", font_size=12, font_weight=600))
+        short = _fit(title, w - 8, 12, bold=True)
+        tip = title if short != title else ""
+        parts.append(_text(4, 15, short, tip=tip, class_="chart-title", font_size=12, font_weight=600))
     # Every label and attribute above went through _esc: the chart is safe markup for the page templates.
     return Markup("\n".join([*parts, *body, "</svg>"]))
 
@@ -228,13 +252,16 @@ def _lanes(items: Sequence[tuple[float, str]], left: float, right: float, avoid:
     """Place short labels above x positions in lanes so that none overlap (and none crosses x = avoid)."""
     lanes: list[list[tuple[float, float]]] = []
     out: Placed = []
-    for x, text in sorted(items, key=lambda item: item[0]):
+    for x, label in sorted(items, key=lambda item: item[0]):
+        text = _fit(label, right - left)
         w, h = _tw(text), _tw(text) / 2
         spans = {"middle": (x - h, x + h, x), "start": (x - 3, x + w - 3, x - 3), "end": (x - w + 3, x + 3, x + 3)}
         anchor = "start" if x - h < left else "end" if x + h > right else "middle"
         if avoid is not None and spans[anchor][0] - 4 < avoid < spans[anchor][1] + 4:
             anchor = "end" if x <= avoid else "start"
         a, b, x = spans[anchor]
+        shift = left - a if a < left else right - b if b > right else 0.0  # never out of the chart
+        a, b, x = a + shift, b + shift, x + shift
         lane = next((i for i, taken in enumerate(lanes) if all(b + 6 < s or a - 6 > e for s, e in taken)), len(lanes))
         lanes += [[]] if lane == len(lanes) else []
         lanes[lane].append((a, b))
@@ -264,7 +291,7 @@ def _x_axis(sx: Scale, ticks: list[float], top: float, y: float, unit: str, x0: 
         parts.append(_el("line", x1=sx(t), x2=sx(t), y1=top, y2=y + 3.0, stroke=_GRID))
         parts.append(_text(sx(t), y + 14, _tick(t, unit), "middle", class_="tick", fill=_MUTED))
     if len(unit) > 2:
-        parts.append(_text(x1, y + 28, unit, "end", class_="unit", fill=_MUTED))
+        parts.append(_text(x1, y + 28, _fit(unit, x1 - 4), "end", class_="unit", fill=_MUTED))
     return parts
 
 
@@ -320,7 +347,9 @@ def interval_strip(
     d0, d1, ticks = _axis(domain)
     texts = [compact_interval(p.value, p.low, p.high, unit) for p in points]
     label_w = min(max(_tw(str(p.label)) for p in points) + 14, width * 0.3)
-    left, right = label_w, width - min(max(_tw(t) for t in texts) + 20, width * 0.3)
+    value_w = max(_tw(t) for t in texts) + 20
+    width = max(width, math.ceil(label_w + value_w + width * 0.4))  # wider rather than cut a value off
+    left, right = label_w, width - value_w
     sx = _scale(d0, d1, left, right)
     refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
     y0 = _TITLE_H if title else 4
@@ -572,6 +601,7 @@ def normal_curve(
     pct = 50 * (1 + math.erf((mk - m) / (s * math.sqrt(2)))) if mk is not None else None
     mark_text = f"{marker_label} {compact(mk, unit)}"
     mark_text += f" ({_ordinal(pct)} percentile)" if pct is not None and percentile else ""
+    mark_shown = _fit(mark_text, width - 8, bold=True)
     mark_x = sx(_clamp(mk, d0, d1)) if mk is not None else left
     y0 = _TITLE_H if title else 4
     placed = _lanes([(sx(v), r.label) for r, v in refs if d0 <= v <= d1], 4, width - 4, avoid=mark_x)
@@ -584,10 +614,12 @@ def normal_curve(
         z = min(abs(x - m) / s, 40.0)
         return f"L{_c(sx(x))},{_c(sy(math.exp(-0.5 * z * z)))}"
 
-    half = _tw(mark_text) / 2
-    anchor = "start" if mark_x - half < 4 else "end" if mark_x + half > width - 4 else "middle"
+    half = text_width(mark_shown, bold=True) / 2
+    mark_at = min(max(mark_x, 4 + half), width - 4 - half)  # centred over the marker, as far as the chart allows
     body = _lane_texts(placed, y0 + _LANE)
-    body.append(_text(mark_x, y0 + 11, mark_text, anchor, class_="marker-label", font_weight=600, fill=PALETTE[0]))
+    tip = mark_text if mark_shown != mark_text else ""
+    marker_text = {"class_": "marker-label", "font_weight": 600, "fill": PALETTE[0]}
+    body.append(_text(mark_at, y0 + 11, mark_shown, "middle", tip=tip, **marker_text))
     body += _x_axis(sx, ticks, top, base, unit, left, right)
     curve = " ".join(at(x) for x in xs)
     area = f"M{_c(left)},{_c(base)} {curve} L{_c(right)},{_c(base)} Z"
@@ -670,14 +702,21 @@ def histogram(
 def _place_label(cx: float, cy: float, w: float, taken: list[Box], box: Box) -> tuple[float, float, str]:
     """The first of right/left/above/below a dot where a label of width w fits inside box without overlaps."""
     options = [(cx + 7, cy + 4, "start"), (cx - 7, cy + 4, "end"), (cx, cy - 8, "middle"), (cx, cy + 17, "middle")]
+    boxes = []
     for x, y, anchor in options:
         x0 = x - (w if anchor == "end" else w / 2 if anchor == "middle" else 0)
-        r = (x0, y - 10, x0 + w, y + 2)
-        inside = box[0] <= r[0] and r[2] <= box[2] and box[1] <= r[1] and r[3] <= box[3]
-        if inside and all(r[2] < t[0] or r[0] > t[2] or r[3] < t[1] or r[1] > t[3] for t in taken):
-            taken.append(r)
-            return x, y, anchor
-    return options[0]
+        boxes.append((x0, y - 10, x0 + w, y + 2))
+    inside = [box[0] <= r[0] and r[2] <= box[2] and box[1] <= r[1] and r[3] <= box[3] for r in boxes]
+    free = [all(r[2] < t[0] or r[0] > t[2] or r[3] < t[1] or r[1] > t[3] for t in taken) for r in boxes]
+    # Free and inside; else inside (overlapping another label); else beside the dot, moved into the box.
+    chosen = next((k for k in range(4) if inside[k] and free[k]), next((k for k in range(4) if inside[k]), None))
+    if chosen is None:
+        x, y, _ = options[0]
+        x = min(max(x, box[0]), box[2] - w)
+        taken.append((x, y - 10, x + w, y + 2))
+        return x, y, "start"
+    taken.append(boxes[chosen])
+    return options[chosen]
 
 
 def scatter(
@@ -714,9 +753,9 @@ def scatter(
     sx, sy = _scale(dx0, dx1, left, right), _scale(dy0, dy1, bottom, top)
     body += _y_axis(sy, yticks, left, right, "") + _x_axis(sx, xticks, top, bottom, "", left, right)
     body.append(_el("line", class_="axis", x1=left, x2=left, y1=top, y2=bottom, stroke=_AXIS))
-    body.append(_text((left + right) / 2, bottom + 32, x_label, "middle", class_="axis-label"))
-    ym = (top + bottom) / 2
-    body.append(_text(12, ym, y_label, "middle", class_="axis-label", transform=f"rotate(-90 12 {_c(ym)})"))
+    body.append(_label((left + right) / 2, bottom + 32, x_label, right - left, "middle", class_="axis-label"))
+    ym, turn = (top + bottom) / 2, f"rotate(-90 12 {_c((top + bottom) / 2)})"
+    body.append(_label(12, ym, y_label, bottom - top, "middle", class_="axis-label", transform=turn))
     if zero_lines and dx0 < 0 < dx1:
         body.append(_el("line", class_="zero", x1=sx(0), x2=sx(0), y1=top, y2=bottom, stroke=_AXIS))
     if zero_lines and dy0 < 0 < dy1:
@@ -767,7 +806,9 @@ def line_chart(
     def sx(i: int) -> float:
         return (left + right) / 2 if n == 1 else left + 10 + (right - left - 20) * i / (n - 1)
 
-    step = math.ceil(n / max(1, int((right - left) / (max(_tw(_fit(s, 110)) for s in x_labels) + 12))))
+    widest = max(_tw(_fit(s, 110)) for s in x_labels)
+    left, right = max(left, widest / 2 - 8), min(right, width - widest / 2 + 8)  # centred x labels stay inside
+    step = math.ceil(n / max(1, int((right - left) / (widest + 12))))
     body += _y_axis(sy, yticks, left, right, unit)
     body.append(_el("line", class_="axis", x1=left, x2=right, y1=bottom, y2=bottom, stroke=_AXIS))
     for i in range(n):
@@ -776,7 +817,7 @@ def line_chart(
         if i % step == 0:
             body.append(_label(sx(i), bottom + 16, x_labels[i], 110, "middle", class_="tick", fill=_MUTED))
     if len(unit) > 2:
-        body.append(_text(left - 6, top - 8, unit, "end", class_="unit", fill=_MUTED))
+        body.append(_text(4, top - 8, _fit(unit, width - 8), "start", class_="unit", fill=_MUTED))
     for k, name in enumerate(names):
         color, vals, path, pen = _color(k, colors), data[name], [], "M"
         for i, v in enumerate(vals):
