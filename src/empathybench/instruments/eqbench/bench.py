@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from empathybench import formatting
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
@@ -367,9 +368,8 @@ def summarize_records(
     if config.protocol == "lm-eval":
         return _as_lm_eval_headline(summary)
     if not pipeline.valid:
-        summary["headline_note"] = (
-            f"invalid run: {n_parsed}/{n_items} parseable, below the upstream {MIN_PARSEABLE_FRACTION:.2%} gate"
-        )
+        gate = formatting.number(100 * MIN_PARSEABLE_FRACTION, 2)
+        summary["headline_note"] = f"invalid run: {n_parsed}/{n_items} parseable, below the upstream {gate}% gate"
     return summary
 
 
