@@ -159,11 +159,17 @@ def _text(x: float, y: float, s: object, anchor: str = "start", tip: str = "", *
     return f'<text x="{_c(x)}" y="{_c(y)}" text-anchor="{anchor}"{_attrs(attrs)}>{inner}</text>'
 
 
+_WIDE = frozenset("%@mwMW")  # about 0.9 em in sans-serif fonts (Chromium draws "100%" 31 px wide at 11 px)
+
+
 def _char_em(ch: str) -> float:
-    """A character's estimated advance in em: full-width (CJK, most emoji) one em, combining marks none."""
+    """A character's estimated advance in em: full-width (CJK, most emoji) one em, combining marks none, the widest
+    Latin letters and % 0.9, capitals 0.68, the rest 0.58 (an upper bound for digits and lower-case text)."""
     if unicodedata.combining(ch):
         return 0.0
-    return 1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else _EM
+    if unicodedata.east_asian_width(ch) in ("W", "F"):
+        return 1.0
+    return 0.9 if ch in _WIDE else 0.68 if ch.isupper() else _EM
 
 
 def text_width(text: str, size: float = 11, bold: bool = False) -> float:
@@ -307,6 +313,14 @@ def _axis_height(unit: str) -> int:
     return 38 if len(unit) > 2 else 24
 
 
+def _inside_ticks(left: float, right: float, width: float, ticks: Sequence[float], unit: str) -> tuple[float, float]:
+    """The plot's ends moved in so that the centred first and last tick labels stay inside the chart."""
+    if not ticks:
+        return left, right
+    first, last = _tw(_tick(ticks[0], unit)) / 2 + 2, _tw(_tick(ticks[-1], unit)) / 2 + 2
+    return max(left, first), min(right, width - last)
+
+
 def _arrow(x: float, y: float, right: bool, color: str, cls: str, tip: str, value: float) -> str:
     """A triangle pointing out of the plot at the domain edge, for a value outside the domain."""
     d = f"M{_c(x)},{_c(y)} l{-8 if right else 8},-5 v10 z"
@@ -349,7 +363,7 @@ def interval_strip(
     label_w = min(max(_tw(str(p.label)) for p in points) + 14, width * 0.3)
     value_w = max(_tw(t) for t in texts) + 20
     width = max(width, math.ceil(label_w + value_w + width * 0.4))  # wider rather than cut a value off
-    left, right = label_w, width - value_w
+    left, right = _inside_ticks(label_w, width - value_w, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
     refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
     y0 = _TITLE_H if title else 4
@@ -406,7 +420,7 @@ def grouped_bars(
     grid = [[c if isinstance(c, Point) else Point("", _val(c)) for c in row] for row in cells]
     d0, d1, ticks = _axis(domain, [x for row in grid for p in row for x in (p.value, p.low, p.high)], zero=True)
     label_w = min(max(_tw(str(c)) for c in categories) + 14, width * 0.3)
-    left, right = label_w + (44 if d0 < 0 else 6), width - 48
+    left, right = _inside_ticks(label_w + (44 if d0 < 0 else 6), width - 48, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
     base = sx(_clamp(0.0, d0, d1))
     y0 = _TITLE_H if title else 4
@@ -473,6 +487,7 @@ def stacked_bars(
     total = max([100.0] + [sum(v for v in vals if v and v > 0) for _, vals in data])
     label_w = min(max(_tw(label) for label, _ in data) + 14, width * 0.3)
     left, right, row_h = label_w, width - 14, 28
+    left, right = _inside_ticks(left, right, width, _axis((0, total))[2], unit)
     sx = _scale(0, total, left, right)
     y0 = _TITLE_H if title else 4
     body, legend_h = _legend([(str(s), _color(k, colors)) for k, s in enumerate(segments)], left, y0, width - 4)
@@ -596,7 +611,7 @@ def normal_curve(
         pad = 0.03 * (max([m + 4 * s, *extra]) - min([m - 4 * s, *extra]))
         domain = (min([m - 4 * s, *(e - pad for e in extra)]), max([m + 4 * s, *(e + pad for e in extra)]))
     d0, d1, ticks = _axis(domain, count=8)
-    left, right = 16, width - 16
+    left, right = _inside_ticks(16, width - 16, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
     pct = 50 * (1 + math.erf((mk - m) / (s * math.sqrt(2)))) if mk is not None else None
     mark_text = f"{marker_label} {compact(mk, unit)}"
@@ -675,7 +690,7 @@ def histogram(
         if edges[0] <= v <= edges[-1]:
             counts[min(bisect_right(edges, v) - 1, len(counts) - 1)] += 1
     yticks = [t for t in nice_ticks(0, max(max(counts), 1), 4) if t == int(t)]
-    left, right = 14 + max(_tw(compact(t)) for t in yticks), width - 14
+    left, right = _inside_ticks(14 + max(_tw(compact(t)) for t in yticks), width - 14, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
     refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
     y0 = _TITLE_H if title else 4
@@ -745,7 +760,7 @@ def scatter(
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     dx0, dx1, xticks = _axis(None, xs + ys if diagonal else xs, pad=0.05)
     dy0, dy1, yticks = (dx0, dx1, xticks) if diagonal else _axis(None, ys, pad=0.05)
-    left, right = 30 + max(_tw(compact(t)) for t in yticks), width - 12
+    left, right = _inside_ticks(30 + max(_tw(compact(t)) for t in yticks), width - 12, width, xticks, "")
     y0 = _TITLE_H if title else 4
     body, legend_h = _legend([(str(n), _color(k)) for k, n in enumerate(legend or ())], left, y0, right)
     top = y0 + legend_h + 8
