@@ -9,10 +9,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from empathybench import formatting
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.formatting import number as format_number
 from empathybench.instruments.emobench.canned import plausible_answer
 from empathybench.instruments.emobench.data import (
     LANGUAGES,
@@ -661,7 +661,7 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
     if invalid:
         worst = max(invalid, key=lambda key: invalid[key])
         notes.append(
-            f"invalid answers up to {formatting.number(float(invalid[worst]), 1)}% ({worst}, {first.parser} parser)"
+            f"invalid answers up to {format_number(float(invalid[worst]), 1)}% ({worst}, {first.parser} parser)"
         )
     if insufficient:
         notes.append("fewer than half of the items answered in " + ", ".join(insufficient))
@@ -672,7 +672,7 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
             notes.append(
                 "headline not above the "
                 + ", ".join(
-                    f"{name.replace('_', '-')} baseline ({formatting.number(float(value), 1)}%)"
+                    f"{name.replace('_', '-')} baseline ({format_number(float(value), 1)}%)"
                     for name, value in beaten.items()
                 )
             )

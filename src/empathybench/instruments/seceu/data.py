@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from empathybench import formatting
 from empathybench.data.fetch import FetchedFile, fetch
 from empathybench.errors import DataError
+from empathybench.formatting import number as format_number
 from empathybench.instruments.seceu import norms
 
 ITEMS_KEY = "seceu/original/SECEU_40items_English.docx"
@@ -106,7 +106,7 @@ def parse_norm(paragraphs: list[str]) -> SeceuNorm:
     for number, row in enumerate(rows, start=1):
         if abs(sum(row) - 10) > ROW_SUM_TOLERANCE:
             raise DataError(
-                f"SECEU standard scores of item {number} sum to {formatting.number(float(sum(row)), 2)}, not 10"
+                f"SECEU standard scores of item {number} sum to {format_number(float(sum(row)), 2)}, not 10"
             )
     return SeceuNorm(
         standard_scores=tuple(rows),
