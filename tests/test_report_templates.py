@@ -67,3 +67,25 @@ def test_a_built_wheel_carries_the_templates(tmp_path: Path) -> None:
     inside = set(zipfile.ZipFile(wheel).namelist())
     for template in TEMPLATES.iterdir():
         assert f"empathybench/report/templates/{template.name}" in inside, template.name
+
+
+def test_a_new_part_of_a_page_is_data_a_block_of_tables_and_sections() -> None:
+    """How a cost line, an Elo table or an instrument's comparison section lands: as data, drawn by the templates."""
+    from empathybench.instruments.protocol import FactsTable, ReportSection
+    from empathybench.report.page import Block, ComparisonPage, Piece, RunRef, Table
+
+    elo = html.draw_section(ReportSection(tables=(FactsTable(("model", "Elo"), (("<m>", 1512.345),), digits=1),)))
+    page = ComparisonPage(
+        title="t",
+        runs=(RunRef("A", "<a>", "dir"),),
+        warnings=(),
+        overlay=(),
+        blocks=(
+            Block("cost", "Cost", intro="<why>", tables=(Table(("run", "USD"), (((Piece("A"),), (Piece("0.12"),)),)),)),
+            Block("elo", "Elo ratings", sections=(elo,)),
+        ),
+    )
+    rendered = html.environment().get_template("comparison.html.j2").render(page=page)
+    assert '<h2 id="cost">Cost</h2>' in rendered and "&lt;why&gt;" in rendered and '<td class="">0.12</td>' in rendered
+    assert '<h2 id="elo">Elo ratings</h2>' in rendered and "&lt;m&gt;" in rendered and "1512.3" in rendered
+    assert "<b>&lt;a&gt;</b>" in rendered and "<m>" not in rendered
