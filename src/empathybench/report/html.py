@@ -22,6 +22,7 @@ from empathybench.instruments.protocol import (
     StripChart,
 )
 from empathybench.report import svg
+from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.svg import Point, Reference
@@ -492,7 +493,8 @@ def render_run_report(summary: dict[str, Any], run_info: dict[str, Any], samples
     body = (
         f"<header><h1>EmpathyBench · {_e(model)}</h1><p class='muted'>preset {_e(summary.get('preset'))} · "
         f"EmpathyBench {_e(run_info.get('empathybench_version'))} · {_e(run_info.get('created'))} · "
-        f"seed {_e((run_info.get('options') or {}).get('seed'))}</p>{''.join(banners)}"
+        f"seed {_e((run_info.get('options') or {}).get('seed'))}</p>"
+        f"<p class='small muted'>{_e(cost_line(summary.get('cost')) or '')}</p>{''.join(banners)}"
         f"<nav class='toc small'>{toc} <a href='#run'>Run</a></nav></header>"
         "<h2 id=profile>Emotional-intelligence profile</h2><p class='small muted'>Each instrument's headline with its "
         "95% interval (seeded item bootstrap) beside its human or published reference. Numbers link to the items "

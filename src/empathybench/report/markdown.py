@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.validity import validity_of
@@ -50,6 +51,9 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
             ],
         ),
     ]
+    spent = cost_line(summary.get("cost"))
+    if spent is not None:
+        parts += ["", _cell(spent)]
     for name, result in summary.get("benchmarks", {}).items():
         parts += ["", f"## {title_of(name)}", ""]
         if result.get("status") == "skipped":
