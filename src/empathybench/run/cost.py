@@ -231,8 +231,8 @@ def estimate_record(tallies: list[InstrumentTally], prices: RunPrices, skipped: 
         "instruments": instruments,
         "total": {
             **totals,
-            "cost_usd": None if None in costs else round(sum(costs), 6),  # type: ignore[arg-type]
-            "cost_usd_max": None if None in maxima else round(sum(maxima), 6),  # type: ignore[arg-type]
+            "cost_usd": None if None in costs else round(sum(costs), 10),  # type: ignore[arg-type]
+            "cost_usd_max": None if None in maxima else round(sum(maxima), 10),  # type: ignore[arg-type]
         },
         "prices": {
             "model": prices.model.as_dict() if prices.model else None,
@@ -322,7 +322,7 @@ class RoleSpend:
             "input_tokens": self.input_tokens,
             "cached_input_tokens": self.cached_input_tokens,
             "output_tokens": self.output_tokens,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 10),
         }
 
 
@@ -412,7 +412,7 @@ class CostMeter:
 
 
 def _sum_or_none(values: list[float | None]) -> float | None:
-    return None if None in values else round(sum(v for v in values if v is not None), 6)
+    return None if None in values else round(sum(v for v in values if v is not None), 10)
 
 
 def spent_in_sessions(sessions: list[Any]) -> float:
@@ -448,7 +448,7 @@ def cost_totals(sessions: list[Any]) -> dict[str, Any]:
             elif isinstance(value, int | float) and spend.cost_usd is not None:
                 spend.cost_usd += value
     record = {role: totals[role].as_dict() for role in ROLES}
-    record["cost_usd"] = None if unknown else round(sum(totals[r].cost_usd or 0.0 for r in ROLES), 6)
+    record["cost_usd"] = None if unknown else round(sum(totals[r].cost_usd or 0.0 for r in ROLES), 10)
     last = next(
         (s.get("cost") for s in reversed(sessions) if isinstance(s, dict) and isinstance(s.get("cost"), dict)), {}
     )
