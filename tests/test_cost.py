@@ -80,6 +80,8 @@ def test_dry_run_counts_the_real_runs_first_attempts_per_instrument(
     assert (entry["model"]["requests"], entry["judge"]["requests"]) == (real["model"], real["judge"])
     assert real["model"] > 0 and (real["judge"] > 0) == (judge is not None)
     assert entry["model"]["input_tokens"] > 0 and estimate["total"]["cost_usd"] == 0  # scripted models are free
+    if bench == "eqbench3":  # role-play turns, analyses and debriefs ask for 800-1000 words: ~1,000+ tokens each
+        assert entry["model"]["output_tokens"] >= 1000 * entry["model"]["requests"]
 
 
 def cli(args: list[str], env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:

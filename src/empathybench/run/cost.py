@@ -10,8 +10,9 @@ Token estimate (no tokenizer ships with the package):
   thumb for English: https://help.openai.com/en/articles/4936856-what-are-tokens-and-how-to-count-them);
 - a request adds 3 tokens per message and 3 for the reply's priming (OpenAI cookbook, "How to count tokens with
   tiktoken", chat models);
-- output: the canned reply's length by the same rule ("expected"), and the request's max tokens ("at most"):
-  a free-text answer (a dialogue reply, a role-play turn) is usually longer than the canned one, so both are shown.
+- output: the canned reply's length by the same rule, or what the instrument expects a real answer to be
+  (its optional `expected_output_tokens` hook: EQ-Bench 3's word targets) ("expected"), and the request's max tokens
+  ("at most"): a free-text answer (a dialogue reply) is often longer than the canned one, so both are shown.
   Reasoning models also bill their thinking as output tokens, which neither figure includes.
 """
 
@@ -122,21 +123,31 @@ class DryRunBackend:
     default_concurrency = 64
     interruptible = True
 
-    def __init__(self, identity: dict[str, Any], canned: Mapping[str, Any]) -> None:
+    def __init__(
+        self, identity: dict[str, Any], canned: Mapping[str, Any], expected: Mapping[str, Any] | None = None
+    ) -> None:
         self.model = str(identity.get("model", ""))
         self._identity = identity  # the real model's, so identity-dependent request details come out the same
         self._answer = PlausibleResponder(1, canned)
+        self._expected = dict(expected or {})  # instrument name -> its expected_output_tokens hook
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         text = self._answer(request)
+        hook = self._expected.get(request.tag.split(":", 1)[0])
+        expected = hook(request) if hook is not None else None
+        if expected is not None:
+            # Lengthened to the expected size at its end, so a conversation's later turns carry a realistic history.
+            missing = min(expected, request.sampling.max_tokens) - estimate_text_tokens(text)
+            if missing > 1:
+                text += "\n" + ("and so on " * missing)[: 4 * (missing - 1)].rstrip()
         return ChatResponse(
             text=text,
             finish_reason="stop",
             prompt_tokens=estimate_input_tokens(request.messages),
-            completion_tokens=estimate_text_tokens(text),
+            completion_tokens=estimate_text_tokens(text),  # what the tally counts as the expected output
         )
 
     async def aclose(self) -> None:
@@ -157,7 +168,7 @@ class RoleTally:
         else:
             self.reasks += 1
         self.input_tokens += estimate_input_tokens(call.get("messages") or [])
-        self.output_tokens += estimate_text_tokens(str(call.get("reply", "")))
+        self.output_tokens += int(call.get("completion_tokens") or 0)  # DryRunBackend's expected output
         self.output_tokens_max += int((call.get("sampling") or {}).get("max_tokens") or 0)
 
     def merge(self, other: "RoleTally") -> None:
@@ -262,10 +273,11 @@ def render_estimate(console: Console, estimate: Mapping[str, Any]) -> None:
     judged = any(entry["judge"]["requests"] for entry in estimate["instruments"])
     batch = " (batch: 50% off)" if estimate.get("batch") else ""
     title = f"dry run: {estimate['model']}, judge {estimate['judge']}{batch}; no model was called"
+    # exp: the canned answers' length; max: the requests' max tokens (see the note below the table)
     table = Table(title=Text(title), title_justify="left")
-    for header in ("instrument", "items", "requests", *(("judge requests",) if judged else ())):
+    for header in ("instrument", "items", "requests", *(("judge",) if judged else ())):
         table.add_column(header, justify="left" if header == "instrument" else "right")
-    for header in ("input tokens", "output tokens (expected / at most)", "cost (expected / at most)"):
+    for header in ("input tokens", "output tokens exp / max", "cost exp / max"):
         table.add_column(header, justify="right")
     rows = [*estimate["instruments"], {"name": "total", "n_items": None, **estimate["total"]}]
     for entry in rows:

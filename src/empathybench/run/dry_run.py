@@ -21,16 +21,23 @@ def dry_run(options: RunOptions, console: Console) -> dict[str, Any]:
     """What `options` would ask, in requests, tokens and USD, without calling any model (JSON-able)."""
     check_run_options(options)
     prices = run_prices(options)
-    canned = {b.name: b.canned for b in resolve_benchmarks(options.benchmarks) if b.canned is not None}
+    chosen = resolve_benchmarks(options.benchmarks)
+    canned = {b.name: b.canned for b in chosen if b.canned is not None}
+    # An instrument's own guess of a real answer's length, where its canned answers only sketch one.
+    expected = {b.name: hook for b in chosen if (hook := getattr(b, "expected_output_tokens", None)) is not None}
     identity: dict[str, Any] = {"provider": prices.model_spec.provider, "model": prices.model_spec.model}
     if options.base_url:
         identity["base_url"] = options.base_url
-    engine = Engine(DryRunBackend(identity, canned), cache=None, max_concurrency=64, stats=RunStats())
+    engine = Engine(DryRunBackend(identity, canned, expected), cache=None, max_concurrency=64, stats=RunStats())
     judge_engine = None
     if prices.judge_spec is not None:
         judge_identity = {"provider": prices.judge_spec.provider, "model": prices.judge_spec.model}
         judge_engine = Engine(
-            DryRunBackend(judge_identity, canned), cache=None, max_concurrency=64, stats=engine.stats, label="judge"
+            DryRunBackend(judge_identity, canned, expected),
+            cache=None,
+            max_concurrency=64,
+            stats=engine.stats,
+            label="judge",
         )
     prepared, skipped = prepare_benchmarks(options, console)
     if not prepared:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
-from empathybench.instruments.eqbench3.canned import canned_answer
+from empathybench.instruments.eqbench3.canned import canned_answer, expected_reply_tokens
 from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section
 from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import apply_options, evenly_spread
@@ -88,6 +88,7 @@ class EQBench3:
     profile_title = "EQ-Bench 3"
     profile_question = "How emotionally intelligent are its role-play replies and analyses, as judged?"
     canned = staticmethod(canned_answer)
+    expected_output_tokens = staticmethod(expected_reply_tokens)  # for --dry-run: its replies are long free text
     report_section = staticmethod(report_section)
     # Generic markers read by run/ and the registry (they name no instrument there).
     requires_judge = True  # a run without --judge is refused before any call: self-judging is not EQ-Bench 3
