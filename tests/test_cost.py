@@ -18,7 +18,13 @@ from empathybench.errors import UserError
 from empathybench.models.base import ChatRequest, ChatResponse, Message, Sampling
 from empathybench.models.prices import parse_price_option, price_for
 from empathybench.models.registry import parse_model_spec
-from empathybench.run.cost import CostMeter, RunPrices, estimate_input_tokens, estimate_text_tokens
+from empathybench.run.cost import (
+    CostMeter,
+    RunPrices,
+    estimate_input_tokens,
+    estimate_text_tokens,
+    spent_in_sessions,
+)
 from empathybench.run.dry_run import dry_run
 from empathybench.run.execute import execute_run
 from empathybench.run.options import RunOptions
@@ -279,3 +285,15 @@ def test_token_estimate_rules() -> None:
     assert estimate_text_tokens("abcdefgh") == 2
     assert estimate_text_tokens("你好世界") == 4  # one per CJK character
     assert estimate_input_tokens([Message("system", "abcd"), Message("user", "abcdefgh")]) == 3 + (3 + 1) + (3 + 2)
+
+
+def test_budget_counts_earlier_sessions_killed_ones_from_their_tokens() -> None:
+    price = parse_price_option("input=10,output=20")
+    sessions = [
+        {"n": 1, "status": "budget", "cost": {"cost_usd": 0.25}, "usage": {"prompt_tokens": 1, "completion_tokens": 1}},
+        # kill -9: no cost recorded, usage rebuilt from samples.jsonl
+        {"n": 2, "status": "killed", "usage": {"prompt_tokens": 1000, "completion_tokens": 500}},
+        {"n": 3, "status": "complete", "cost": {"cost_usd": None}},  # unknown price then: nothing to add
+    ]
+    assert spent_in_sessions(sessions, price) == pytest.approx(0.25 + (1000 * 10 + 500 * 20) / 1e6)
+    assert spent_in_sessions(sessions, None) == pytest.approx(0.25)

@@ -256,8 +256,9 @@ def estimate_record(tallies: list[InstrumentTally], prices: RunPrices, skipped: 
         "skipped": dict(skipped),
         "notes": [
             *prices.unknown(),
-            "tokens are estimated (characters/4, 1 per CJK character, +3 per message); output 'expected' is the "
-            "length of scripted answers, 'at most' the requests' max tokens; reasoning models bill thinking on top",
+            "tokens are estimated (characters/4, 1 per CJK character, +3 per message); output 'exp' is the length "
+            "of scripted answers (or the instrument's expected answer length), 'max' the requests' max tokens; "
+            "reasoning models bill their thinking as output on top",
         ],
     }
 
@@ -265,6 +266,8 @@ def estimate_record(tallies: list[InstrumentTally], prices: RunPrices, skipped: 
 def _usd(value: float | None) -> str:
     if value is None:
         return "unknown"
+    if value == 0:
+        return "$0"
     return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
 
 
@@ -427,12 +430,22 @@ def _sum_or_none(values: list[float | None]) -> float | None:
     return None if None in values else round(sum(v for v in values if v is not None), 10)
 
 
-def spent_in_sessions(sessions: list[Any]) -> float:
-    """USD spent by the finished sessions of a run, as their run.json entries record it."""
+def spent_in_sessions(sessions: list[Any], price: Price | None = None, batch: bool = False) -> float:
+    """USD spent by the earlier sessions of a run, as their run.json entries record it.
+
+    A session that recorded no cost (killed: its usage was rebuilt from samples.jsonl, a lower bound) is priced
+    from its token counts at `price` (the model's; its judge calls too).
+    """
     total = 0.0
     for session in sessions:
-        cost = session.get("cost") if isinstance(session, dict) else None
-        value = cost.get("cost_usd") if isinstance(cost, dict) else None
+        if not isinstance(session, dict):
+            continue
+        cost, usage = session.get("cost"), session.get("usage")
+        value: Any = cost.get("cost_usd") if isinstance(cost, dict) else None
+        if not isinstance(cost, dict) and isinstance(usage, dict) and price is not None:
+            counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+            if all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+                value = cost_usd(price, input_tokens=counts[0], output_tokens=counts[1], batch=batch)
         if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
             total += float(value)
     return total

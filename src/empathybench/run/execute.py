@@ -227,9 +227,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     }
     store.start_session(run_info)  # keeps the creation time and the accounting of earlier sessions
     # Tokens and USD of every answered call, and the budget over all sessions (earlier ones included).
-    meter = CostMeter(
-        prices, budget_usd=options.max_cost, spent_before_usd=spent_in_sessions(run_info["sessions"][:-1])
-    )
+    spent_before = spent_in_sessions(run_info["sessions"][:-1], prices.model, prices.batch)
+    meter = CostMeter(prices, budget_usd=options.max_cost, spent_before_usd=spent_before)
 
     def warn(message: str) -> None:
         console.print(f"warning: {message}", markup=False, highlight=False)
