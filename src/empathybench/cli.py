@@ -226,6 +226,26 @@ def run(
     judge_arg: Annotated[
         list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the --judge, as -M")
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Call no model: print the requests, estimated tokens and cost per benchmark, and exit"
+        ),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="With --dry-run: print the estimate as JSON")] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            help="Budget in USD over the whole run: stop before a request would exceed it (exit 3); the same "
+            "command with a larger budget continues",
+        ),
+    ] = None,
+    price: Annotated[
+        str | None,
+        typer.Option("--price", help="The model's price: input=X,output=Y[,cached=Z] in USD per million tokens"),
+    ] = None,
+    judge_price: Annotated[str | None, typer.Option("--judge-price", help="The judge's price, as --price")] = None,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.report.terminal import demo_next_step, print_summary
@@ -252,7 +272,15 @@ def run(
         request_timeout_s=timeout,
         model_args=list(model_arg or []),
         judge_args=list(judge_arg or []),
+        max_cost=max_cost,
+        price=price,
+        judge_price=judge_price,
     )
+    if as_json and not dry_run:
+        raise UserError("--json prints the --dry-run estimate; add --dry-run (a run's results are in summary.json)")
+    if dry_run:
+        _print_dry_run(options, repeats, as_json)
+        return
     if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
         signal.signal(signal.SIGTERM, _raise_terminated)
     try:
@@ -268,6 +296,19 @@ def run(
             f"[red]{result.stats.items_failed} items could not be answered; run the same command again to retry them[/]"
         )
         raise typer.Exit(1)
+
+
+def _print_dry_run(options: Any, repeats: int, as_json: bool) -> None:
+    from empathybench.run.cost import render_estimate
+    from empathybench.run.dry_run import dry_run
+
+    estimate = dry_run(options, console)
+    if repeats > 1:
+        estimate["notes"].append(f"this is one run; --repeats {repeats} runs it {repeats} times (other seeds)")
+    if as_json:
+        _emit(estimate, True)
+    else:
+        render_estimate(stdout, estimate)
 
 
 @app.command("report")

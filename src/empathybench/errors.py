@@ -17,3 +17,9 @@ class ModelConfigError(UserError):
 
 class BackendUnavailableError(UserError):
     """The model server cannot be reached or refuses our credentials; the run cannot go on."""
+
+
+class BudgetStopError(UserError):
+    """`--max-cost` stopped the run: finished items are kept; a larger budget continues it. Exit 3."""
+
+    exit_code = 3

@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from empathybench.engine.cache import ResponseCache, cache_key
 from empathybench.errors import BackendUnavailableError
@@ -318,6 +318,23 @@ class CallFailedError(Exception):
     """A call that could not be answered (rejected, or retries exhausted). The item records it."""
 
 
+class BudgetExhaustedError(Exception):
+    """The run's cost budget stops it: no more requests are sent. The item is not recorded (it is asked again
+    when the run continues; its answered calls come from the cache)."""
+
+
+class CallMeter(Protocol):
+    """Sees every request just before it is sent and its outcome (run/cost.py's CostMeter: cost and budget)."""
+
+    def reserve(self, label: str, request: ChatRequest) -> Any:
+        """A reservation for `request` sent by the engine `label`; raises BudgetExhaustedError to send nothing."""
+        ...
+
+    def settle(self, reservation: Any, response: ChatResponse | None) -> None:
+        """The request's outcome: its response, or None when it was not answered."""
+        ...
+
+
 class Engine:
     def __init__(
         self,
@@ -330,8 +347,10 @@ class Engine:
         seed: int = 0,
         request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
         label: str = "model",
+        meter: CallMeter | None = None,
     ) -> None:
         self.backend = backend
+        self.meter = meter
         # An in-process backend (llama.cpp) cannot be interrupted inside its C call: a timeout there would only
         # abandon a thread that goes on holding the model; its calls are bounded by max_tokens instead.
         self.request_timeout_s = request_timeout_s if getattr(backend, "interruptible", True) else None
@@ -414,6 +433,13 @@ class Engine:
         retries = 0
         while True:
             token = await self.limit.acquire()
+            reservation = None
+            if self.meter is not None:
+                try:
+                    reservation = self.meter.reserve(self.label, request)
+                except BaseException:
+                    self.limit.release(token, "other")
+                    raise
             self.stats.in_flight += 1
             self.stats.calls += 1
             outcome = "other"
@@ -430,6 +456,8 @@ class Engine:
             finally:
                 self.stats.in_flight -= 1
                 self.limit.release(token, outcome)
+                if self.meter is not None:
+                    self.meter.settle(reservation, response if outcome == "ok" else None)
             if failure is None:
                 self._any_success = True
                 return response, retries

@@ -12,12 +12,17 @@ from typing import Any, Concatenate, Generic, Protocol, TypeVar, runtime_checkab
 
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
-from empathybench.models.base import Canned
+from empathybench.models.base import Canned, ChatRequest
 
 C = TypeVar("C")  # an instrument's config: a frozen dataclass, recorded in run.json and part of the fingerprint
 P = TypeVar("P")  # the payload of one item: whatever the instrument needs, never written to disk
 C_co = TypeVar("C_co", covariant=True)
 P_co = TypeVar("P_co", covariant=True)
+
+# Optional on an instrument (read with getattr): the output tokens a real model's answer to a request is expected
+# to have, for `run --dry-run` (None: estimated from the canned answer's length). For instruments whose answers are
+# long free text that the canned answers only sketch.
+ExpectedOutputTokens = Callable[[ChatRequest], "int | None"]
 
 # What one item's run returns (the record fields in samples.jsonl) and what summarising all of them returns
 # (summary.json `benchmarks.<name>`; the envelope keys: headline_metric, metrics, score, score_ci95, n_items).

@@ -30,6 +30,7 @@ from empathybench.instruments.protocol import (
     StripChart,
 )
 from empathybench.report import svg
+from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number
 from empathybench.report.page import (
     Block,
@@ -525,6 +526,7 @@ def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[di
         cards=tuple(_profile_card(r) for r in profile),
         instruments=instruments,
         blocks=blocks,
+        cost=cost_line(summary.get("cost")),
     )
 
 

@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from empathybench.instruments.protocol import ItemLink, Marked, ReportSection
+from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.validity import validity_of
@@ -52,6 +53,9 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
             ],
         ),
     ]
+    spent = cost_line(summary.get("cost"))
+    if spent is not None:
+        parts += ["", _cell(spent)]
     for name, result in summary.get("benchmarks", {}).items():
         parts += ["", f"## {title_of(name)}", ""]
         if result.get("status") == "skipped":

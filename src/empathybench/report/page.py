@@ -130,6 +130,7 @@ class RunPage:
     cards: tuple[ProfileCard, ...]
     instruments: tuple[InstrumentPart, ...]
     blocks: tuple[Block, ...]  # below the instruments: repeats, the run's facts and data files
+    cost: str | None = None  # tokens and cost of the model and the judge, one line under the header's facts
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number, significant
 from empathybench.report.validity import validity_of
 
@@ -89,6 +90,9 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         highlight=False,
         markup=False,
     )
+    spent = cost_line(summary.get("cost"))
+    if spent is not None:
+        console.print(spent, highlight=False, markup=False)
     session = summary.get("session") or {}
     if (session.get("n") or 1) > 1:  # a resumed run: the totals above are over every session, this is the last
         own = session.get("usage") or {}

@@ -19,6 +19,7 @@ from rich.text import Text
 from empathybench import __version__
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import (
+    BudgetExhaustedError,
     CallFailedError,
     Engine,
     ItemContext,
@@ -36,6 +37,7 @@ from empathybench.paths import cache_dir
 from empathybench.report.profile import attach_score_interval, build_profile
 from empathybench.report.schema import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
 from empathybench.report.validity import attach_validity
+from empathybench.run.cost import CostMeter, budget_stop, cost_totals, run_prices, spent_in_sessions
 from empathybench.run.options import DEMO_PRESET, DEMO_SELECTION, RunOptions, check_run_options
 from empathybench.rundir.store import RunStore, read_samples
 
@@ -159,6 +161,9 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             args_option="--judge-arg",
             canned=canned,
         )
+    prices = run_prices(options)
+    if options.max_cost is not None and prices.unknown():
+        raise UserError(f"--max-cost needs prices: {'; '.join(prices.unknown())}")
     prepared, skipped = prepare_benchmarks(options, console)
     if not prepared:
         raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
@@ -205,6 +210,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             "allow_unverified": options.allow_unverified,
             "cache": options.use_cache,
             "request_timeout_s": options.request_timeout_s,
+            **({"max_cost": options.max_cost} if options.max_cost is not None else {}),
         },
         "benchmarks": {
             bench.name: {
@@ -220,6 +226,9 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         "skipped": skipped,
     }
     store.start_session(run_info)  # keeps the creation time and the accounting of earlier sessions
+    # Tokens and USD of every answered call, and the budget over all sessions (earlier ones included).
+    spent_before = spent_in_sessions(run_info["sessions"][:-1], prices.model, prices.batch)
+    meter = CostMeter(prices, budget_usd=options.max_cost, spent_before_usd=spent_before)
 
     def warn(message: str) -> None:
         console.print(f"warning: {message}", markup=False, highlight=False)
@@ -233,6 +242,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         stats=stats,
         seed=options.seed,
         request_timeout_s=options.request_timeout_s,
+        meter=meter,
     )
     judge_engine = None
     if judge_backend is not None:
@@ -245,6 +255,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             seed=options.seed,
             request_timeout_s=options.request_timeout_s,
             label="judge",
+            meter=meter,
         )
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress:
@@ -254,6 +265,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         run_info["concurrency"] = concurrency_record(engine, judge_engine)  # this session's adaptive limit
         # Finished items are in samples.jsonl; run.json says why the rest are not.
         ended = store.end_session(run_info, "failed" if isinstance(exc, Exception) else "interrupted", stats.as_dict())
+        ended["cost"] = meter.session_record()
+        run_info["cost"] = cost_totals(run_info["sessions"])
         ended["error"] = run_info["error"] = str(exc) or type(exc).__name__
         store.write_run(run_info)
         store.close()
@@ -266,7 +279,16 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         if cache is not None:
             cache.close()
     run_info["concurrency"] = concurrency_record(engine, judge_engine)  # this session's adaptive limit
+    if meter.stopped:  # --max-cost: the finished items are in samples.jsonl, the same command continues
+        ended = store.end_session(run_info, "budget", stats.as_dict())
+        ended["cost"] = meter.session_record()
+        run_info["cost"] = cost_totals(run_info["sessions"])
+        store.write_run(run_info)
+        store.close()
+        raise budget_stop(meter, stats.items_total - stats.items_done, directory)
     session = store.end_session(run_info, "complete" if stats.items_failed == 0 else "incomplete", stats.as_dict())
+    session["cost"] = meter.session_record()
+    run_info["cost"] = cost_totals(run_info["sessions"])
 
     records_by_bench: dict[str, list[dict[str, Any]]] = {b.name: [] for b in prepared}
     for (bench_name, _), record in finished.items():
@@ -306,6 +328,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     summary["usage"] = run_info["usage"]  # totals over every session of this run
     summary["elapsed_s"] = run_info["elapsed_s"]
     summary["session"] = session  # this session alone (the same as the totals on a first run)
+    summary["cost"] = run_info["cost"]  # tokens and USD per role over every session
     store.write_summary(summary)
 
     from empathybench.report.html import write_run_reports
@@ -343,6 +366,8 @@ async def _run_pending(
             try:
                 fields = await bench.run_item(item, ctx)
                 record.update(status="ok", **fields)
+            except BudgetExhaustedError:
+                return  # --max-cost: this item is asked again when the run continues (its answers are cached)
             except CallFailedError as exc:
                 record.update(status="error", error=str(exc))
                 stats.items_failed += 1

@@ -1,5 +1,6 @@
 """The options of one `empathybench run`, checked up front before any data is fetched or any model is called."""
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,9 @@ class RunOptions:
     request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S  # bound on one whole request (`--timeout`)
     model_args: list[str] = field(default_factory=list)  # `-M KEY=VALUE` for the model under test
     judge_args: list[str] = field(default_factory=list)  # `--judge-arg KEY=VALUE` for the judge
+    max_cost: float | None = None  # `--max-cost USD`: the run's budget over all its sessions (run/cost.py)
+    price: str | None = None  # `--price input=X,output=Y[,cached=Z]`: the model's USD per million tokens
+    judge_price: str | None = None  # `--judge-price ...`: the judge's
 
 
 # Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
@@ -45,6 +49,8 @@ def check_run_options(options: RunOptions, repeats: int = 1) -> None:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}, not {repeats}")
     if options.limit is not None and options.limit < 1:
         raise UserError(f"--limit must be at least 1, not {options.limit}")
+    if options.max_cost is not None and not (math.isfinite(options.max_cost) and options.max_cost > 0):
+        raise UserError(f"--max-cost must be a positive number of USD, not {options.max_cost}")
     if options.max_concurrency is not None and not 1 <= options.max_concurrency <= MAX_CONCURRENCY:
         raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {options.max_concurrency}")
     highest_seed = MAX_SEED - (repeats - 1)

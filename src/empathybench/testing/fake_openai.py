@@ -154,6 +154,38 @@ def count_words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
+# Prompt tokens as a BPE tokenizer splits text before merging (the GPT-2/cl100k pre-tokenizer's pieces: a word
+# with its leading space, up to 3 digits, a run of punctuation, a run of whitespace), then one token per common
+# word, one more per 8 letters of a long word, one per CJK character and one per 3 punctuation marks. Counting
+# words instead made English prompts ~25% "cheaper" than any real tokenizer (and CJK prompts almost free).
+_PIECE = re.compile(r"'(?:s|t|re|ve|m|ll|d)| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+# The chat format's own tokens: per message (role and separators) and the reply's priming, as OpenAI bills them.
+CHAT_TOKENS_PER_MESSAGE = 3
+CHAT_TOKENS_PER_REPLY = 3
+
+
+def count_text_tokens(text: str) -> int:
+    tokens = 0
+    for piece in _PIECE.findall(text):
+        core = piece.strip()
+        if not core:
+            tokens += 1
+        elif core[0].isalpha() or core[0] == "'":
+            cjk = len(_CJK_CHAR.findall(core))
+            rest = len(core) - cjk
+            tokens += cjk + (1 + (rest - 1) // 8 if rest else 0)
+        else:
+            tokens += 1 + (len(core) - 1) // 3
+    return tokens
+
+
+def count_prompt_tokens(messages: list[Any]) -> int:
+    """`usage.prompt_tokens` of a chat request: its messages' text tokens plus the chat format's tokens."""
+    contents = [m["content"] for m in messages if isinstance(m, dict) and isinstance(m.get("content"), str)]
+    return CHAT_TOKENS_PER_REPLY + sum(CHAT_TOKENS_PER_MESSAGE + count_text_tokens(c) for c in contents)
+
+
 def truncate_words(text: str, limit: int) -> tuple[str, bool]:
     """Cut `text` after `limit` whitespace-separated tokens, keeping its line breaks."""
     matches = list(_WORD.finditer(text))
@@ -643,7 +675,7 @@ class FakeOpenAIServer:
             text, cut = truncate_words(text, max_tokens)
             finish_reason = "length" if cut else "stop"
         text += echo  # after the cut, so that it always arrives
-        prompt_tokens = sum(count_words(m["content"]) for m in request["messages"] if isinstance(m.get("content"), str))
+        prompt_tokens = count_prompt_tokens(request["messages"])
         completion_tokens = count_words(text) + reasoning_tokens
         message: dict[str, Any] = {"role": "assistant", "content": text}
         # As OpenAI reports reasoning models' hidden thinking; absent for models that do not think.

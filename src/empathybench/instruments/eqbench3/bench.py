@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
-from empathybench.instruments.eqbench3.canned import canned_answer
+from empathybench.instruments.eqbench3.canned import canned_answer, expected_reply_tokens
 from empathybench.instruments.eqbench3.eras import judge_era, published_reference
 from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section, sample_line, sample_text
 from empathybench.instruments.protocol import (
@@ -78,6 +78,7 @@ class EQBench3:
     profile_title = "EQ-Bench 3"
     profile_question = "How emotionally intelligent are its role-play replies and analyses, as judged?"
     canned = staticmethod(canned_answer)
+    expected_output_tokens = staticmethod(expected_reply_tokens)  # for --dry-run: its replies are long free text
     report_section = staticmethod(report_section)
     sample_line = staticmethod(sample_line)  # the samples table's one-line view of a task
     sample_text = staticmethod(sample_text)  # its transcript, debrief and judge text, folded under the row

@@ -8,6 +8,8 @@ output format) or a pairwise verdict ("A0493++" style, both orders answered the 
 import json
 import re
 
+from empathybench.instruments.eqbench3.conversation import DEBRIEF_WORD_TARGET, SECTION_WORD_TARGETS
+from empathybench.instruments.eqbench3.data import TaskType
 from empathybench.models.base import ChatRequest, Draw
 
 _JSON_KEY = re.compile(r'^\s*"([a-z_]+)":\s*"?(0-20|winner & disparity rating)"?,?\s*$', re.MULTILINE)
@@ -61,3 +63,25 @@ def canned_answer(request: ChatRequest, draw: Draw) -> str | None:
     if request.tag.endswith(":judge"):
         return _judge_answer(request, draw)
     return _model_answer(request, draw)
+
+
+# Tokens per English word, as OpenAI's rule of thumb has it (~0.75 words per token).
+_TOKENS_PER_WORD = 4 / 3
+
+
+def expected_reply_tokens(request: ChatRequest) -> int | None:
+    """What a real model's answer to one EQ-Bench 3 request costs in output tokens (for `--dry-run`): the words the
+    master prompts ask for (conversation.SECTION_WORD_TARGETS, DEBRIEF_WORD_TARGET); None for the judge's requests
+    (the canned judge answers have the real ones' shape)."""
+    if request.tag.endswith(":judge"):
+        return None
+    lowered = request.messages[-1].content.lower()
+    if "# draft brainstorming" in lowered or "# perspective-taking" in lowered:
+        words = sum(SECTION_WORD_TARGETS[TaskType.DRAFTING].values())
+    elif "# my response" in lowered:
+        words = sum(SECTION_WORD_TARGETS[TaskType.ROLEPLAY].values())
+    elif "debrief" in lowered:
+        words = DEBRIEF_WORD_TARGET
+    else:
+        words = sum(SECTION_WORD_TARGETS[TaskType.ANALYSIS].values())
+    return round(words * _TOKENS_PER_WORD)

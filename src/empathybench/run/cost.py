@@ -1,0 +1,489 @@
+"""What a run costs: `run --dry-run` (requests, tokens and cost before any call), the `--max-cost` budget and the
+actual tokens and cost recorded in run.json.
+
+Dry run: every instrument's real item code runs against an in-process backend that answers with the scripted
+canned answers (`scripted/plausible`) and never touches the network, the response cache or a run directory.
+Its calls are the run's calls: first attempts per role (model, judge), plus the re-asks the canned answers caused.
+
+Token estimate (no tokenizer ships with the package):
+- text: one token per CJK character (Han, kana, Hangul), the other characters one token per 4 (OpenAI's rule of
+  thumb for English: https://help.openai.com/en/articles/4936856-what-are-tokens-and-how-to-count-them);
+- a request adds 3 tokens per message and 3 for the reply's priming (OpenAI cookbook, "How to count tokens with
+  tiktoken", chat models);
+- output: the canned reply's length by the same rule, or what the instrument expects a real answer to be
+  (its optional `expected_output_tokens` hook: EQ-Bench 3's word targets) ("expected"), and the request's max tokens
+  ("at most"): a free-text answer (a dialogue reply) is often longer than the canned one, so both are shown.
+  Reasoning models also bill their thinking as output tokens, which neither figure includes.
+"""
+
+import asyncio
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from empathybench.engine.engine import BudgetExhaustedError, Engine, ItemContext, item_seed
+from empathybench.errors import BudgetStopError, UserError
+from empathybench.models.base import ChatRequest, ChatResponse
+from empathybench.models.plausible import PlausibleResponder
+from empathybench.models.prices import PRICE_HELP, Price, cost_usd, parse_price_option, price_for, price_table
+from empathybench.models.registry import ModelSpec, parse_model_spec
+from empathybench.run.options import RunOptions
+
+MESSAGE_OVERHEAD_TOKENS = 3
+REPLY_PRIMING_TOKENS = 3
+ROLES = ("model", "judge")
+# Han ideographs, Hiragana, Katakana, Hangul syllables, CJK punctuation and full-width forms: about 1 token each.
+_CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def estimate_text_tokens(text: str) -> int:
+    cjk = len(_CJK.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+def estimate_input_tokens(messages: Any) -> int:
+    """Input tokens of a request's messages (Message objects or {"role", "content"[, "content_chars"]} dicts)."""
+    total = REPLY_PRIMING_TOKENS
+    for message in messages:
+        content = message["content"] if isinstance(message, Mapping) else message.content
+        tokens = estimate_text_tokens(content)
+        full = message.get("content_chars") if isinstance(message, Mapping) else None
+        if isinstance(full, int) and full > len(content) > 0:  # a stored record keeps the head of a long message
+            tokens = round(tokens * full / len(content))
+        total += MESSAGE_OVERHEAD_TOKENS + tokens
+    return total
+
+
+def role_of(request: ChatRequest) -> str:
+    """ "judge" for a judge's request (its tag ends with ":judge", see ItemContext), else "model"."""
+    return "judge" if request.tag.endswith(":judge") else "model"
+
+
+# --- prices of a run ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunPrices:
+    """The price of the model and of the judge (None: unknown), and whether the batch discount applies."""
+
+    model_spec: ModelSpec
+    judge_spec: ModelSpec | None  # None: the model judges itself (priced as the model)
+    model: Price | None
+    judge: Price | None
+    batch: bool = False
+
+    def for_label(self, label: str) -> Price | None:
+        return self.judge if label == "judge" and self.judge_spec is not None else self.model
+
+    def unknown(self) -> list[str]:
+        """One line per model without a price, saying how to give one."""
+        lines = []
+        if self.model is None:
+            lines.append(f"no price known for {self.model_spec}: give one with {PRICE_HELP}")
+        if self.judge_spec is not None and self.judge is None:
+            lines.append(
+                f"no price known for the judge {self.judge_spec}: give one with --judge-price input=X,output=Y"
+            )
+        return lines
+
+
+def run_prices(options: RunOptions) -> RunPrices:
+    model_spec = parse_model_spec(options.model)
+    judge_spec = parse_model_spec(options.judge) if options.judge else None
+    model_override = parse_price_option(options.price) if getattr(options, "price", None) else None
+    judge_override = parse_price_option(options.judge_price) if getattr(options, "judge_price", None) else None
+    if judge_override is not None and judge_spec is None:
+        raise UserError("--judge-price needs --judge (without it the model judges itself at its own price)")
+    return RunPrices(
+        model_spec,
+        judge_spec,
+        price_for(model_spec.provider, model_spec.model, model_override),
+        price_for(judge_spec.provider, judge_spec.model, judge_override) if judge_spec else None,
+        batch=bool(getattr(options, "batch", False)),
+    )
+
+
+def _cost(price: Price | None, batch: bool, **tokens: float) -> float | None:
+    return None if price is None else cost_usd(price, batch=batch, **tokens)  # type: ignore[arg-type]
+
+
+# --- dry run ---------------------------------------------------------------------------------------------------------
+
+
+class DryRunBackend:
+    """Answers every request in process with the instruments' canned answers; counts nothing itself."""
+
+    provider = "dry-run"
+    default_concurrency = 64
+    interruptible = True
+
+    def __init__(
+        self, identity: dict[str, Any], canned: Mapping[str, Any], expected: Mapping[str, Any] | None = None
+    ) -> None:
+        self.model = str(identity.get("model", ""))
+        self._identity = identity  # the real model's, so identity-dependent request details come out the same
+        self._answer = PlausibleResponder(1, canned)
+        self._expected = dict(expected or {})  # instrument name -> its expected_output_tokens hook
+
+    def identity(self) -> dict[str, Any]:
+        return dict(self._identity)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        text = self._answer(request)
+        hook = self._expected.get(request.tag.split(":", 1)[0])
+        expected = hook(request) if hook is not None else None
+        if expected is not None:
+            # Lengthened to the expected size at its end, so a conversation's later turns carry a realistic history.
+            missing = min(expected, request.sampling.max_tokens) - estimate_text_tokens(text)
+            if missing > 1:
+                text += "\n" + ("and so on " * missing)[: 4 * (missing - 1)].rstrip()
+        return ChatResponse(
+            text=text,
+            finish_reason="stop",
+            prompt_tokens=estimate_input_tokens(request.messages),
+            completion_tokens=estimate_text_tokens(text),  # what the tally counts as the expected output
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+@dataclass
+class RoleTally:
+    requests: int = 0  # first attempts (attempt 0)
+    reasks: int = 0  # later attempts the canned answers caused (a real model may cause more or fewer)
+    input_tokens: int = 0
+    output_tokens: int = 0  # expected: the canned replies' length
+    output_tokens_max: int = 0  # at most: the requests' max tokens
+
+    def add(self, call: Mapping[str, Any]) -> None:
+        if call.get("attempt", 0) == 0:
+            self.requests += 1
+        else:
+            self.reasks += 1
+        self.input_tokens += estimate_input_tokens(call.get("messages") or [])
+        self.output_tokens += int(call.get("completion_tokens") or 0)  # DryRunBackend's expected output
+        self.output_tokens_max += int((call.get("sampling") or {}).get("max_tokens") or 0)
+
+    def merge(self, other: "RoleTally") -> None:
+        for name in ("requests", "reasks", "input_tokens", "output_tokens", "output_tokens_max"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self, price: Price | None, batch: bool) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "reasks": self.reasks,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "output_tokens_max": self.output_tokens_max,
+            "cost_usd": _cost(price, batch, input_tokens=self.input_tokens, output_tokens=self.output_tokens),
+            "cost_usd_max": _cost(price, batch, input_tokens=self.input_tokens, output_tokens=self.output_tokens_max),
+        }
+
+
+@dataclass
+class InstrumentTally:
+    name: str
+    n_items: int
+    roles: dict[str, RoleTally] = field(default_factory=lambda: {role: RoleTally() for role in ROLES})
+    failed_items: int = 0
+
+
+def tally_calls(calls: list[Mapping[str, Any]], tally: InstrumentTally) -> None:
+    for call in calls:
+        tally.roles["judge" if call.get("role") == "judge" else "model"].add(call)
+
+
+async def dry_run_items(prepared: list[Any], engine: Engine, judge_engine: Engine | None, seed: int) -> list[Any]:
+    tallies = [InstrumentTally(bench.name, len(bench.items)) for bench in prepared]
+    slots = asyncio.Semaphore(64)
+
+    async def one(bench: Any, item: Any, tally: InstrumentTally) -> None:
+        async with slots:
+            ctx = ItemContext(engine, item.id, item_seed(seed, bench.name, item.id), judge_engine, tag=bench.name)
+            try:
+                await bench.run_item(item, ctx)
+            except Exception:  # canned answers an item cannot take: its calls so far still count
+                tally.failed_items += 1
+            tally_calls(ctx.calls, tally)
+
+    await asyncio.gather(
+        *(one(bench, item, tally) for bench, tally in zip(prepared, tallies, strict=True) for item in bench.items)
+    )
+    return tallies
+
+
+def estimate_record(tallies: list[InstrumentTally], prices: RunPrices, skipped: Mapping[str, str]) -> dict[str, Any]:
+    total = {role: RoleTally() for role in ROLES}
+    instruments = []
+    for tally in tallies:
+        roles = {}
+        for role in ROLES:
+            total[role].merge(tally.roles[role])
+            roles[role] = tally.roles[role].as_dict(prices.for_label(role), prices.batch)
+        entry: dict[str, Any] = {"name": tally.name, "n_items": tally.n_items, **roles}
+        if tally.failed_items:
+            entry["failed_items"] = tally.failed_items
+        instruments.append(entry)
+    totals = {role: total[role].as_dict(prices.for_label(role), prices.batch) for role in ROLES}
+    costs = [totals[role]["cost_usd"] for role in ROLES if totals[role]["requests"] + totals[role]["reasks"]]
+    maxima = [totals[role]["cost_usd_max"] for role in ROLES if totals[role]["requests"] + totals[role]["reasks"]]
+    table = price_table()
+    return {
+        "model": str(prices.model_spec),
+        "judge": str(prices.judge_spec) if prices.judge_spec else "self",
+        "batch": prices.batch,
+        "instruments": instruments,
+        "total": {
+            **totals,
+            "cost_usd": None if None in costs else round(sum(costs), 10),  # type: ignore[arg-type]
+            "cost_usd_max": None if None in maxima else round(sum(maxima), 10),  # type: ignore[arg-type]
+        },
+        "prices": {
+            "model": prices.model.as_dict() if prices.model else None,
+            "judge": (prices.judge.as_dict() if prices.judge else None) if prices.judge_spec else "as the model",
+            "table_as_of": table.as_of,
+            **(
+                {"batch_factor": table.batch_factor, "batch_sources": list(table.batch_sources)} if prices.batch else {}
+            ),
+        },
+        "skipped": dict(skipped),
+        "notes": [
+            *prices.unknown(),
+            "tokens are estimated (characters/4, 1 per CJK character, +3 per message); output 'exp' is the length "
+            "of scripted answers (or the instrument's expected answer length), 'max' the requests' max tokens; "
+            "reasoning models bill their thinking as output on top",
+        ],
+    }
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    if value == 0:
+        return "$0"
+    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def render_estimate(console: Console, estimate: Mapping[str, Any]) -> None:
+    """The dry run as a table on `console` (every value printed literally)."""
+    judged = any(entry["judge"]["requests"] for entry in estimate["instruments"])
+    batch = " (batch: 50% off)" if estimate.get("batch") else ""
+    title = f"dry run: {estimate['model']}, judge {estimate['judge']}{batch}; no model was called"
+    # exp: the canned answers' length; max: the requests' max tokens (see the note below the table)
+    table = Table(title=Text(title), title_justify="left")
+    for header in ("instrument", "items", "requests", *(("judge",) if judged else ())):
+        table.add_column(header, justify="left" if header == "instrument" else "right")
+    for header in ("input tokens", "output tokens exp / max", "cost exp / max"):
+        table.add_column(header, justify="right")
+    rows = [*estimate["instruments"], {"name": "total", "n_items": None, **estimate["total"]}]
+    for entry in rows:
+        model, judge = entry["model"], entry["judge"]
+        cost, cost_max = entry.get("cost_usd"), entry.get("cost_usd_max")
+        if entry["name"] != "total":  # per instrument: the two roles' costs added
+            parts = [model["cost_usd"], judge["cost_usd"] if judge["requests"] + judge["reasks"] else 0.0]
+            cost = None if None in parts else sum(parts)  # type: ignore[arg-type]
+            parts_max = [model["cost_usd_max"], judge["cost_usd_max"] if judge["requests"] + judge["reasks"] else 0.0]
+            cost_max = None if None in parts_max else sum(parts_max)  # type: ignore[arg-type]
+        requests = f"{model['requests']:,}" + (f" (+{model['reasks']:,} re-asks)" if model["reasks"] else "")
+        cells = [Text(str(entry["name"])), "" if entry["n_items"] is None else f"{entry['n_items']:,}", requests]
+        if judged:
+            cells.append(f"{judge['requests']:,}" + (f" (+{judge['reasks']:,})" if judge["reasks"] else ""))
+        cells += [
+            f"{model['input_tokens'] + judge['input_tokens']:,}",
+            f"{model['output_tokens'] + judge['output_tokens']:,} / "
+            f"{model['output_tokens_max'] + judge['output_tokens_max']:,}",
+            f"{_usd(cost)} / {_usd(cost_max)}",
+        ]
+        table.add_row(*cells)
+    console.print(table)
+    prices = estimate["prices"]
+    for role in ROLES:
+        price = prices.get(role)
+        if isinstance(price, Mapping):
+            read = f", read {price['read']}" if price.get("read") else ""
+            console.print(
+                Text(
+                    f"{role} price: ${price['input_per_mtok']:g} in / ${price['output_per_mtok']:g} out per million "
+                    f"tokens ({price['source']}{read})"
+                )
+            )
+    for name, reason in estimate.get("skipped", {}).items():
+        console.print(Text(f"skipped {name}: {reason}"))
+    for note in estimate["notes"]:
+        console.print(Text(note))
+
+
+# --- the budget and the actual cost of a run --------------------------------------------------------------------------
+
+
+@dataclass
+class RoleSpend:
+    calls: int = 0
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 10),
+        }
+
+
+@dataclass
+class _Reservation:
+    label: str
+    role: str
+    estimate: float
+
+
+class CostMeter:
+    """The engines' call meter: records what every answered call cost and keeps the run within `--max-cost`.
+
+    Before a request is sent, `reserve` checks that the money spent (earlier sessions included), the estimates of
+    the requests in flight and this request's estimate (its input, and its max tokens as output) stay within the
+    budget; when they would not, the meter stops the run for good: this and every later request raise
+    BudgetExhaustedError, while those in flight finish and are kept.
+    """
+
+    def __init__(self, prices: RunPrices, *, budget_usd: float | None = None, spent_before_usd: float = 0.0) -> None:
+        self.prices = prices
+        self.budget_usd = budget_usd
+        self.spent_before_usd = spent_before_usd
+        self.roles = {role: RoleSpend() for role in ROLES}
+        self.reserved_usd = 0.0
+        self.stopped = False
+
+    @property
+    def spent_usd(self) -> float:
+        """Spent so far over every session of the run (unknown prices count as 0)."""
+        return self.spent_before_usd + sum(spend.cost_usd or 0.0 for spend in self.roles.values())
+
+    def reserve(self, label: str, request: ChatRequest) -> _Reservation:
+        price = self.prices.for_label(label)
+        estimate = 0.0
+        if price is not None:
+            estimate = cost_usd(
+                price,
+                input_tokens=estimate_input_tokens(request.messages),
+                output_tokens=request.sampling.max_tokens,
+                batch=self.prices.batch,
+            )
+        if self.budget_usd is not None and (
+            self.stopped or self.spent_usd + self.reserved_usd + estimate > self.budget_usd
+        ):
+            self.stopped = True
+            raise BudgetExhaustedError(f"the next request would exceed --max-cost {self.budget_usd:g}")
+        self.reserved_usd += estimate
+        return _Reservation(label, role_of(request), estimate)
+
+    def settle(self, reservation: _Reservation, response: ChatResponse | None) -> None:
+        self.reserved_usd -= reservation.estimate
+        if response is None:  # not answered: not billed
+            return
+        spend = self.roles[reservation.role]
+        cached = getattr(response, "cached_input_tokens", 0) or 0
+        spend.calls += 1
+        spend.input_tokens += response.prompt_tokens
+        spend.cached_input_tokens += cached
+        spend.output_tokens += response.completion_tokens
+        price = self.prices.for_label(reservation.label)
+        if price is None or spend.cost_usd is None:
+            spend.cost_usd = None
+            return
+        spend.cost_usd += cost_usd(
+            price,
+            input_tokens=response.prompt_tokens,
+            output_tokens=response.completion_tokens,
+            cached_input_tokens=cached,
+            batch=self.prices.batch,
+        )
+
+    def session_record(self) -> dict[str, Any]:
+        """This session's tokens and cost per role, with the prices used (run.json `sessions[-1].cost`)."""
+        return {
+            **{role: self.roles[role].as_dict() for role in ROLES},
+            "cost_usd": _sum_or_none([self.roles[role].cost_usd for role in ROLES if self.roles[role].calls]),
+            "prices": {
+                "model": self.prices.model.as_dict() if self.prices.model else None,
+                "judge": (self.prices.judge.as_dict() if self.prices.judge else None)
+                if self.prices.judge_spec
+                else "as the model",
+            },
+            "batch": self.prices.batch,
+            **({"budget_usd": self.budget_usd} if self.budget_usd is not None else {}),
+        }
+
+
+def _sum_or_none(values: list[float | None]) -> float | None:
+    return None if None in values else round(sum(v for v in values if v is not None), 10)
+
+
+def spent_in_sessions(sessions: list[Any], price: Price | None = None, batch: bool = False) -> float:
+    """USD spent by the earlier sessions of a run, as their run.json entries record it.
+
+    A session that recorded no cost (killed: its usage was rebuilt from samples.jsonl, a lower bound) is priced
+    from its token counts at `price` (the model's; its judge calls too).
+    """
+    total = 0.0
+    for session in sessions:
+        if not isinstance(session, dict):
+            continue
+        cost, usage = session.get("cost"), session.get("usage")
+        value: Any = cost.get("cost_usd") if isinstance(cost, dict) else None
+        if not isinstance(cost, dict) and isinstance(usage, dict) and price is not None:
+            counts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+            if all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+                value = cost_usd(price, input_tokens=counts[0], output_tokens=counts[1], batch=batch)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+            total += float(value)
+    return total
+
+
+def cost_totals(sessions: list[Any]) -> dict[str, Any]:
+    """run.json `cost`: tokens and USD per role over every session that recorded them."""
+    totals: dict[str, Any] = {role: RoleSpend() for role in ROLES}
+    unknown = False
+    for session in sessions:
+        cost = session.get("cost") if isinstance(session, dict) else None
+        if not isinstance(cost, dict):
+            continue
+        for role in ROLES:
+            part = cost.get(role)
+            if not isinstance(part, dict):
+                continue
+            spend = totals[role]
+            for name in ("calls", "input_tokens", "cached_input_tokens", "output_tokens"):
+                value = part.get(name)
+                setattr(spend, name, getattr(spend, name) + (value if isinstance(value, int) else 0))
+            value = part.get("cost_usd")
+            if value is None and part.get("calls"):
+                unknown = True
+            elif isinstance(value, int | float) and spend.cost_usd is not None:
+                spend.cost_usd += value
+    record = {role: totals[role].as_dict() for role in ROLES}
+    record["cost_usd"] = None if unknown else round(sum(totals[r].cost_usd or 0.0 for r in ROLES), 10)
+    last = next(
+        (s.get("cost") for s in reversed(sessions) if isinstance(s, dict) and isinstance(s.get("cost"), dict)), {}
+    )
+    record["prices"] = last.get("prices")
+    return record
+
+
+def budget_stop(meter: CostMeter, items_left: int, directory: Any) -> BudgetStopError:
+    return BudgetStopError(
+        f"stopped at the cost budget: spent ${meter.spent_usd:.4f} of --max-cost {meter.budget_usd:g} "
+        f"({items_left} items left, finished ones kept in {directory}); run the same command with a larger --max-cost "
+        "to continue"
+    )
