@@ -226,6 +226,18 @@ def run(
     judge_arg: Annotated[
         list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the --judge, as -M")
     ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="Send each round of requests as one batch of the provider's batch API (openai/, anthropic/): "
+            "half the price, answers within 24 h; a killed run resumes polling the same batch",
+        ),
+    ] = False,
+    batch_poll_interval: Annotated[
+        float,
+        typer.Option("--batch-poll-interval", min=0.001, max=3600, help="Seconds between polls of an open batch"),
+    ] = 30.0,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.report.terminal import demo_next_step, print_summary
@@ -252,6 +264,8 @@ def run(
         request_timeout_s=timeout,
         model_args=list(model_arg or []),
         judge_args=list(judge_arg or []),
+        batch=batch,
+        batch_poll_interval_s=batch_poll_interval,
     )
     if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
         signal.signal(signal.SIGTERM, _raise_terminated)

@@ -41,6 +41,10 @@ With `echo_auth=True` the server behaves as a careless gateway would: its 400 an
 replies repeat the request's credentials (Authorization and x-api-key headers, the request path with its query),
 so tests can check that no key reaches a file or the terminal.
 
+`/v1/files` and `/v1/batches` (the Batch API: upload, create, retrieve, cancel, output and error files) are served
+by `fake_openai_batch.FakeOpenAIBatches` (`server.batches`), answering each line as the chat endpoint would,
+without counting it among the chat-completions requests.
+
 It counts what it receives (total, per request-body hash, in flight, Authorization headers) so tests can
 assert "the server was asked nothing" or "no request was asked twice".
 
@@ -224,6 +228,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(200, {"object": "list", "data": data})
         elif path == "/_fake/stats":
             self.send_json(200, fake.stats())
+        elif path.startswith(("/v1/files/", "/v1/batches/")):
+            fake.batches.serve_get(self, path)
         else:
             self.send_json(404, _error_body(f"no route GET {path}", "not_found_error"))
 
@@ -231,6 +237,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/v1/files" or path.startswith("/v1/batches"):
+            self.server.fake.batches.serve_post(self, path, raw)
+            return
         if path != "/v1/chat/completions":
             self.send_json(404, _error_body(f"no route POST {path}", "not_found_error"))
             return
@@ -335,6 +344,9 @@ class FakeOpenAIServer:
         self.capacity = capacity
         self._in_flight = 0
         self._admitted = 0  # requests being served within the capacity (those answered 429 for it excluded)
+        from empathybench.testing.fake_openai_batch import FakeOpenAIBatches
+
+        self.batches = FakeOpenAIBatches(self)  # the Files and Batches endpoints (fake_openai_batch.py)
         self.reset_counters()
 
     # --- lifecycle -------------------------------------------------------------------------------------
