@@ -60,6 +60,7 @@ class _Batch:
     input_file_id: str
     lines: list[dict[str, Any]]
     metadata: Any
+    echo: str = ""  # credentials of the create request, repeated in the answers in echo mode
     status: str = "validating"
     expire: bool = False
     output_file_id: str | None = None
@@ -120,7 +121,7 @@ class FakeOpenAIBatches:
         if path == "/v1/files":
             status, payload = self._upload(handler, raw)
         elif path == "/v1/batches":
-            status, payload = self._create(raw)
+            status, payload = self._create(raw, self._echo(handler))
         elif path.startswith("/v1/batches/") and path.endswith("/cancel"):
             status, payload = self._cancel(path.split("/")[3])
         else:
@@ -169,7 +170,13 @@ class FakeOpenAIBatches:
             self.files[stored.id] = stored
         return 200, stored.as_dict()
 
-    def _create(self, raw: bytes) -> tuple[int, Any]:
+    def _echo(self, handler: "_Handler") -> str:
+        """The credentials a careless server repeats in its answers (echo mode), as the chat endpoint does."""
+        from empathybench.testing.fake_openai import echo_of_credentials
+
+        return echo_of_credentials(handler) if self.server.echo_auth else ""
+
+    def _create(self, raw: bytes, echo: str = "") -> tuple[int, Any]:
         try:
             body = json.loads(raw)
         except ValueError:
@@ -202,7 +209,7 @@ class FakeOpenAIBatches:
                     seen.add(custom_id)
                     lines.append(entry)
             self.batches_created += 1
-            batch = _Batch(f"batch_fake_{self.batches_created}", stored.id, lines, body.get("metadata"))
+            batch = _Batch(f"batch_fake_{self.batches_created}", stored.id, lines, body.get("metadata"), echo=echo)
             if errors:
                 batch.status, batch.errors = "failed", errors
             elif self._expire_batches > 0:
@@ -249,7 +256,7 @@ class FakeOpenAIBatches:
                 failures.append(json.dumps({"id": line_id, "custom_id": custom_id, "response": None, "error": error}))
                 batch.failed += 1
                 continue
-            code, body = self._answer(entry.get("body"), number)
+            code, body = self._answer(entry.get("body"), number, batch.echo)
             line = {
                 "id": line_id,
                 "custom_id": custom_id,
@@ -274,7 +281,7 @@ class FakeOpenAIBatches:
                 setattr(batch, attribute, stored.id)
         batch.status = status
 
-    def _answer(self, body: Any, number: int) -> tuple[int, dict[str, Any]]:
+    def _answer(self, body: Any, number: int, echo: str = "") -> tuple[int, dict[str, Any]]:
         """The status and body the chat endpoint would give this line's body (under the lock)."""
         from empathybench.testing.fake_openai import is_openai_reasoning_model, openai_reasoning_rejection
 
@@ -288,7 +295,7 @@ class FakeOpenAIBatches:
             if rejection is not None:
                 return 400, rejection
         try:
-            completion = self.server._completion(number, body)
+            completion = self.server._completion(number, body, echo)
         except Exception as exc:
             return 500, _error(f"fake server error: {exc}", "server_error")
         self.entries_answered += 1
