@@ -15,7 +15,12 @@ from typing import Any
 
 import pytest
 
+from empathybench.engine.batch import BatchJournal, BatchRound
+from empathybench.engine.engine import RunStats
 from empathybench.instruments.empathetic.testing import FakeJudge
+from empathybench.models.anthropic_batch import ANTHROPIC_BATCH_LIMITS
+from empathybench.models.batching import BatchLimits, BatchStatus, entry_size, split_entries
+from empathybench.models.openai_batch import OPENAI_BATCH_LIMITS
 from empathybench.testing.fake_anthropic import FakeAnthropicServer
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
 
@@ -240,3 +245,92 @@ def test_batch_is_refused_for_backends_without_a_batch_api(model: str, tmp_path:
     assert result.returncode != 0
     assert "--batch needs a provider with a batch API" in result.stderr + result.stdout
     assert "Traceback" not in result.stderr and not (tmp_path / "run").exists()
+
+
+def test_model_arguments_apply_to_batch_bodies_as_live(tmp_path: Path, mirror: Path) -> None:
+    """An o-series model gets max_completion_tokens and reasoning_effort, no temperature (the fake 400s those)."""
+    run_dir = tmp_path / "run"
+    with FakeOpenAIServer(answer=varied_scores) as oa, FakeAnthropicServer(answer=varied_scores) as an:
+        env = env_for(tmp_path / "c", mirror, oa.base_url, an.base_url)
+        reasoning = cli([*eqbench("openai/o4-mini", run_dir, "--batch", *POLL, "-M", "reasoning_effort=low")], env)
+        thinking = cli(
+            [*eqbench("anthropic/claude-fake-1", tmp_path / "an", "--batch", *POLL, "-M", "thinking_budget=2048")], env
+        )
+        uploaded = [f.content for f in oa.batches.files.values() if f.purpose == "batch"]
+        params = [r["params"] for b in an.batches.batches.values() for r in b.requests]
+    assert reasoning.returncode == 0 and thinking.returncode == 0, reasoning.stderr + thinking.stderr
+    bodies = [json.loads(line)["body"] for content in uploaded for line in content.decode().splitlines()]
+    assert len(bodies) == LIMIT
+    assert all(b["reasoning_effort"] == "low" and "max_completion_tokens" in b for b in bodies)
+    assert not any("temperature" in b or "max_tokens" in b for b in bodies)
+    sent = sorted(json.dumps(c["sent"], sort_keys=True) for r in records(run_dir).values() for c in r["calls"])
+    without_messages = [{k: v for k, v in b.items() if k != "messages"} for b in bodies]
+    assert sent == sorted(json.dumps(b, sort_keys=True) for b in without_messages)
+    assert len(params) == LIMIT
+    assert all(p["thinking"] == {"type": "enabled", "budget_tokens": 2048} and "temperature" not in p for p in params)
+    assert all(r["status"] == "ok" for r in records(tmp_path / "an").values())
+
+
+def test_progress_shows_the_batch_state(tmp_path: Path, mirror: Path) -> None:
+    with FakeOpenAIServer(answer=varied_scores) as oa:
+        args = [a for a in eqbench("openai/fake", tmp_path / "run", "--batch", *POLL) if a != "--quiet"]
+        result = cli(args, env_for(tmp_path / "c", mirror, oa.base_url))
+    assert result.returncode == 0, result.stderr
+    assert f"{LIMIT}/{LIMIT} items, batch ended ({LIMIT}/{LIMIT} done)" in result.stderr  # the progress stream
+
+
+def test_progress_text_of_open_batches(tmp_path: Path) -> None:
+    stats = RunStats()
+    batch_round = BatchRound(BatchJournal(tmp_path / "batches.jsonl"), stats)
+    batch_round.show("model", "b1", BatchStatus("validating", "validating", {"total": 9, "completed": 0, "failed": 0}))
+    assert stats.batch_state == "batch validating (0/9 done)"
+    batch_round.show(
+        "model", "b1", BatchStatus("in_progress", "in_progress", {"total": 9, "completed": 4, "failed": 1})
+    )
+    batch_round.show("judge", "b2", BatchStatus("in_progress", "in_progress", {"processing": 3, "succeeded": 2}))
+    assert stats.batch_state.startswith("batch 2 in_progress (")
+    batch_round.show("model", "b1", BatchStatus("ended", "completed", {"total": 9, "completed": 9, "failed": 0}))
+    assert stats.batch_state == "batch in_progress (3 processing, 2 succeeded)"  # only the open one
+
+
+def test_a_batch_is_split_only_at_the_providers_limits() -> None:
+    entries = [{"custom_id": f"{i:04d}", "body": "x" * 100} for i in range(10)]
+    assert split_entries(entries, BatchLimits(max_requests=4, max_bytes=10**9)) == [
+        entries[0:4],
+        entries[4:8],
+        entries[8:10],
+    ]
+    size = entry_size(entries[0])
+    by_bytes = split_entries(entries, BatchLimits(max_requests=100, max_bytes=64 * 1024 + 3 * size))
+    assert [len(chunk) for chunk in by_bytes] == [3, 3, 3, 1]
+    assert split_entries(entries, OPENAI_BATCH_LIMITS) == [entries]
+    assert OPENAI_BATCH_LIMITS.max_requests == 50_000 and ANTHROPIC_BATCH_LIMITS.max_requests == 100_000
+
+
+def test_journal_finds_open_batches_and_ignores_a_cut_line(tmp_path: Path) -> None:
+    path = tmp_path / "batches.jsonl"
+    first = BatchJournal(path)
+    first.submitted("b1", "openai", "model", {"k1": {"tag": "x"}, "k2": {"tag": "x"}})
+    first.submitted("b2", "openai", "model", {"k3": {"tag": "x"}})
+    first.ended("b2", "completed", {"total": 1})
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"event": "submitted", "batch_id": "b3", "requ')  # killed mid-write
+    again = BatchJournal(path)
+    assert again.open_batches == ["b1"]
+    assert again.claim("anthropic", {"k1"}) == []
+    assert again.claim("openai", {"k2", "k9"}) == [("b1", {"k1", "k2"})]
+    assert again.claim("openai", {"k1"}) == []  # already being polled in this session
+
+
+def test_a_batch_that_fails_validation_is_each_items_error_without_retries(tmp_path: Path, mirror: Path) -> None:
+    run_dir = tmp_path / "run"
+    with FakeOpenAIServer(answer=varied_scores) as oa:
+        oa.batches.invalidate_next_batches(1)
+        env = env_for(tmp_path / "c", mirror, oa.base_url)
+        result = cli([*eqbench("openai/fake", run_dir, "--batch", *POLL), "--limit", "2"], env)
+        created, chat_calls = oa.batches.batches_created, oa.requests_total
+    assert result.returncode == 1 and "2 items could not be answered" in result.stderr
+    assert created == 1 and chat_calls == 0  # sending the same input again would fail the same way
+    done = records(run_dir)
+    assert all(r["status"] == "error" and "fake validation failure" in r["error"] for r in done.values())
+    assert [e["event"] for e in journal(run_dir)] == ["submitted", "ended"]

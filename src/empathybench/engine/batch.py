@@ -388,7 +388,11 @@ class Batcher:
                     round_.counts["batches_resumed"] += 1
                 status = await self._wait(batch_id)
                 found_id = batch_id
-                outcomes = await self._retrying(lambda: self.client.results(found_id))
+                if status.failure is not None:
+                    failure = EntryFailure("rejected", f"the batch failed: {status.failure}", retryable=False)
+                    outcomes = dict.fromkeys(entries, failure)
+                else:
+                    outcomes = await self._retrying(lambda: self.client.results(found_id))
                 round_.journal.ended(batch_id, status.raw_status, status.counts)
             except RequestRejectedError as exc:
                 if resumed and exc.status == 404 and batch_id is not None:  # gone meanwhile: ask again

@@ -36,6 +36,8 @@ class BatchStatus:
     state: str  # one of BATCH_STATES
     raw_status: str  # the provider's own word for it
     counts: dict[str, int] = field(default_factory=dict)
+    # Why the provider refused the whole batch (OpenAI's "failed": the input did not validate), else None.
+    failure: str | None = None
 
     @property
     def ended(self) -> bool:

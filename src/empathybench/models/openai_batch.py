@@ -78,9 +78,15 @@ class OpenAIBatchClient:
         batch = await self._call(lambda: client.batches.retrieve(batch_id), lost=True)
         counts = getattr(batch, "request_counts", None)
         status = str(getattr(batch, "status", "") or "")
+        failure = None
+        if status == "failed":  # the input file did not validate: sending it again would fail the same way
+            errors = getattr(getattr(batch, "errors", None), "data", None) or []
+            messages = [str(getattr(e, "message", None) or getattr(e, "code", None) or "error") for e in errors]
+            failure = redact("; ".join(messages[:3]) or "the batch failed")[:MAX_MESSAGE_CHARS]
         return BatchStatus(
             state=_STATES.get(status, "in_progress"),
             raw_status=status[:40],
+            failure=failure,
             counts={name: int(getattr(counts, name, 0) or 0) for name in ("total", "completed", "failed") if counts},
         )
 

@@ -9,7 +9,8 @@
   "body"}, "error": null}`; failed lines go to the error file; lines a batch never ran (expired, cancelled) go to
   the error file with `"response": null, "error": {"code": "batch_expired" | "batch_cancelled", "message"}`.
 
-Knobs for tests: `hold` keeps batches in "in_progress" until cleared; `fail_next_entries(n)` answers the next n lines
+Knobs for tests: `hold` keeps batches in "in_progress" until cleared; `invalidate_next_batches(n)` fails the
+validation of the next n batches (status "failed" with `errors`); `fail_next_entries(n)` answers the next n lines
 500 (error file); `expire_next_batches(n)` makes the next n batches expire with only their first half answered.
 Counters: `batches_created`, `files_uploaded`, `retrieves`, `entries_answered`. None of this counts as a
 chat-completions request (`FakeOpenAIServer.requests_total`).
@@ -102,6 +103,7 @@ class FakeOpenAIBatches:
         self.hold = False
         self._fail_entries = 0
         self._expire_batches = 0
+        self._invalid_batches = 0
         self.files_uploaded = 0
         self.batches_created = 0
         self.retrieves = 0
@@ -110,6 +112,11 @@ class FakeOpenAIBatches:
     def fail_next_entries(self, n: int) -> None:
         with self._lock:
             self._fail_entries += n
+
+    def invalidate_next_batches(self, n: int) -> None:
+        """The next n batches fail validation (status "failed" with `errors`), as a malformed input file does."""
+        with self._lock:
+            self._invalid_batches += n
 
     def expire_next_batches(self, n: int) -> None:
         with self._lock:
@@ -210,6 +217,9 @@ class FakeOpenAIBatches:
                     lines.append(entry)
             self.batches_created += 1
             batch = _Batch(f"batch_fake_{self.batches_created}", stored.id, lines, body.get("metadata"), echo=echo)
+            if not errors and self._invalid_batches > 0:
+                self._invalid_batches -= 1
+                errors.append({"code": "invalid_request", "line": 1, "message": "fake validation failure"})
             if errors:
                 batch.status, batch.errors = "failed", errors
             elif self._expire_batches > 0:
