@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from empathybench.testing.fake_anthropic_batch import FakeMessageBatches
 from empathybench.testing.fake_openai import (
     count_words,
     decoy_thinking,
@@ -182,9 +183,7 @@ class FakeAnthropicServer:
         self._httpd: _LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._requests: list[RecordedRequest] = []
-        from empathybench.testing.fake_anthropic_batch import FakeMessageBatches
-
-        self.batches = FakeMessageBatches(self)  # the Message Batches endpoints (fake_anthropic_batch.py)
+        self.batches = FakeMessageBatches(self, error_body)  # the Message Batches endpoints (fake_anthropic_batch.py)
 
     # --- lifecycle -------------------------------------------------------------------------------------
 

@@ -16,14 +16,12 @@ Knobs: `hold`, `error_next_entries(n)` (api_error results), `expire_next_entries
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from empathybench.testing.fake_anthropic import error_body
-
-if TYPE_CHECKING:
-    from empathybench.testing.fake_anthropic import FakeAnthropicServer, _Handler
+# The server and its request handler are typed Any: importing their module here would make an import circle.
 
 _CUSTOM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 POLLS_TO_END = 2
@@ -63,8 +61,9 @@ class _Batch:
 
 
 class FakeMessageBatches:
-    def __init__(self, server: "FakeAnthropicServer") -> None:
+    def __init__(self, server: Any, error_body: Callable[[int, str, int], dict[str, Any]]) -> None:
         self.server = server
+        self._error_body = error_body
         self._lock = threading.Lock()
         self.batches: dict[str, _Batch] = {}
         self.hold = False
@@ -82,7 +81,7 @@ class FakeMessageBatches:
         with self._lock:
             self._expire_entries += n
 
-    def serve(self, handler: "_Handler", method: str, raw: bytes) -> None:
+    def serve(self, handler: Any, method: str, raw: bytes) -> None:
         refused = self.server.refusal(handler, 0)
         if refused is not None:
             handler.send_json(*refused)
@@ -94,7 +93,7 @@ class FakeMessageBatches:
             if method == "POST" and len(parts) == 4:
                 status, payload = self._create(raw, handler.headers["anthropic-version"])
             elif batch is None:
-                status, payload = 404, error_body(404, f"Not found: {method} {path}", 0)
+                status, payload = 404, self._error_body(404, f"Not found: {method} {path}", 0)
             elif method == "POST" and len(parts) == 6 and parts[5] == "cancel":
                 if not batch.ended:
                     batch.cancelled = True
@@ -116,26 +115,26 @@ class FakeMessageBatches:
                 handler.wfile.flush()
                 return
             else:
-                status, payload = 404, error_body(404, f"Not found: {method} {path}", 0)
+                status, payload = 404, self._error_body(404, f"Not found: {method} {path}", 0)
         handler.send_json(status, payload)
 
     def _create(self, raw: bytes, version: str) -> tuple[int, Any]:
         try:
             body = json.loads(raw)
         except ValueError:
-            return 400, error_body(400, "body must be JSON", 0)
+            return 400, self._error_body(400, "body must be JSON", 0)
         requests = body.get("requests") if isinstance(body, dict) else None
         if not isinstance(requests, list) or not requests:
-            return 400, error_body(400, "requests: Field required (a non-empty list)", 0)
+            return 400, self._error_body(400, "requests: Field required (a non-empty list)", 0)
         seen: set[str] = set()
         for number, request in enumerate(requests):
             custom_id = request.get("custom_id") if isinstance(request, dict) else None
             if not isinstance(custom_id, str) or not _CUSTOM_ID.match(custom_id):
-                return 400, error_body(400, f"requests.{number}.custom_id: String should match pattern", 0)
+                return 400, self._error_body(400, f"requests.{number}.custom_id: String should match pattern", 0)
             if custom_id in seen:
-                return 400, error_body(400, f"requests.{number}.custom_id: duplicate custom_id {custom_id}", 0)
+                return 400, self._error_body(400, f"requests.{number}.custom_id: duplicate custom_id {custom_id}", 0)
             if not isinstance(request.get("params"), dict):
-                return 400, error_body(400, f"requests.{number}.params: Field required", 0)
+                return 400, self._error_body(400, f"requests.{number}.params: Field required", 0)
             seen.add(custom_id)
         self.batches_created += 1
         batch = _Batch(f"msgbatch_fake_{self.batches_created}", requests, version)
@@ -153,7 +152,7 @@ class FakeMessageBatches:
                 result = {"type": "expired"}
             elif self._error_entries > 0:
                 self._error_entries -= 1
-                result = {"type": "errored", "error": error_body(500, "fake api_error in batch", number)}
+                result = {"type": "errored", "error": self._error_body(500, "fake api_error in batch", number)}
             else:
                 result = self._answer(request["params"], batch.version, number)
             batch.results.append({"custom_id": request["custom_id"], "result": result})
@@ -162,11 +161,11 @@ class FakeMessageBatches:
         server = self.server
         problem = server._invalid(params, version)
         if problem is not None:
-            return {"type": "errored", "error": error_body(400, problem, number)}
+            return {"type": "errored", "error": self._error_body(400, problem, number)}
         try:
             text = server.answer(params)
         except Exception as exc:
-            return {"type": "errored", "error": error_body(500, f"fake server error: {exc}", number)}
+            return {"type": "errored", "error": self._error_body(500, f"fake server error: {exc}", number)}
         thinking = server.thinking_text(params) if isinstance(params.get("thinking"), dict) else None
         self.entries_answered += 1
         return {"type": "succeeded", "message": server._message(number, params, text, "", thinking)}

@@ -73,6 +73,8 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from empathybench.testing.fake_openai_batch import FakeOpenAIBatches
+
 LOOPBACK = "127.0.0.1"
 FAULT_KINDS = (
     "429",
@@ -279,6 +281,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
 
 
+def _reasoning_rejection(request: dict[str, Any]) -> dict[str, Any] | None:
+    """OpenAI's 400 body for a reasoning model's request with parameters it refuses, else None."""
+    return openai_reasoning_rejection(request) if is_openai_reasoning_model(request.get("model")) else None
+
+
 def echo_of_credentials(handler: BaseHTTPRequestHandler) -> str:
     """What a careless server repeats back: the credential headers and the path with its query string."""
     return (
@@ -344,9 +351,8 @@ class FakeOpenAIServer:
         self.capacity = capacity
         self._in_flight = 0
         self._admitted = 0  # requests being served within the capacity (those answered 429 for it excluded)
-        from empathybench.testing.fake_openai_batch import FakeOpenAIBatches
-
-        self.batches = FakeOpenAIBatches(self)  # the Files and Batches endpoints (fake_openai_batch.py)
+        # The Files and Batches endpoints (fake_openai_batch.py), given what they share with the chat endpoint.
+        self.batches = FakeOpenAIBatches(self, reasoning_rejection=_reasoning_rejection, echo=echo_of_credentials)
         self.reset_counters()
 
     # --- lifecycle -------------------------------------------------------------------------------------

@@ -19,13 +19,14 @@ chat-completions request (`FakeOpenAIServer.requests_total`).
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import TYPE_CHECKING, Any
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
-if TYPE_CHECKING:
-    from empathybench.testing.fake_openai import FakeOpenAIServer, _Handler
+# The server and its request handler are typed Any: importing their module here would make an import circle.
 
 CHAT_ENDPOINT = "/v1/chat/completions"
 STEPS = ("validating", "in_progress", "finalizing", "completed")
@@ -95,8 +96,16 @@ class _Batch:
 
 
 class FakeOpenAIBatches:
-    def __init__(self, server: "FakeOpenAIServer") -> None:
+    def __init__(
+        self,
+        server: Any,
+        *,
+        reasoning_rejection: Callable[[dict[str, Any]], dict[str, Any] | None],
+        echo: Callable[[BaseHTTPRequestHandler], str],
+    ) -> None:
         self.server = server
+        self._reasoning_rejection = reasoning_rejection
+        self._echo_of = echo
         self._lock = threading.Lock()
         self.files: dict[str, _File] = {}
         self.batches: dict[str, _Batch] = {}
@@ -124,7 +133,7 @@ class FakeOpenAIBatches:
 
     # --- routes ----------------------------------------------------------------------------------------
 
-    def serve_post(self, handler: "_Handler", path: str, raw: bytes) -> None:
+    def serve_post(self, handler: Any, path: str, raw: bytes) -> None:
         if path == "/v1/files":
             status, payload = self._upload(handler, raw)
         elif path == "/v1/batches":
@@ -135,7 +144,7 @@ class FakeOpenAIBatches:
             status, payload = 404, _error(f"no route POST {path}", "not_found_error")
         handler.send_json(status, payload)
 
-    def serve_get(self, handler: "_Handler", path: str) -> None:
+    def serve_get(self, handler: Any, path: str) -> None:
         parts = path.split("/")  # "", "v1", "files"|"batches", id, ["content"]
         with self._lock:
             if parts[2] == "files" and len(parts) == 5 and parts[4] == "content" and parts[3] in self.files:
@@ -155,7 +164,7 @@ class FakeOpenAIBatches:
 
     # --- behaviour -------------------------------------------------------------------------------------
 
-    def _upload(self, handler: "_Handler", raw: bytes) -> tuple[int, Any]:
+    def _upload(self, handler: Any, raw: bytes) -> tuple[int, Any]:
         content_type = handler.headers.get("Content-Type") or ""
         if not content_type.startswith("multipart/form-data"):
             return 400, _error("files must be uploaded as multipart/form-data")
@@ -177,11 +186,9 @@ class FakeOpenAIBatches:
             self.files[stored.id] = stored
         return 200, stored.as_dict()
 
-    def _echo(self, handler: "_Handler") -> str:
+    def _echo(self, handler: Any) -> str:
         """The credentials a careless server repeats in its answers (echo mode), as the chat endpoint does."""
-        from empathybench.testing.fake_openai import echo_of_credentials
-
-        return echo_of_credentials(handler) if self.server.echo_auth else ""
+        return self._echo_of(handler) if self.server.echo_auth else ""
 
     def _create(self, raw: bytes, echo: str = "") -> tuple[int, Any]:
         try:
@@ -293,17 +300,14 @@ class FakeOpenAIBatches:
 
     def _answer(self, body: Any, number: int, echo: str = "") -> tuple[int, dict[str, Any]]:
         """The status and body the chat endpoint would give this line's body (under the lock)."""
-        from empathybench.testing.fake_openai import is_openai_reasoning_model, openai_reasoning_rejection
-
         if self._fail_entries > 0:
             self._fail_entries -= 1
             return 500, _error("internal error (fake batch line)", "server_error")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return 400, _error("body must be a JSON object with messages")
-        if is_openai_reasoning_model(body.get("model")):
-            rejection = openai_reasoning_rejection(body)
-            if rejection is not None:
-                return 400, rejection
+        rejection = self._reasoning_rejection(body)
+        if rejection is not None:
+            return 400, rejection
         try:
             completion = self.server._completion(number, body, echo)
         except Exception as exc:
