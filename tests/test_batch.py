@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -334,3 +335,46 @@ def test_a_batch_that_fails_validation_is_each_items_error_without_retries(tmp_p
     done = records(run_dir)
     assert all(r["status"] == "error" and "fake validation failure" in r["error"] for r in done.values())
     assert [e["event"] for e in journal(run_dir)] == ["submitted", "ended"]
+
+
+def test_a_batch_cancelled_while_the_run_was_dead_is_sent_again(tmp_path: Path, mirror: Path) -> None:
+    """Resumed, the cancelled batch's entries (error file: batch_cancelled) go into one new batch."""
+    run_dir = tmp_path / "run"
+    with FakeOpenAIServer(answer=varied_scores) as oa:
+        oa.batches.hold = True
+        env = env_for(tmp_path / "cache", mirror, oa.base_url)
+        command = [sys.executable, "-m", "empathybench", *eqbench("openai/fake", run_dir, "--batch", *POLL)]
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 120
+            while oa.batches.retrieves < 3 and time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.05)
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        [batch_id] = oa.batches.batches
+        request = urllib.request.Request(f"{oa.base_url}/batches/{batch_id}/cancel", data=b"", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.loads(response.read())["status"] == "cancelling"
+        oa.batches.hold = False
+        rerun = cli(eqbench("openai/fake", run_dir, "--batch", *POLL), env)
+        created, chat_calls = oa.batches.batches_created, oa.requests_total
+    assert rerun.returncode == 0, rerun.stderr
+    assert created == 2 and chat_calls == 0
+    assert all(r["status"] == "ok" and r["calls"][0]["retries"] == 1 for r in records(run_dir).values())
+    batch = json.loads((run_dir / "run.json").read_text("utf-8"))["batch"]
+    assert (batch["batches_resumed"], batch["batches_submitted"], batch["entries_retried"]) == (1, 1, LIMIT)
+    statuses = [e.get("status") for e in journal(run_dir) if e["event"] == "ended"]
+    assert statuses == ["cancelled", "completed"]
+
+
+def test_a_refused_key_is_one_line_and_a_failing_exit(tmp_path: Path, mirror: Path) -> None:
+    with FakeAnthropicServer(api_key="sk-ant-the-right-one", answer=varied_scores) as an:
+        env = env_for(tmp_path / "c", mirror, anthropic_url=an.base_url)
+        result = cli(eqbench("anthropic/claude-fake-1", tmp_path / "run", "--batch", *POLL), env)
+        created = an.batches.batches_created
+    assert result.returncode != 0 and created == 0
+    assert "refused the API key" in result.stderr and "Traceback" not in result.stderr
+    assert ANTHROPIC_KEY not in result.stderr + result.stdout
