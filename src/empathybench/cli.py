@@ -246,6 +246,18 @@ def run(
         typer.Option("--price", help="The model's price: input=X,output=Y[,cached=Z] in USD per million tokens"),
     ] = None,
     judge_price: Annotated[str | None, typer.Option("--judge-price", help="The judge's price, as --price")] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="Send each round of requests as one batch of the provider's batch API (openai/, anthropic/): "
+            "half the price, answers within 24 h; a killed run resumes polling the same batch",
+        ),
+    ] = False,
+    batch_poll_interval: Annotated[
+        float,
+        typer.Option("--batch-poll-interval", min=0.001, max=3600, help="Seconds between polls of an open batch"),
+    ] = 30.0,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.report.terminal import demo_next_step, print_summary
@@ -275,6 +287,8 @@ def run(
         max_cost=max_cost,
         price=price,
         judge_price=judge_price,
+        batch=batch,
+        batch_poll_interval_s=batch_poll_interval,
     )
     if as_json and not dry_run:
         raise UserError("--json prints the --dry-run estimate; add --dry-run (a run's results are in summary.json)")

@@ -74,6 +74,7 @@ class RunStats:
     truncated: int = 0  # answered calls whose answer never arrived (see Generation.truncated)
     # The current in-flight limit of each engine ("model", "judge"), for the progress display.
     concurrency_limits: dict[str, int] = field(default_factory=dict)
+    batch_state: str = ""  # with --batch: the open batches' state and counts, for the progress display
     started: float = field(default_factory=time.monotonic)
 
     def as_dict(self) -> dict[str, Any]:
@@ -371,6 +372,8 @@ class Engine:
         show_limit(self.limit.limit)
         self._rng = random.Random(seed)
         self._any_success = False
+        # With --batch, a `Batcher` (engine/batch.py) answers what the cache cannot, instead of live calls.
+        self.batcher: Any = None
 
     async def generate(
         self,
@@ -389,7 +392,19 @@ class Engine:
                 self.stats.cache_hits += 1
                 hit = normalise_response(hit)  # a cache written by another version is read as carefully as a server
                 return request, self._generation(request, hit, cached=True, attempt=attempt, repetition=repetition)
-        response, retries = await self._call_with_retries(request)
+        if self.batcher is not None:
+            describe = {"tag": tag, "repetition": repetition, "attempt": attempt}
+            # The budget sees a batched request as it sees a live one (providers bill only answered entries).
+            reservation = self.meter.reserve(self.label, request) if self.meter is not None else None
+            answered: ChatResponse | None = None
+            try:
+                response, retries = await self.batcher.call(request, key, describe=describe)
+                answered = response
+            finally:
+                if self.meter is not None:
+                    self.meter.settle(reservation, answered)
+        else:
+            response, retries = await self._call_with_retries(request)
         if self.cache is not None:
             self.cache.put(key, response)
         self.stats.prompt_tokens += response.prompt_tokens

@@ -47,7 +47,7 @@ class RunProgress:
     def _fields(self) -> dict[str, Any]:
         s = self.stats
         return {
-            "in_flight": f"{s.in_flight} in flight (limit {self.limit_text()})",
+            "in_flight": s.batch_state or f"{s.in_flight} in flight (limit {self.limit_text()})",
             "retries": s.retries,
             "tokens": s.prompt_tokens + s.completion_tokens,
             "cached": s.cache_hits,
@@ -67,7 +67,8 @@ class RunProgress:
                 self._last_plain = now
                 s = self.stats
                 self.console.print(
-                    f"  {s.items_done}/{s.items_total} items, {s.in_flight} in flight (limit {self.limit_text()}), "
+                    f"  {s.items_done}/{s.items_total} items, "
+                    f"{s.batch_state or f'{s.in_flight} in flight (limit {self.limit_text()})'}, "
                     f"{s.retries} retries, "
                     f"{s.prompt_tokens + s.completion_tokens} tokens, {s.cache_hits} cached, "
                     f"{_duration(now - self._started)} elapsed, ETA {self.eta_text(now)}",

@@ -1,6 +1,7 @@
 """One `empathybench run`: prepare the benchmarks, run every missing item, summarise, write the run dir."""
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import platform
@@ -17,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from empathybench import __version__
+from empathybench.engine.batch import JOURNAL_FILE, BatchJournal, BatchRound
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import (
     BudgetExhaustedError,
@@ -211,6 +213,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             "cache": options.use_cache,
             "request_timeout_s": options.request_timeout_s,
             **({"max_cost": options.max_cost} if options.max_cost is not None else {}),
+            **({"batch": True, "batch_poll_interval_s": options.batch_poll_interval_s} if options.batch else {}),
         },
         "benchmarks": {
             bench.name: {
@@ -257,12 +260,27 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             label="judge",
             meter=meter,
         )
+    batch_round = None
+    if options.batch:  # every call the cache cannot answer goes into a batch (engine/batch.py)
+        batch_round = BatchRound(
+            BatchJournal(directory / JOURNAL_FILE),
+            stats,
+            poll_interval_s=options.batch_poll_interval_s,
+            retry=options.retry,
+        )
+        for each in (engine, judge_engine):
+            if each is not None:
+                batch_round.attach(each)
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress:
             progress.set_description(", ".join(b.name for b in prepared))
-            new_records = asyncio.run(_run_pending(engine, pending, store, options.seed, progress, judge_engine))
+            new_records = asyncio.run(
+                _run_pending(engine, pending, store, options.seed, progress, judge_engine, batch_round)
+            )
     except BaseException as exc:
         run_info["concurrency"] = concurrency_record(engine, judge_engine)  # this session's adaptive limit
+        if batch_round is not None:
+            run_info["batch"] = batch_round.as_dict()
         # Finished items are in samples.jsonl; run.json says why the rest are not.
         ended = store.end_session(run_info, "failed" if isinstance(exc, Exception) else "interrupted", stats.as_dict())
         ended["cost"] = meter.session_record()
@@ -279,6 +297,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         if cache is not None:
             cache.close()
     run_info["concurrency"] = concurrency_record(engine, judge_engine)  # this session's adaptive limit
+    if batch_round is not None:
+        run_info["batch"] = batch_round.as_dict()
     if meter.stopped:  # --max-cost: the finished items are in samples.jsonl, the same command continues
         ended = store.end_session(run_info, "budget", stats.as_dict())
         ended["cost"] = meter.session_record()
@@ -347,6 +367,7 @@ async def _run_pending(
     run_seed: int,
     progress: RunProgress,
     judge_engine: Engine | None = None,
+    batch_round: BatchRound | None = None,
 ) -> list[dict[str, Any]]:
     queue: asyncio.Queue[tuple[PreparedBenchmark, Any]] = asyncio.Queue()
     for entry in pending:
@@ -364,7 +385,8 @@ async def _run_pending(
             started = time.monotonic()
             record: dict[str, Any] = {"benchmark": bench.name, "item_id": item.id}
             try:
-                fields = await bench.run_item(item, ctx)
+                with batch_round.item(item.id) if batch_round is not None else contextlib.nullcontext():
+                    fields = await bench.run_item(item, ctx)
                 record.update(status="ok", **fields)
             except BudgetExhaustedError:
                 return  # --max-cost: this item is asked again when the run continues (its answers are cached)
@@ -396,7 +418,9 @@ async def _run_pending(
             await asyncio.sleep(0.25)
             progress.update()
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(engine.max_concurrency, len(pending))))]
+    # With --batch every item runs at once: a round is every item's next request, sent as one batch.
+    n_workers = len(pending) if batch_round is not None else min(engine.max_concurrency, len(pending))
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, n_workers))]
     tick = asyncio.create_task(ticker())
     try:
         await asyncio.gather(*workers)
@@ -405,6 +429,8 @@ async def _run_pending(
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, tick, return_exceptions=True)
+        if batch_round is not None:
+            await batch_round.aclose()
         await engine.backend.aclose()
         if judge_engine is not None:
             await judge_engine.backend.aclose()

@@ -35,12 +35,15 @@ class RunOptions:
     max_cost: float | None = None  # `--max-cost USD`: the run's budget over all its sessions (run/cost.py)
     price: str | None = None  # `--price input=X,output=Y[,cached=Z]`: the model's USD per million tokens
     judge_price: str | None = None  # `--judge-price ...`: the judge's
+    batch: bool = False  # `--batch`: requests go through the providers' batch APIs (engine/batch.py)
+    batch_poll_interval_s: float = 30.0  # `--batch-poll-interval`
 
 
 # Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
 MAX_REPEATS = 100  # each repeat is a whole run in its own folder
 MAX_CONCURRENCY = 256
 MAX_SEED = 2**32 - 1  # llama.cpp and numpy take unsigned 32-bit seeds
+BATCH_PROVIDERS = ("openai", "anthropic")  # the providers whose batch APIs `--batch` speaks (engine/batch.py)
 
 
 def check_run_options(options: RunOptions, repeats: int = 1) -> None:
@@ -53,12 +56,21 @@ def check_run_options(options: RunOptions, repeats: int = 1) -> None:
         raise UserError(f"--max-cost must be a positive number of USD, not {options.max_cost}")
     if options.max_concurrency is not None and not 1 <= options.max_concurrency <= MAX_CONCURRENCY:
         raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {options.max_concurrency}")
+    if options.batch and not 0 < options.batch_poll_interval_s <= 3600:
+        interval = options.batch_poll_interval_s
+        raise UserError(f"--batch-poll-interval must be above 0 and at most 3600 s, not {interval}")
     highest_seed = MAX_SEED - (repeats - 1)
     if not 0 <= options.seed <= highest_seed:
         with_repeats = f" with --repeats {repeats}" if repeats > 1 else ""
         raise UserError(f"--seed must be between 0 and {highest_seed}{with_repeats}, not {options.seed}")
     specs = [parse_model_spec(options.model)] + ([parse_model_spec(options.judge)] if options.judge else [])
     check_model_args(specs[0], options.model_args, "--model-arg")
+    no_batch_api = [str(spec) for spec in specs if spec.provider not in BATCH_PROVIDERS]
+    if options.batch and no_batch_api:
+        raise UserError(
+            f"--batch needs a provider with a batch API (openai/, anthropic/); {no_batch_api[0]} has none: "
+            "run it without --batch"
+        )
     if options.judge_args and not options.judge:
         raise UserError("--judge-arg needs --judge (without it the model under test judges itself, with -M)")
     if options.judge:

@@ -17,6 +17,10 @@ API does where a client can go wrong:
   score lines of 0) counting one token per word against max_tokens before the text;
 - with `echo_auth=True` its 400/500 messages and its replies repeat the request's credentials.
 
+`/v1/messages/batches` (create, retrieve, cancel, results) is served by `fake_anthropic_batch.FakeMessageBatches`
+(`server.batches`), each entry answered as `POST /v1/messages` would answer its params; those are not recorded in
+`requests` (which stay the Messages calls).
+
 Every request (body, anthropic-version, credential headers, outcome) is recorded in `requests`.
 
     with FakeAnthropicServer(api_key="sk-ant-test") as server:
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from empathybench.testing.fake_anthropic_batch import FakeMessageBatches
 from empathybench.testing.fake_openai import (
     count_words,
     decoy_thinking,
@@ -133,7 +138,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(413, error_body(413, "request too large", 0))
             return
         raw = self.rfile.read(length) if length > 0 else b""
+        if self.path.split("?", 1)[0].rstrip("/").startswith("/v1/messages/batches"):
+            self.server.fake.batches.serve(self, "POST", raw)
+            return
         self.server.fake._serve(self, raw)
+
+    def do_GET(self) -> None:
+        self.server.fake.batches.serve(self, "GET", b"")
 
     def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         body = json.dumps(payload).encode("utf-8")
@@ -172,6 +183,7 @@ class FakeAnthropicServer:
         self._httpd: _LoopbackHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._requests: list[RecordedRequest] = []
+        self.batches = FakeMessageBatches(self, error_body)  # the Message Batches endpoints (fake_anthropic_batch.py)
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
@@ -279,19 +291,10 @@ class FakeAnthropicServer:
         path = handler.path.split("?", 1)[0].rstrip("/")
         if path != "/v1/messages":
             return 404, error_body(404, f"Not found: POST {path}", index)
-        headers = handler.headers
-        x_api_key = headers.get("x-api-key")
-        bearer = (headers.get("Authorization") or "").removeprefix("Bearer ").strip() or None
-        key = x_api_key or bearer
-        if key is None:
-            return 401, error_body(401, "x-api-key header is required", index)
-        if self.api_key is not None and key != self.api_key:
-            return 401, error_body(401, "invalid x-api-key", index)
-        version = headers.get("anthropic-version")
-        if version is None:
-            return 400, error_body(400, "anthropic-version: header is required", index)
-        if version not in API_VERSIONS:
-            return 400, error_body(400, f"anthropic-version: unknown version {version!r}", index)
+        refused = self.refusal(handler, index)
+        if refused is not None:
+            return refused
+        version = handler.headers["anthropic-version"]
         if scripted != "ok":
             status = int(scripted)
             message = {429: "Number of requests has exceeded your rate limit", 529: "Overloaded"}.get(
@@ -307,6 +310,23 @@ class FakeAnthropicServer:
             return 500, error_body(500, f"fake server error: {exc}{echo}", index)
         thinking = self.thinking_text(body) if isinstance(body.get("thinking"), dict) else None
         return 200, self._message(index, body, text, echo, thinking)
+
+    def refusal(self, handler: BaseHTTPRequestHandler, index: int) -> tuple[int, Any] | None:
+        """A missing or wrong key (401) or API version (400), as the API checks them before the body; else None."""
+        headers = handler.headers
+        x_api_key = headers.get("x-api-key")
+        bearer = (headers.get("Authorization") or "").removeprefix("Bearer ").strip() or None
+        key = x_api_key or bearer
+        if key is None:
+            return 401, error_body(401, "x-api-key header is required", index)
+        if self.api_key is not None and key != self.api_key:
+            return 401, error_body(401, "invalid x-api-key", index)
+        version = headers.get("anthropic-version")
+        if version is None:
+            return 400, error_body(400, "anthropic-version: header is required", index)
+        if version not in API_VERSIONS:
+            return 400, error_body(400, f"anthropic-version: unknown version {version!r}", index)
+        return None
 
     @staticmethod
     def _invalid(body: Any, version: str) -> str | None:

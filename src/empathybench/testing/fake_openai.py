@@ -41,6 +41,10 @@ With `echo_auth=True` the server behaves as a careless gateway would: its 400 an
 replies repeat the request's credentials (Authorization and x-api-key headers, the request path with its query),
 so tests can check that no key reaches a file or the terminal.
 
+`/v1/files` and `/v1/batches` (the Batch API: upload, create, retrieve, cancel, output and error files) are served
+by `fake_openai_batch.FakeOpenAIBatches` (`server.batches`), answering each line as the chat endpoint would,
+without counting it among the chat-completions requests.
+
 It counts what it receives (total, per request-body hash, in flight, Authorization headers) so tests can
 assert "the server was asked nothing" or "no request was asked twice".
 
@@ -68,6 +72,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from empathybench.testing.fake_openai_batch import FakeOpenAIBatches
 
 LOOPBACK = "127.0.0.1"
 FAULT_KINDS = (
@@ -256,6 +262,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(200, {"object": "list", "data": data})
         elif path == "/_fake/stats":
             self.send_json(200, fake.stats())
+        elif path.startswith(("/v1/files/", "/v1/batches/")):
+            fake.batches.serve_get(self, path)
         else:
             self.send_json(404, _error_body(f"no route GET {path}", "not_found_error"))
 
@@ -263,6 +271,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/v1/files" or path.startswith("/v1/batches"):
+            self.server.fake.batches.serve_post(self, path, raw)
+            return
         if path != "/v1/chat/completions":
             self.send_json(404, _error_body(f"no route POST {path}", "not_found_error"))
             return
@@ -300,6 +311,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
+
+
+def _reasoning_rejection(request: dict[str, Any]) -> dict[str, Any] | None:
+    """OpenAI's 400 body for a reasoning model's request with parameters it refuses, else None."""
+    return openai_reasoning_rejection(request) if is_openai_reasoning_model(request.get("model")) else None
 
 
 def echo_of_credentials(handler: BaseHTTPRequestHandler) -> str:
@@ -367,6 +383,8 @@ class FakeOpenAIServer:
         self.capacity = capacity
         self._in_flight = 0
         self._admitted = 0  # requests being served within the capacity (those answered 429 for it excluded)
+        # The Files and Batches endpoints (fake_openai_batch.py), given what they share with the chat endpoint.
+        self.batches = FakeOpenAIBatches(self, reasoning_rejection=_reasoning_rejection, echo=echo_of_credentials)
         self.reset_counters()
 
     # --- lifecycle -------------------------------------------------------------------------------------

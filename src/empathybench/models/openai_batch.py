@@ -1,0 +1,180 @@
+"""OpenAI's Batch API for `--batch`: a JSONL file of /v1/chat/completions requests (Files API, purpose "batch"),
+one batch over it (`batches.create`, 24 h window), polled with `batches.retrieve`, answers read from its output and
+error files (`files.content`). Through the official SDK and the backend's own client, so a base URL's credentials
+and headers apply as on the live path.
+
+Limits (OpenAI's Batch API guide, https://platform.openai.com/docs/guides/batch, "Rate limits"): a batch holds at
+most 50,000 requests and its input file at most 200 MB.
+"""
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from empathybench.errors import BackendUnavailableError
+from empathybench.models.base import (
+    ChatRequest,
+    ChatResponse,
+    RequestRejectedError,
+    TransientBackendError,
+    parse_retry_after,
+)
+from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome
+from empathybench.models.openai_backend import OpenAIBackend, _to_response
+from empathybench.redaction import redact
+
+OPENAI_BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+CHAT_ENDPOINT = "/v1/chat/completions"
+# OpenAI's batch statuses, in the progress display's words.
+_STATES = {
+    "validating": "validating",
+    "in_progress": "in_progress",
+    "finalizing": "finalizing",
+    "cancelling": "finalizing",
+    "completed": "ended",
+    "failed": "ended",
+    "expired": "ended",
+    "cancelled": "ended",
+}
+# A result line's error code that says the request never ran (retried in the next batch).
+_NOT_RUN = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
+MAX_MESSAGE_CHARS = 300
+
+T = TypeVar("T")
+
+
+class OpenAIBatchClient:
+    provider = "openai"
+    limits = OPENAI_BATCH_LIMITS
+
+    def __init__(self, backend: OpenAIBackend) -> None:
+        self.backend = backend
+
+    def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
+        body = self.backend.request_arguments(request)
+        body.update(body.pop("extra_body", {}))  # what the SDK would merge into the live request's body
+        return {"custom_id": custom_id, "method": "POST", "url": CHAT_ENDPOINT, "body": body}
+
+    async def submit(self, entries: Sequence[dict[str, Any]]) -> str:
+        client = self.backend._get_client()
+        content = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries)
+        uploaded = await self._call(
+            lambda: client.files.create(
+                file=("empathybench-batch.jsonl", content.encode("utf-8"), "application/jsonl"), purpose="batch"
+            )
+        )
+        batch = await self._call(
+            lambda: client.batches.create(
+                input_file_id=uploaded.id,
+                endpoint=CHAT_ENDPOINT,
+                completion_window="24h",
+                metadata={"created_by": "empathybench"},
+            )
+        )
+        return str(batch.id)
+
+    async def poll(self, batch_id: str) -> BatchStatus:
+        client = self.backend._get_client()
+        batch = await self._call(lambda: client.batches.retrieve(batch_id), lost=True)
+        counts = getattr(batch, "request_counts", None)
+        status = str(getattr(batch, "status", "") or "")
+        failure = None
+        if status == "failed":  # the input file did not validate: sending it again would fail the same way
+            errors = getattr(getattr(batch, "errors", None), "data", None) or []
+            messages = [str(getattr(e, "message", None) or getattr(e, "code", None) or "error") for e in errors]
+            failure = redact("; ".join(messages[:3]) or "the batch failed")[:MAX_MESSAGE_CHARS]
+        return BatchStatus(
+            state=_STATES.get(status, "in_progress"),
+            raw_status=status[:40],
+            failure=failure,
+            counts={name: int(getattr(counts, name, 0) or 0) for name in ("total", "completed", "failed") if counts},
+        )
+
+    async def results(self, batch_id: str) -> dict[str, EntryOutcome]:
+        client = self.backend._get_client()
+        batch = await self._call(lambda: client.batches.retrieve(batch_id), lost=True)
+        outcomes: dict[str, EntryOutcome] = {}
+        for file_id in (getattr(batch, "output_file_id", None), getattr(batch, "error_file_id", None)):
+            if not file_id:
+                continue
+            content = await self._call(lambda file_id=file_id: client.files.content(file_id))
+            for line in content.text.splitlines():
+                parsed = _parse_line(line)
+                if parsed is not None:
+                    outcomes[parsed[0]] = parsed[1]
+        return outcomes
+
+    async def _call(self, make: Callable[[], Awaitable[T]], *, lost: bool = False) -> T:
+        """One SDK call with the live path's error mapping; `lost`: a 404 means the batch is gone (rejected)."""
+        openai = self.backend._openai
+        where = self.backend.base_url
+        try:
+            return await make()
+        except openai.RateLimitError as exc:
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            raise TransientBackendError("rate_limited", redact(f"429 {exc.message}"), retry_after) from exc
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise BackendUnavailableError(
+                f"{where} refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY"
+            ) from exc
+        except openai.NotFoundError as exc:
+            if lost:
+                raise RequestRejectedError(404, "batch not found (HTTP 404)") from exc
+            raise BackendUnavailableError(f"{where} has no Files/Batches API (HTTP 404); run without --batch") from exc
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status >= 500 or status == 408:
+                retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+                raise TransientBackendError("server_error", f"HTTP {status}", retry_after) from exc
+            raise RequestRejectedError(status, redact(f"HTTP {status}: {exc.message}")[:MAX_MESSAGE_CHARS]) from exc
+        except openai.APITimeoutError as exc:
+            raise TransientBackendError("timeout", "request timed out") from exc
+        except openai.APIConnectionError as exc:
+            raise TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}")) from exc
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
+
+
+def _parse_line(line: str) -> tuple[str, EntryOutcome] | None:
+    """(custom_id, outcome) of one output or error file line; None for a line that names no request."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
+        return None
+    custom_id = data["custom_id"]
+    error = data.get("error")
+    response = data.get("response")
+    if isinstance(error, dict):
+        code = str(error.get("code") or "")
+        message = redact(str(error.get("message") or code or "error"))[:MAX_MESSAGE_CHARS]
+        kind = _NOT_RUN.get(code, "failed")
+        return custom_id, EntryFailure(kind, f"{code}: {message}" if code else message, retryable=True)
+    if not isinstance(response, dict):
+        return custom_id, EntryFailure("failed", "result line without response or error", retryable=True)
+    status = response.get("status_code")
+    body = response.get("body")
+    if status != 200 or not isinstance(body, dict):
+        detail = body.get("error") if isinstance(body, dict) else None
+        message = detail.get("message") if isinstance(detail, dict) else None
+        text = redact(f"HTTP {status}: {message or 'no answer'}")[:MAX_MESSAGE_CHARS]
+        retryable = not isinstance(status, int) or status >= 500 or status in (408, 429)
+        return custom_id, EntryFailure("failed" if retryable else "rejected", text, retryable=retryable)
+    return custom_id, to_chat_response(body)
+
+
+def to_chat_response(body: dict[str, Any]) -> EntryOutcome:
+    """A chat completion body of a result line, parsed exactly as a live reply is."""
+    from openai.types.chat import ChatCompletion
+
+    try:
+        response: ChatResponse = _to_response(ChatCompletion.construct(**body))
+    except TransientBackendError as exc:
+        return EntryFailure("failed", str(exc), retryable=True)
+    except (TypeError, ValueError, AttributeError) as exc:  # a body no parser expected: as a malformed reply
+        return EntryFailure("failed", redact(f"malformed result body: {exc}")[:MAX_MESSAGE_CHARS], retryable=True)
+    response.text = redact(response.text)  # a server may echo what it was sent, the key included
+    if response.reasoning is not None:
+        response.reasoning = redact(response.reasoning)
+    return response
