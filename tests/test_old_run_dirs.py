@@ -99,3 +99,20 @@ def test_an_unknown_schema_version_is_refused_in_one_line(old_run: Path, version
     message = result.stderr.strip()
     assert len(message.splitlines()) == 1, message
     assert f"summary schema {version!r}" in message and "0.1.0" in message and "Traceback" not in message
+
+
+def test_a_summary_that_breaks_its_schema_is_refused_in_one_line(old_run: Path) -> None:
+    summary = json.loads((old_run / "summary.json").read_text("utf-8"))
+    summary["benchmarks"]["eqbench"]["n_items"] = -1
+    (old_run / "summary.json").write_text(json.dumps(summary), "utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "empathybench", "report", str(old_run)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "300"},
+        timeout=120,
+    )
+    assert result.returncode != 0
+    message = result.stderr.strip()
+    assert len(message.splitlines()) == 1 and "Traceback" not in message, message
+    assert "does not follow its schema" in message and "benchmarks.eqbench" in message and "n_items" in message

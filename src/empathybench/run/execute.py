@@ -37,6 +37,7 @@ from empathybench.report.profile import attach_score_interval, build_profile
 from empathybench.report.validity import attach_validity
 from empathybench.run.options import DEMO_PRESET, DEMO_SELECTION, RunOptions, check_run_options
 from empathybench.rundir.store import RunStore, read_samples
+from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
 from empathybench.schema.summary import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION, RunSummary
 
@@ -307,14 +308,14 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     summary["usage"] = run_info["usage"]  # totals over every session of this run
     summary["elapsed_s"] = run_info["elapsed_s"]
     summary["session"] = session  # this session alone (the same as the totals on a first run)
-    RunSummary.model_validate(summary)  # the contract of summary.json, checked before it is written
+    checked(RunSummary, summary, "summary.json")  # the contract, checked before it is written
     store.write_summary(summary)
 
     from empathybench.report.html import write_run_reports
 
     write_run_reports(directory / "report.html", summary, run_info, read_samples(directory))
     run_info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-    RunInfo.model_validate(run_info)  # the contract of run.json
+    checked(RunInfo, run_info, "run.json")
     store.write_run(run_info)
     store.close()
     return RunResult(directory, summary, stats)

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from empathybench.errors import UserError
 from empathybench.rundir.store import read_samples
+from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
 from empathybench.schema.summary import SUMMARY_SCHEMA_VERSION, RunSummary
 
@@ -74,12 +73,6 @@ def _read_files(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return summary, run_info
 
 
-def _one_line(path: Path, error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"{path} does not match its schema ({error.error_count()} problem(s); first: {where}: {first['msg']})"
-
-
 def open_run(directory: Path | str) -> RunDirectory:
     """A finished run directory, typed; anything else (missing, unfinished, unknown version) is a one-line UserError."""
     directory = Path(directory)
@@ -87,14 +80,8 @@ def open_run(directory: Path | str) -> RunDirectory:
 
 
 def _typed(directory: Path, summary: dict[str, Any], run_info: dict[str, Any]) -> RunDirectory:
-    try:
-        typed_summary = RunSummary.model_validate(summary)
-    except ValidationError as exc:
-        raise UserError(_one_line(directory / "summary.json", exc)) from None
-    try:
-        typed_run = RunInfo.model_validate(run_info) if run_info else None
-    except ValidationError as exc:
-        raise UserError(_one_line(directory / "run.json", exc)) from None
+    typed_summary = checked(RunSummary, summary, str(directory / "summary.json"))
+    typed_run = checked(RunInfo, run_info, str(directory / "run.json")) if run_info else None
     return RunDirectory(directory, typed_run, typed_summary)
 
 

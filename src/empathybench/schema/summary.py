@@ -68,7 +68,7 @@ class InstrumentSummary(_Open):
 
     status: Literal["complete", "incomplete"]
     score: float | None
-    score_name: str
+    score_name: str | None = None
     score_ci95: Interval
     headline_metric: str | None = Field(None, description="the key in metrics of the ONE headline figure")
     score_metric: str | None = None

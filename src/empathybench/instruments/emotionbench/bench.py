@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
@@ -52,7 +53,7 @@ OPTION_HELP = {
 }
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class EmotionBenchConfig:
     """Everything that defines an EmotionBench run; recorded in run.json. Defaults are the paper design."""
 

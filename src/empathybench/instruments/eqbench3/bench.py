@@ -4,9 +4,11 @@ Rubric mode only: pairwise Elo compares several runs and is reached through `pai
 """
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
+
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
@@ -37,7 +39,7 @@ def judge_era(judge_model: str) -> str:
     return f"no published era: comparable only with runs judged by {judge_model or 'the same judge'}"
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class EQBench3Config:
     """Everything that defines an EQ-Bench 3 run (1 iteration, as upstream's default)."""
 
