@@ -15,7 +15,7 @@ from empathybench.errors import UserError
 from empathybench.rundir.store import read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
-from empathybench.schema.summary import SUMMARY_SCHEMA_VERSION, RunSummary
+from empathybench.schema.summary import SUMMARY_SCHEMA_VERSION, InstrumentSummary, Metric, RunSummary
 
 __all__ = ["RunData", "RunDirectory", "load_run", "open_run", "read_samples"]
 
@@ -45,6 +45,13 @@ class RunDirectory:
     def samples(self) -> Iterator[dict[str, Any]]:
         """The latest record of every item (samples.jsonl), in file order."""
         yield from read_samples(self.directory)
+
+    def headlines(self) -> dict[str, Metric | None]:
+        """Each instrument's ONE headline metric (value, ci95, n, unit, reference); None for a skipped one."""
+        return {
+            name: entry.headline if isinstance(entry, InstrumentSummary) else None
+            for name, entry in self.summary.benchmarks.items()
+        }
 
 
 def _read_files(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
