@@ -92,3 +92,31 @@ def test_the_schemas_refuse_what_breaks_the_contract() -> None:
         RunSummary.model_validate(newer)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(newer, checked_in("summary.schema.json"))
+
+
+def test_a_run_whose_summary_breaks_the_contract_stops_with_one_line(
+    mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """summary.json is validated before it is written: a broken envelope is one line, and nothing wrong is written
+    (the finished items stay in samples.jsonl, so the same command resumes once the cause is fixed)."""
+    import empathybench.run.execute as execute
+    from empathybench.errors import UserError
+
+    monkeypatch.setattr(execute, "build_profile", lambda benchmarks: [{"benchmark": "eqbench"}])  # no title, no value
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app, ["run", "--model", "scripted/plausible", "--bench", "eqbench", "--limit", "2", "--out", str(out), "-q"]
+    )
+    assert isinstance(result.exception, UserError), result.output
+    message = str(result.exception)
+    assert (
+        len(message.splitlines()) == 1 and "summary.json does not follow its schema" in message and "profile" in message
+    )
+    assert not (out / "summary.json").exists()
+    assert len((out / "samples.jsonl").read_text("utf-8").splitlines()) == 2
+    monkeypatch.undo()  # the cause fixed: the same command resumes (the directory is not left locked)
+    again = CliRunner().invoke(
+        app, ["run", "--model", "scripted/plausible", "--bench", "eqbench", "--limit", "2", "--out", str(out), "-q"]
+    )
+    assert again.exit_code == 0, again.output
+    assert json.loads((out / "summary.json").read_text("utf-8"))["session"]["usage"]["calls"] == 0

@@ -308,7 +308,11 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     summary["usage"] = run_info["usage"]  # totals over every session of this run
     summary["elapsed_s"] = run_info["elapsed_s"]
     summary["session"] = session  # this session alone (the same as the totals on a first run)
-    checked(RunSummary, summary, "summary.json")  # the contract, checked before it is written
+    try:
+        checked(RunSummary, summary, "summary.json")  # the contract, checked before it is written
+    except UserError:
+        store.close()  # the finished items are in samples.jsonl: the same command resumes once the cause is fixed
+        raise
     store.write_summary(summary)
 
     from empathybench.report.html import write_run_reports
