@@ -49,8 +49,17 @@ MAX_ATTEMPTS = 10
 
 
 def bounded(low: float, high: float) -> dict[str, Any]:
-    """Dataclass field metadata: the accepted range of a numeric config field, checked by `apply_options`."""
-    return {"range": (low, high)}
+    """Dataclass field metadata: the accepted range of a numeric config field, checked by `apply_options` (with a
+    one-line message naming the option) and, on a pydantic dataclass config, by the model itself (ge/le), which
+    also puts it in the config's JSON schema."""
+    return {"range": (low, high), "ge": low, "le": high}
+
+
+def config_schema(config_type: type) -> dict[str, Any]:
+    """The JSON schema of an instrument's config (a pydantic dataclass): fields, types, defaults and ranges."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(config_type).json_schema()
 
 
 def field_range(config_type: type, name: str) -> tuple[float, float] | None:

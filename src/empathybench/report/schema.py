@@ -1,15 +1,12 @@
-"""The JSON schema of summary.json (report/summary.schema.json, shipped with the package)."""
+"""The JSON schema of summary.json: generated from empathybench.schema's models (kept here for older imports)."""
 
-import json
-from functools import cache
-from importlib import resources
 from typing import Any
 
-SUMMARY_SCHEMA_VERSION = 1
-SUMMARY_SCHEMA_ID = "https://empathybench.invalid/schemas/summary-1.json"
+from empathybench.schema.files import checked_in
+from empathybench.schema.summary import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
+
+__all__ = ["SUMMARY_SCHEMA_ID", "SUMMARY_SCHEMA_VERSION", "summary_schema"]
 
 
-@cache
 def summary_schema() -> dict[str, Any]:
-    text = resources.files("empathybench.report").joinpath("summary.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return checked_in("summary.schema.json")

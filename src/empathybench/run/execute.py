@@ -37,11 +37,13 @@ from empathybench.models.base import Backend, valid_text
 from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
 from empathybench.report.profile import attach_score_interval, build_profile
-from empathybench.report.schema import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
 from empathybench.report.validity import attach_validity
 from empathybench.run.cost import CostMeter, budget_stop, cost_totals, run_prices, spent_in_sessions
 from empathybench.run.options import DEMO_PRESET, DEMO_SELECTION, RunOptions, check_run_options
 from empathybench.rundir.store import RunStore, read_samples
+from empathybench.schema.files import checked
+from empathybench.schema.run import RunInfo
+from empathybench.schema.summary import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION, RunSummary
 
 
 @dataclass
@@ -349,12 +351,18 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     summary["elapsed_s"] = run_info["elapsed_s"]
     summary["session"] = session  # this session alone (the same as the totals on a first run)
     summary["cost"] = run_info["cost"]  # tokens and USD per role over every session
+    try:
+        checked(RunSummary, summary, "summary.json")  # the contract, checked before it is written
+    except UserError:
+        store.close()  # the finished items are in samples.jsonl: the same command resumes once the cause is fixed
+        raise
     store.write_summary(summary)
 
     from empathybench.report.html import write_run_reports
 
     write_run_reports(directory / "report.html", summary, run_info, read_samples(directory))
     run_info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    checked(RunInfo, run_info, "run.json")
     store.write_run(run_info)
     store.close()
     return RunResult(directory, summary, stats)

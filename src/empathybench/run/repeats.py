@@ -12,6 +12,9 @@ from empathybench.engine.engine import RunStats
 from empathybench.run.execute import RunResult, _slug, execute_run
 from empathybench.run.options import RunOptions, check_run_options
 from empathybench.rundir.store import RunStore, read_samples
+from empathybench.schema.files import checked
+from empathybench.schema.run import RunInfo
+from empathybench.schema.summary import RunSummary
 
 
 def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunResult:
@@ -43,9 +46,11 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
     summary["usage"] = _total_usage([r.summary.get("usage") or {} for r in results])
     summary["elapsed_s"] = round(sum(r.summary.get("elapsed_s", 0.0) for r in results), 3)
     store = RunStore(parent)
+    checked(RunSummary, summary, "summary.json")  # the contract, checked before it is written
     store.write_summary(summary)
     run_info = json.loads((results[0].directory / "run.json").read_text("utf-8"))
     run_info["repeats"] = {"n": repeats, "seeds": [options.seed + i for i in range(repeats)]}
+    checked(RunInfo, run_info, "run.json")
     store.write_run(run_info)
 
     from empathybench.report.html import write_run_reports

@@ -1,14 +1,23 @@
-"""The one public reader of run directories: everything that renders or compares runs reads them through here."""
+"""The one public reader of run directories: everything that renders or compares runs reads them through here.
+
+`open_run(path)` gives the typed view (`RunDirectory`: run.json as `RunInfo`, summary.json as `RunSummary`, the
+samples); `load_run(path)` the same files as plain dicts for the renderers (`RunData`). Both read summary schema 1
+(every directory written since 0.1) and refuse any other version with one line naming it.
+"""
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from empathybench.errors import UserError
 from empathybench.rundir.store import read_samples
+from empathybench.schema.files import checked
+from empathybench.schema.run import RunInfo
+from empathybench.schema.summary import SUMMARY_SCHEMA_VERSION, InstrumentSummary, Metric, RunSummary
 
-__all__ = ["RunData", "load_run", "read_samples"]
+__all__ = ["RunData", "RunDirectory", "load_run", "open_run", "read_samples"]
 
 
 @dataclass
@@ -25,8 +34,27 @@ class RunData:
         return read_samples(self.directory)
 
 
-def load_run(directory: Path) -> RunData:
-    """A finished run directory (summary.json and run.json); anything else is a one-line UserError."""
+@dataclass(frozen=True)
+class RunDirectory:
+    """A finished run directory, typed: `run` (run.json), `summary` (summary.json) and its sample records."""
+
+    directory: Path
+    run: RunInfo | None  # None: a directory without run.json (the summary alone still renders)
+    summary: RunSummary
+
+    def samples(self) -> Iterator[dict[str, Any]]:
+        """The latest record of every item (samples.jsonl), in file order."""
+        yield from read_samples(self.directory)
+
+    def headlines(self) -> dict[str, Metric | None]:
+        """Each instrument's ONE headline metric (value, ci95, n, unit, reference); None for a skipped one."""
+        return {
+            name: entry.headline if isinstance(entry, InstrumentSummary) else None
+            for name, entry in self.summary.benchmarks.items()
+        }
+
+
+def _read_files(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     if not directory.is_dir():
         raise UserError(f"no such run directory: {directory}")
     summary_path = directory / "summary.json"
@@ -38,6 +66,34 @@ def load_run(directory: Path) -> RunData:
         run_info = json.loads(run_path.read_text("utf-8")) if run_path.exists() else {}
     except ValueError as exc:
         raise UserError(f"{directory}: unreadable run files: {exc}") from None
-    if "benchmarks" not in summary:
+    if not isinstance(summary, dict) or "benchmarks" not in summary:
         raise UserError(f"{summary_path} is not an EmpathyBench summary")
+    if not isinstance(run_info, dict):
+        raise UserError(f"{directory / 'run.json'} is not an EmpathyBench run file")
+    version = summary.get("schema_version")
+    if version != SUMMARY_SCHEMA_VERSION or isinstance(version, bool):
+        written_by = str(run_info.get("empathybench_version", "unknown"))[:40]
+        raise UserError(
+            f"{directory}: summary schema {version!r} written by EmpathyBench {written_by}; "
+            f"this version reads schema {SUMMARY_SCHEMA_VERSION}"
+        )
+    return summary, run_info
+
+
+def open_run(directory: Path | str) -> RunDirectory:
+    """A finished run directory, typed; anything else (missing, unfinished, unknown version) is a one-line UserError."""
+    directory = Path(directory)
+    return _typed(directory, *_read_files(directory))
+
+
+def _typed(directory: Path, summary: dict[str, Any], run_info: dict[str, Any]) -> RunDirectory:
+    typed_summary = checked(RunSummary, summary, str(directory / "summary.json"))
+    typed_run = checked(RunInfo, run_info, str(directory / "run.json")) if run_info else None
+    return RunDirectory(directory, typed_run, typed_summary)
+
+
+def load_run(directory: Path) -> RunData:
+    """A finished run directory (summary.json and run.json) as written; anything else is a one-line UserError."""
+    summary, run_info = _read_files(directory)
+    _typed(directory, summary, run_info)  # read through the contract: a file that breaks it is refused here
     return RunData(directory, summary, run_info)

@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-RESAMPLES = 2000
-LEVEL = 0.95
+from empathybench.stats.bootstrap import LEVEL, RESAMPLES, index_draws, percentile_interval
+
+__all__ = ["LEVEL", "RESAMPLES", "bootstrap_method", "mean_interval", "mean_metric", "metric"]
 
 PairedTest = Literal["paired_t", "wilcoxon", "mcnemar", "none"]
 
@@ -45,10 +46,9 @@ def mean_interval(
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return None
-    draws = np.random.default_rng(seed).integers(0, data.size, size=(resamples, data.size))
-    means = scale * data[draws].mean(axis=1) + offset
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(min(low, high)), float(max(low, high))
+    draws = index_draws(data.size, resamples=resamples, seed=seed)
+    means = scale * data[draws].mean(axis=1) + offset  # vectorised: the mean of every resample at once
+    return percentile_interval(means, level)
 
 
 def metric(

@@ -1,13 +1,14 @@
 """Two-sample and paired tests from summary statistics, and a percentile bootstrap (general purpose)."""
 
 import math
-import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from scipy import stats as scipy_stats
+
+from empathybench.stats.bootstrap import bootstrap
 
 Marker = Literal["up", "down", "none"]
 
@@ -102,17 +103,9 @@ def bootstrap_interval(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """Percentile interval of `statistic` over index resamples (with replacement) of n units."""
-    rng = random.Random(seed)
-    values = []
-    for _ in range(resamples):
-        value = statistic([rng.randrange(n) for _ in range(n)])
-        if not math.isnan(value):
-            values.append(value)
-    if not values:
-        return (math.nan, math.nan)
-    values.sort()
-    tail = (1 - confidence) / 2
-    low = values[min(len(values) - 1, int(tail * len(values)))]
-    high = values[min(len(values) - 1, int((1 - tail) * len(values)))]
-    return (low, high)
+    """Percentile interval of `statistic` over index resamples (with replacement) of n units: the one bootstrap
+    (stats/bootstrap.py); (nan, nan) when no resample gives a finite value."""
+    interval = bootstrap(
+        lambda indices: statistic(indices.tolist()), n, resamples=resamples, level=confidence, seed=seed
+    )
+    return interval if interval is not None else (math.nan, math.nan)

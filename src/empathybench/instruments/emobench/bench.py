@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
@@ -68,7 +70,7 @@ OPTION_HELP = {
 }
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class EmoBenchConfig:
     protocol: str = "paper2024"
     cot: bool = False

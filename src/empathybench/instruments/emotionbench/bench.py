@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
@@ -36,6 +37,7 @@ from empathybench.instruments.emotionbench.stats import ScoredResponse, group_ta
 from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import MAX_ATTEMPTS, MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded
 from empathybench.models.base import Sampling
+from empathybench.stats.bootstrap import generator, percentile_interval
 from empathybench.stats.intervals import RESAMPLES, bootstrap_method, mean_metric, metric
 
 OPTION_HELP = {
@@ -52,7 +54,7 @@ OPTION_HELP = {
 }
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class EmotionBenchConfig:
     """Everything that defines an EmotionBench run; recorded in run.json. Defaults are the paper design."""
 
@@ -339,7 +341,7 @@ def _shift_metric(records: list[dict[str, Any]], affect: str, human_delta: float
         reference=reference,
         seed=seed,
     )
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)  # the one bootstrap RNG: situations and default runs drawn in turn from it
     default_values = np.asarray(default, dtype=float)
     situation_values = [np.asarray([v for _, v in runs], dtype=float) for _, runs in situations]
     draws = []
@@ -348,8 +350,8 @@ def _shift_metric(records: list[dict[str, Any]], affect: str, human_delta: float
         evoked = np.concatenate([situation_values[i] for i in picked])
         baseline = default_values[rng.integers(0, len(default_values), size=len(default_values))]
         draws.append(evoked.mean() - baseline.mean())
-    low, high = np.quantile(draws, [0.025, 0.975])
-    result["ci95"] = [round(float(low), 4), round(float(high), 4)]
+    interval = percentile_interval(draws)
+    result["ci95"] = None if interval is None else [round(interval[0], 4), round(interval[1], 4)]
     result["method"] = bootstrap_method(seed=seed, unit="situations (clustered runs) and default runs")
     return result
 

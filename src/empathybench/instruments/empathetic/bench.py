@@ -5,9 +5,11 @@ published human-rater figures for the same prompts are reported beside them as a
 """
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
+
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext, stored_text
 from empathybench.errors import UserError
@@ -32,7 +34,7 @@ SCORE_NAME = "% of the model's replies rated Good (Good / Okay / Bad) by the jud
 MODEL = "model"  # the source name of the model under test in the tables
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class EmpatheticConfig:
     # The paper does not state its sampling; greedy keeps runs repeatable.
     temperature: float = field(default=0.0, metadata=bounded(0, MAX_TEMPERATURE))

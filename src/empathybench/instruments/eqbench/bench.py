@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
@@ -51,7 +53,7 @@ QUICK_SUBSET_SIZE = 30
 LM_EVAL_SEED = 1234
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class EQBenchConfig:
     """Everything that defines an EQ-Bench run; recorded in run.json.
 

@@ -5,9 +5,11 @@ elo.py).
 """
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ClassVar
+
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
@@ -27,7 +29,7 @@ from empathybench.instruments.support import apply_options, evenly_spread
 QUICK_PER_TYPE = {"roleplay": 3, "drafting": 1, "analysis": 2}
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class EQBench3Config:
     """Everything that defines an EQ-Bench 3 run (1 iteration, as upstream's default)."""
 

@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
@@ -78,7 +80,7 @@ OPTION_HELP = {
 }
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class GIEBenchConfig:
     data_dir: str | None = None
     items_file: str | None = None

@@ -5,6 +5,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
@@ -54,7 +56,7 @@ OPTION_HELP = {
 }
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class SeceuConfig:
     """Everything that defines a SECEU run; recorded in run.json."""
 
