@@ -388,11 +388,9 @@ def test_batched_calls_are_billed_at_the_batch_price_and_held_to_the_budget(tmp_
         env = env_for(tmp_path / "cache", mirror, oa.base_url)
         full = cli(eqbench("openai/fake", tmp_path / "full", "--batch", *POLL, *priced, "--no-cache"), env)
         assert full.returncode == 0, full.stderr
-        stopped = cli(eqbench("openai/fake", tmp_path / "budget", "--batch", *POLL, *priced, "--max-cost", "1"), env)
-        continued = cli(
-            eqbench("openai/fake", tmp_path / "budget", "--batch", *POLL, *priced, "--max-cost", "1000"), env
-        )
-        entries = oa.batches.entries_answered if hasattr(oa.batches, "entries_answered") else None
+        budgeted = eqbench("openai/fake", tmp_path / "budget", "--batch", *POLL, *priced, "--max-cost")
+        stopped = cli([*budgeted, "1"], env)
+        continued = cli([*budgeted, "1000"], env)
     assert oa.requests_total == 0  # no live call in any of the three runs
     cost = json.loads((tmp_path / "full" / "run.json").read_text("utf-8"))["cost"]
     model = cost["model"]
