@@ -122,7 +122,7 @@ def _parse_options(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or "." not in key:
-            raise UserError(f"--option {pair!r} is not BENCHMARK.NAME=VALUE (e.g. eqbench.language=de)")
+            raise UserError(f"--option {pair!r} is not BENCHMARK.NAME=VALUE; `empathybench list` shows the options")
         options[key.strip()] = value.strip()
     return options
 
@@ -205,7 +205,7 @@ def run(
     base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
     option: Annotated[
         list[str] | None,
-        typer.Option("--option", "-O", help="Benchmark option BENCH.NAME=VALUE, e.g. eqbench.language=de"),
+        typer.Option("--option", "-O", help="Benchmark option BENCH.NAME=VALUE (see `empathybench list`)"),
     ] = None,
     allow_unverified: Annotated[
         bool,

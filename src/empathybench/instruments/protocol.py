@@ -80,6 +80,16 @@ class RescoreCommand:
 
 
 @dataclass(frozen=True)
+class DemoPreset:
+    """What the `demo` preset (a bare `empathybench run` on the embedded model) runs of an instrument: its quick
+    preset cut to `items` items, with these `--option`s (the user's own options win). Optional on an instrument
+    (`demo`, read with getattr); without it the demo takes 3 items of the quick preset."""
+
+    items: int = 3
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class JudgeValidation:
     """`empathybench judge validate`: a judge rates items with known human ratings; its agreement with them.
 

@@ -36,7 +36,7 @@ from empathybench.paths import cache_dir
 from empathybench.report.profile import attach_score_interval, build_profile
 from empathybench.report.schema import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION
 from empathybench.report.validity import attach_validity
-from empathybench.run.options import DEMO_PRESET, DEMO_SELECTION, RunOptions, check_run_options
+from empathybench.run.options import DEMO_PRESET, RunOptions, check_run_options, demo_of
 from empathybench.rundir.store import RunStore, read_samples
 
 
@@ -101,8 +101,8 @@ def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[Prep
         }
         preset, limit = options.preset, options.limit
         if preset == DEMO_PRESET:
-            demo_limit, demo_options = DEMO_SELECTION.get(benchmark.name, (3, {}))
-            preset, limit, scoped = "quick", min(limit or demo_limit, demo_limit), {**demo_options, **scoped}
+            demo = demo_of(benchmark)
+            preset, limit, scoped = "quick", min(limit or demo.items, demo.items), {**demo.options, **scoped}
         try:
             prepared.append(
                 benchmark.prepare(
