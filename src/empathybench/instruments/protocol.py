@@ -11,8 +11,16 @@ from pathlib import Path
 from typing import Any, Concatenate, Generic, Protocol, TypeVar, runtime_checkable
 
 from empathybench.data.fetch import FetchedFile
+from empathybench.engine.engine import Generation as Generation
 from empathybench.engine.engine import ItemContext
 from empathybench.models.base import Canned
+from empathybench.models.base import ChatRequest as ChatRequest
+from empathybench.models.base import Draw as Draw
+from empathybench.models.base import Message as Message
+from empathybench.models.base import Sampling as Sampling
+
+# Re-exported above: what an instrument's code needs from the layers below (asking the model: Message, Sampling,
+# Generation; canned answers: ChatRequest, Draw), so a third-party instrument imports only this module and support.
 
 C = TypeVar("C")  # an instrument's config: a frozen dataclass, recorded in run.json and part of the fingerprint
 P = TypeVar("P")  # the payload of one item: whatever the instrument needs, never written to disk
