@@ -1,11 +1,12 @@
 """examples/plugin is a third-party instrument package: pip installs it (offline, into a folder of the test's own, so
 the shared environment never keeps it), and then, in fresh processes, `empathybench` lists it, runs it on scripted
-models, draws its section in report.html, compares two runs of it and rescoring a file with it works."""
+models, draws its section in report.html, compares two runs of it and rescores a file with it."""
 
 import ast
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,17 @@ def test_it_imports_only_the_public_protocol() -> None:
                 names = [node.module or ""]
             wrong += [f"{path.name}: {n}" for n in names if n.startswith("empathybench.") and n not in allowed]
     assert not wrong, wrong
+
+
+def test_the_guide_quotes_the_example_and_names_every_member_of_the_protocol() -> None:
+    from empathybench.instruments.protocol import Instrument
+
+    guide = (REPO / "docs" / "write-an-instrument.md").read_text("utf-8")
+    files = [p.read_text("utf-8") for p in sorted(PLUGIN.rglob("*.py"))] + [(PLUGIN / "pyproject.toml").read_text()]
+    snippets = re.findall(r"```(?:python|toml)\n(.*?)```", guide, re.S)
+    assert len(snippets) >= 4
+    stale = [snippet for snippet in snippets if not any(snippet in text for text in files)]
+    assert not stale, f"snippets of docs/write-an-instrument.md not in examples/plugin: {stale}"
+    members = set(Instrument.__annotations__) | {n for n in vars(Instrument) if not n.startswith("_")}
+    missing = sorted(m for m in members if f"`{m}" not in guide)
+    assert not missing, f"the guide's protocol table lacks {missing}"
