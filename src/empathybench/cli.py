@@ -435,17 +435,6 @@ def _emit(result: Any, as_json: bool) -> None:
         pprint(result, console=stdout, expand_all=False)
 
 
-def _judge_validation() -> Any:
-    """The JudgeValidation of the first installed instrument (in run order) that validates its judge."""
-    from empathybench.instruments.registry import all_benchmarks
-
-    for instrument in all_benchmarks().values():
-        validation = getattr(instrument, "judge_validation", None)
-        if validation is not None:
-            return validation
-    raise UserError("no installed instrument has a judge to validate")
-
-
 @judge_app.command("validate")
 def judge_validate(
     judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to validate")],
@@ -495,8 +484,11 @@ def judge_validate(
     from empathybench.models.registry import check_model_args
 
     check_model_args(judge, judge_arg or [], "--judge-arg")
-    validation = _judge_validation()
-    report = validation.run(
+    from empathybench.run.judge import installed_judge_validation, validate_judge
+
+    validation = installed_judge_validation()
+    report = validate_judge(
+        validation,
         judge,
         limit=limit,
         seed=seed,

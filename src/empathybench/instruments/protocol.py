@@ -101,14 +101,19 @@ class DemoPreset:
 class JudgeValidation:
     """`empathybench judge validate`: a judge rates items with known human ratings; its agreement with them.
 
-    An instrument that uses a judge may offer one as `judge_validation` (optional: read with getattr). `run` takes
-    the judge spec and the command's settings (limit, seed, base_url, max_concurrency, use_cache, allow_unverified,
-    attempts, console, request_timeout_s, judge_args) and returns the JSON-able report (`--json`, `--out`);
-    `render` prints it as text on a rich Console.
+    An instrument that uses a judge may offer one as `judge_validation` (optional: read with getattr). run/judge.py
+    runs it as it runs any instrument's items (the engine with its cache, retries, concurrency and progress):
+    `prepare(limit=, seed=, attempts=, allow_unverified=, judge_identity=)` gives the items, `run_item` (which asks
+    through `ctx.judge_generate`, tagged "<tag>:judge"; a record with an `error` counts as a failed item) and
+    `summarize` (records in item order -> the JSON-able report of `--json` and `--out`; run/judge.py adds `judge`
+    and `usage`). Items are seeded `item_seed(seed, prepared.name, item.id)`. `render` prints the report on a rich
+    Console; `canned` answers a scripted judge (its requests carry `tag`).
     """
 
-    run: Callable[..., Mapping[str, Any]]
+    tag: str  # the instrument's name: the request tag of the judge calls and the key of its canned answers
+    prepare: Callable[..., "PreparedBenchmark[Any]"]
     render: Callable[[Mapping[str, Any], Any], None]
+    canned: Canned | None = None
 
 
 @dataclass(frozen=True)
