@@ -17,6 +17,7 @@ ALLOWED = (
     "empathybench.models.base",
     "empathybench.stats",
     "empathybench.errors",
+    "empathybench.formatting",
 )
 
 

@@ -72,3 +72,30 @@ def test_quick_preset_on_the_embedded_model_records_every_item_and_labels_its_nu
     assert (validity["status"] == "insufficient") == (summary["n_parsed"] < 0.5 * summary["n_items"])
     row = next(r for r in stored["profile"] if r["benchmark"] == "emobench")
     assert row["title"] == "EmoBench" and row["validity"] == validity and row["note"] == summary["headline_note"]
+
+
+def test_paper_preset_on_the_embedded_model_votes_over_every_order_and_sample(tmp_path: Path, mirror: Path) -> None:
+    """The paper preset (the 4 upstream option orders, 5 samples each, majority vote) end to end on one EA item in
+    English: 20 calls in process; whatever the model answers, each order keeps its 5 samples and its vote."""
+    out = tmp_path / "paper"
+    result = execute_run(
+        RunOptions(
+            model="local",
+            benchmarks=["emobench"],
+            preset="paper",
+            limit=1,
+            options={"emobench.task": "EA", "emobench.lang": "en"},
+            out=out,
+            show_progress=False,
+        ),
+        Console(file=open("/dev/null", "w")),  # noqa: SIM115
+    )
+    records = [json.loads(line) for line in (out / "samples.jsonl").read_text("utf-8").splitlines()]
+    assert [(r["task"], r["language"]) for r in records] == [("EA", "en")]
+    (record,) = records
+    assert record["status"] == "ok" and len(record["calls"]) == 4 * 5
+    orders = record["conditions"]["paper2024"]["orders"]
+    assert len(orders) == 4 and all(len(order["samples"]) == 5 for order in orders)
+    summary = result.summary["benchmarks"]["emobench"]
+    assert summary["status"] == "complete" and summary["validity"]["status"] in STATUSES
+    assert set(summary["metrics"]) == {"ea_accuracy_en"}

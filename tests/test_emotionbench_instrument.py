@@ -59,7 +59,7 @@ def test_a_plausible_run_draws_its_section_with_links_to_existing_sample_rows(tm
     links = re.findall(r'<a href="#(item-emotionbench-[^"]+)">', section)
     assert len(links) == len(result["emotions"])
     assert all(f'id="{anchor}"' in section for anchor in links)
-    assert "<p class=small>Parse failures: " in section
+    assert '<p class="small">Parse failures: ' in section
     samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     runs = samples[0]["runs"]
     assert f"{sum(r['answers'] is not None for r in runs)}/{len(runs)} runs parsed" in section

@@ -204,4 +204,4 @@ def test_a_model_that_answers_nothing_still_gets_a_valid_summary_and_report(tmp_
             continue
         assert row["value"] is None and row["note"], row  # no headline, and the profile says why
     page = (out / "report.html").read_text("utf-8")
-    assert page.count('class="card"') == 5 and "I&#x27;m sorry" in page  # the raw refusals are shown
+    assert page.count('class="card"') == 5 and "I&#39;m sorry" in page  # the raw refusals are shown

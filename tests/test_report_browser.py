@@ -106,6 +106,18 @@ def _chart_sizes(page: Any) -> list[dict[str, Any]]:
     )
 
 
+# Every <text> of every chart, as Chromium lays it out (its own font metrics, its rotate()), against its viewBox.
+_TEXTS_OUTSIDE = """() => { const out = [];
+for (const chart of document.querySelectorAll('svg.chart')) { const box = chart.viewBox.baseVal;
+  for (const text of chart.querySelectorAll('text')) { const b = text.getBBox();
+    const turn = text.transform.baseVal.consolidate();
+    let corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]];
+    if (turn) { const m = turn.matrix; corners = corners.map(([x, y]) => [m.a*x + m.c*y + m.e, m.b*x + m.d*y + m.f]); }
+    if (corners.some(([x, y]) => x < -1 || x > box.width + 1 || y < -1 || y > box.height + 1))
+      out.push([chart.dataset.chart, text.textContent, Math.round(b.x), Math.round(b.width), box.width]); } }
+return out; }"""
+
+
 def test_run_report_renders_cleanly(browser: Any, reports: dict[str, Path], tmp_path: Path) -> None:
     screenshot = _screenshot_dir(tmp_path) / "report.png"
     page, problems = _open(browser, reports["run"], screenshot)
@@ -123,6 +135,7 @@ def test_run_report_renders_cleanly(browser: Any, reports: dict[str, Path], tmp_
     } <= kinds
     for chart in charts:
         assert chart["w"] > 100 and chart["h"] > 30 and chart["marks"] > 0, chart
+    assert page.evaluate(_TEXTS_OUTSIDE) == []  # no label cut off at a chart's edge
     assert page.locator(".profile .card").count() == 5
     # A profile number links to its samples: following it opens the collapsed table.
     assert page.eval_on_selector("#samples-eqbench", "d => d.open") is False
@@ -138,7 +151,23 @@ def test_comparison_renders_cleanly(browser: Any, reports: dict[str, Path], tmp_
     assert problems == []
     charts = _chart_sizes(page)
     assert len(charts) == 5 and all(c["w"] > 100 and c["marks"] > 0 for c in charts)
+    assert page.evaluate(_TEXTS_OUTSIDE) == []
     text = page.inner_text("body")
     assert "scripted/plausible-2" in text and "Paired differences" in text
     assert page.locator("table").nth(1).locator("tbody tr").count() >= 5
+    page.close()
+
+
+def test_long_and_cjk_chart_labels_stay_inside_their_charts_in_chromium(browser: Any, tmp_path: Path) -> None:
+    """The width estimate the charts lay out with holds for Chromium's real font metrics."""
+    from test_report_svg_labels import LABELS, _charts
+
+    charts = [draw() for label in LABELS for draw in _charts(label).values()]
+    page_file = tmp_path / "charts.html"
+    page_file.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'></head><body>" + "".join(charts) + "</body></html>", "utf-8"
+    )
+    page, problems = _open(browser, page_file, _screenshot_dir(tmp_path) / "labels.png")
+    assert problems == [] and len(_chart_sizes(page)) == len(charts)
+    assert page.evaluate(_TEXTS_OUTSIDE) == []
     page.close()

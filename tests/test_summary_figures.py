@@ -41,4 +41,4 @@ def test_a_run_with_nothing_parsed_reports_no_score_everywhere(tmp_path: Path, m
     [row] = [line for line in result.stdout.splitlines() if line.startswith("│") and "eqbench" in line]
     assert "—" in row and "0.00" not in row
     assert (run_dir / "report.html").stat().st_size > 0
-    assert "no 'Label: number' pairs found" in (run_dir / "report.html").read_text("utf-8").replace("&#x27;", "'")
+    assert "no 'Label: number' pairs found" in (run_dir / "report.html").read_text("utf-8").replace("&#39;", "'")

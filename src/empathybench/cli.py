@@ -277,8 +277,28 @@ def report_command(
         Path | None,
         typer.Option("--out", "-o", help="Output .html (also writes .md and .json beside it for a comparison)"),
     ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="Judge for the instruments' judged comparisons of several runs (e.g. pairwise ratings)",
+        ),
+    ] = None,
+    judge_arg: Annotated[
+        list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the --judge, as -M")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(help="Server URL of an openai/ judge (else OPENAI_BASE_URL)")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
+    max_concurrency: Annotated[
+        int | None, typer.Option("--max-concurrency", "-c", min=1, help="Most judge calls in flight")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
 ) -> None:
-    """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid."""
+    """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid.
+
+    With --judge, instruments that compare runs with new judge calls do so (e.g. pairwise ratings).
+    """
     from empathybench.report.compare import compare_runs
     from empathybench.report.html import render_comparison, write_run_reports
     from empathybench.report.markdown import render_comparison_markdown
@@ -288,6 +308,12 @@ def report_command(
     if out is not None:
         _check_report_target(out)
     runs = [load_run(directory) for directory in run_dirs]
+    if judge is not None and len(runs) < 2:
+        raise UserError("--judge compares several runs: give at least two run directories")
+    if judge is not None:
+        from empathybench.models.registry import check_model_args
+
+        check_model_args(judge, judge_arg or [], "--judge-arg")
     if len(runs) == 1:
         run = runs[0]
         target = out or run.directory / "report.html"
@@ -298,11 +324,36 @@ def report_command(
     comparison = compare_runs(runs)
     target = out or Path("comparison.html")
     written = [target, target.with_suffix(".md"), target.with_suffix(".json")]
+    judged: dict[str, Any] = {}
+    if judge is not None:
+        from empathybench.run.comparisons import judged_comparisons
+
+        if base_url is not None:
+            from empathybench.run.options import check_base_url
+
+            check_base_url(base_url, "--base-url")
+        judged = judged_comparisons(
+            runs,
+            judge=judge,
+            target=target,
+            judge_args=judge_arg or [],
+            base_url=base_url,
+            use_cache=not no_cache,
+            max_concurrency=max_concurrency,
+            request_timeout_s=timeout,
+            console=None if quiet else console,
+        )
+        comparison["instrument_comparisons"] = {name: dict(output.result) for name, output in judged.items()}
+    sections = {name: (output.title, output.section) for name, output in judged.items()}
     with _writing(target):
-        target.write_text(redact(render_comparison(comparison, [r.summary for r in runs])), encoding="utf-8")
-        written[1].write_text(redact(render_comparison_markdown(comparison)), encoding="utf-8")
+        html = render_comparison(comparison, [r.summary for r in runs], sections=sections)
+        target.write_text(redact(html), encoding="utf-8")
+        written[1].write_text(redact(render_comparison_markdown(comparison, sections=sections)), encoding="utf-8")
         written[2].write_text(dumps_redacted(comparison, indent=2) + "\n", "utf-8")
     print_comparison(stdout, comparison, written)
+    for output in judged.values():
+        for note in output.notes:
+            stdout.print(Text(redact(note)), soft_wrap=True)
 
 
 def _check_report_target(out: Path) -> None:

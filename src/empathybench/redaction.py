@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
+import markupsafe
+
 REDACTED = "***redacted***"
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 URL_ENV_VARS = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
@@ -94,6 +96,7 @@ def _forms(secret: str) -> Iterable[str]:
     yield quote(secret, safe="")
     yield quote_plus(secret, safe="")
     yield html.escape(secret)
+    yield str(markupsafe.escape(secret))  # the report templates escape quotes as &#34; and &#39;
 
 
 def _secret_forms() -> list[str]:

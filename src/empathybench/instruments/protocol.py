@@ -292,6 +292,31 @@ class ReportSection:
     footnote_digits: int = 2
 
 
+@dataclass(frozen=True)
+class ComparisonOutput:
+    """What an instrument's judged comparison of several runs gives the comparison report."""
+
+    title: str  # the heading of its section in comparison.html / .md
+    result: Mapping[str, Any]  # JSON-able: comparison.json `instrument_comparisons.<name>`
+    section: ReportSection  # drawn like a run report's section (tables, charts as data)
+    notes: tuple[str, ...] = ()  # lines for the terminal, printed literally
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """`empathybench report A B C ... --judge SPEC`: an instrument's comparison of several runs that needs new judge
+    calls (e.g. pairwise ratings on matched transcripts). Optional: read with getattr(instrument, "comparison").
+
+    `run(runs, *, judge, judge_args, base_url, use_cache, max_concurrency, request_timeout_s, judgements_path,
+    console)` takes the loaded run directories that hold the instrument (rundir.reader.RunData, at least two) and
+    returns a ComparisonOutput; it keeps the judge's verdicts in `judgements_path` so a later comparison with one
+    more run asks the judge only about the new pairs. A bad input is a one-line UserError.
+    """
+
+    help: str  # one line: what the comparison computes
+    run: Callable[..., ComparisonOutput]
+
+
 @runtime_checkable
 class Instrument(Protocol[C_co, P_co]):
     """An instrument, typed: what `empathybench run` runs and every report renders.

@@ -1,20 +1,7 @@
-"""How reports write numbers and intervals (HTML, Markdown, terminal and the judge-validation tables)."""
+"""How reports write numbers: report.html (tables and SVG charts), report.md and the terminal import their formatter
+from here. The functions live in empathybench.formatting, below every layer, so that instruments write the numbers
+in their own section texts, sample lines and judge-validation tables with the very same functions."""
 
-from collections.abc import Sequence
-from typing import Any
+from empathybench.formatting import compact, compact_interval, fixed, interval, number, significant
 
-
-def number(value: Any, digits: int = 2, missing: str = "—") -> str:
-    if value is None:
-        return missing
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def interval(ci: Sequence[float | None] | None, digits: int = 2, missing: str = "") -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return missing
-    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+__all__ = ["compact", "compact_interval", "fixed", "interval", "number", "significant"]

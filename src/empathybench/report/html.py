@@ -1,15 +1,23 @@
 """The self-contained report.html: the EI profile at the top, one section per instrument with its charts, the samples
 behind every number, and the comparison page of several runs. No network: charts are inline SVG, the one script is
-inline and only opens the collapsed sample table a link points into."""
+inline and only opens the collapsed sample table a link points into.
 
-import html
+Python builds the pages as data (report/page.py) with every number formatted by report/format.py; the jinja2
+templates in report/templates lay them out with autoescape on, so model replies, errors, labels and file contents are
+escaped by construction. The only markup that enters a page from Python is a chart that report/svg.py drew (it
+escapes every label it places)."""
+
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from empathybench.instruments.protocol import Cell as SectionCell
 from empathybench.instruments.protocol import (
-    Cell,
     GroupedBarsChart,
     HeatmapChart,
     ItemLink,
@@ -23,77 +31,54 @@ from empathybench.instruments.protocol import (
 )
 from empathybench.report import svg
 from empathybench.report.format import interval, number
+from empathybench.report.page import (
+    Block,
+    Cell,
+    ComparisonPage,
+    DrawnChart,
+    DrawnSection,
+    InstrumentPart,
+    OverlayCard,
+    Piece,
+    ProfileCard,
+    RunPage,
+    RunRef,
+    SampleRow,
+    Status,
+    Table,
+)
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.svg import Point, Reference
 from empathybench.report.validity import validity_of
 
-_STYLE = """
-:root{--ink:#1d2433;--muted:#5b6478;--line:#e3e6ee;--soft:#f6f7fb;--accent:#0072B2;--warn:#9a3412}
-*{box-sizing:border-box}
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1120px;margin:0 auto;padding:1.5rem 1rem 4rem;
-color:var(--ink);line-height:1.45;font-size:15px}
-h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;margin:2rem 0 .4rem;padding-top:.6rem;
-border-top:2px solid var(--line)}h3{font-size:1.02rem;margin:1.2rem 0 .3rem}
-a{color:var(--accent)}.muted{color:var(--muted)}.small{font-size:.85rem}
-.banner{border-left:4px solid #d97706;background:#fff7ed;padding:.6rem .9rem;margin:.8rem 0;border-radius:4px}
-.banner.strong{border-color:#b42318;background:#fef3f2}
-.profile{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:.9rem;margin:1rem 0}
-.card{border:1px solid var(--line);border-radius:10px;padding:.9rem 1rem;background:#fff;break-inside:avoid}
-.card h3{margin:0}.card .q{color:var(--muted);font-size:.86rem;margin:.15rem 0 .5rem}
-.big{font-size:2rem;font-weight:650;font-variant-numeric:tabular-nums}.unit{color:var(--muted);font-size:.9rem}
-.ci{color:var(--muted);font-variant-numeric:tabular-nums}.ref{font-size:.86rem;margin:.3rem 0}
-.status{display:inline-block;font-size:.75rem;padding:.05rem .45rem;border-radius:999px;background:var(--soft);
-border:1px solid var(--line);margin-left:.4rem;vertical-align:middle}
-.status.skipped,.status.incomplete,.status.self-judged{background:#fff7ed;border-color:#fed7aa}
-.status.invalid,.status.insufficient{background:#fef2f2;border-color:#fecaca;color:#991b1b}
-table{border-collapse:collapse;width:100%;margin:.6rem 0;font-size:.9rem}
-th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
-th{background:var(--soft);font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:1rem;align-items:start}
-figure{margin:.4rem 0}figcaption{font-size:.82rem;color:var(--muted)}
-details{margin:.6rem 0}summary{cursor:pointer;font-weight:600}
-pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);padding:.4rem;border-radius:4px;margin:0;
-font-size:.8rem;max-height:14rem;overflow:auto}
-.up{color:#b42318}.down{color:#0072B2}.sig{font-weight:600}
-nav.toc a{margin-right:.9rem}
-@media print{details{display:block}details>summary{list-style:none}pre{max-height:none}
-.charts{grid-template-columns:1fr}body{max-width:none}}
-"""
 
-# Opens the <details> that holds the element a link points to (a sample row), on load and on every jump.
-_SCRIPT = """
-function openTarget(){var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
-var el=document.getElementById(id);while(el){if(el.tagName==='DETAILS'){el.open=true;}el=el.parentElement;}
-var t=document.getElementById(id);if(t&&t.scrollIntoView){t.scrollIntoView();}}
-window.addEventListener('hashchange',openTarget);window.addEventListener('DOMContentLoaded',openTarget);
-"""
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    """The templates of report/templates (shipped in the wheel), autoescaping everything, failing on a missing name."""
+    return Environment(
+        loader=PackageLoader("empathybench.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=False,
+        keep_trailing_newline=True,
+    )
 
 
-def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
+def _render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)
 
 
-def _num(value: Any, digits: int = 2) -> str:
-    return _e(number(value, digits))
+def _text(value: Any) -> str:
+    """A value shown as text ("" for None); the template escapes it."""
+    return "" if value is None else str(value)
+
+
+def _cell(*pieces: Piece | str) -> Cell:
+    return tuple(p if isinstance(p, Piece) else Piece(p) for p in pieces)
 
 
 def _anchor(*parts: str) -> str:
     return "-".join("".join(c if c.isalnum() else "_" for c in str(p)) for p in parts)
-
-
-def _figure(chart: str, caption: str = "") -> str:
-    return f"<figure>{chart}" + (f"<figcaption>{_e(caption)}</figcaption>" if caption else "") + "</figure>"
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
-    head = "".join(f'<th class="{"num" if i in numeric else ""}">{_e(h)}</th>' for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>"
-        + "".join(f'<td class="{"num" if i in numeric else ""}">{cell}</td>' for i, cell in enumerate(r))
-        + "</tr>"
-        for r in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 # ----------------------------------------------------------------------------------------------------------- profile
@@ -103,25 +88,27 @@ def _reference_text(reference: dict[str, Any] | None) -> str:
     if not reference:
         return ""
     kind = reference.get("kind")
+    label = _text(reference.get("label"))
     if kind == "human_norm":
-        parts = [f"{_e(reference['label'])}: mean {_num(reference.get('mean'))}, SD {_num(reference.get('sd'))}"]
+        parts = [f"{label}: mean {number(reference.get('mean'))}, SD {number(reference.get('sd'))}"]
         if reference.get("percentile") is not None:
-            parts.append(f"above {_num(reference['percentile'], 0)}% of people (normal approximation)")
+            parts.append(f"above {number(reference['percentile'], 0)}% of people (normal approximation)")
         if reference.get("uniform_baseline") is not None:
-            parts.append(f"uniform-answer baseline {_num(reference['uniform_baseline'], 1)}")
+            parts.append(f"uniform-answer baseline {number(reference['uniform_baseline'], 1)}")
         return " · ".join(parts)
     if kind == "human_replies":
-        text = f"{_e(reference['label'])}: {_num(reference.get('value'), 1)}% {interval(reference.get('ci95'), 1)}"
+        text = f"{label}: {number(reference.get('value'), 1)}% {interval(reference.get('ci95'), 1)}"
         if reference.get("published_raters") is not None:
-            text += f" · {_e(reference.get('published_raters_label'))}: {_num(reference['published_raters'], 1)}%"
+            raters = _text(reference.get("published_raters_label"))
+            text += f" · {raters}: {number(reference['published_raters'], 1)}%"
         return text
     if kind == "published_models":
         models = reference.get("models") or []
         if models:
-            shown = ", ".join(f"{_e(m['label'])} {_num(m['value'], 1)}" for m in models[:4])
-            return f"{_e(reference['label'])}: {shown}"
-        return f"{_e(reference['label'])}: {_num(reference.get('value'), 1)}"
-    return f"{_e(reference['label'])}: {_num(reference.get('value'), 2)}"
+            shown = ", ".join(f"{_text(m['label'])} {number(m['value'], 1)}" for m in models[:4])
+            return f"{label}: {shown}"
+        return f"{label}: {number(reference.get('value'), 1)}"
+    return f"{label}: {number(reference.get('value'), 2)}"
 
 
 def _instrument(name: str) -> Any:
@@ -153,93 +140,96 @@ def _widen(base: tuple[float, float] | None, values: Sequence[float | None]) -> 
     return (low, high) if high > low else (low - 1, high + 1)
 
 
-def _render_section(section: ReportSection, name: str = "") -> str:
-    """An instrument's ReportSection drawn: every label escaped, every number through the one formatter."""
-    charts: list[str] = []
-    for chart in section.charts:
-        if isinstance(chart, StripChart):
-            points = [Point(p.label, p.value, p.low, p.high, p.series) for p in chart.points]
-            values = [p.value for p in points] + [v for p in points for v in (p.low, p.high)]
-            drawn = svg.interval_strip(
-                points,
-                domain=_widen(chart.domain, values),
-                references=[Reference(r.value, r.label, r.style) for r in chart.references],
-                unit=chart.unit,
-                title=chart.title,
-            )
-        elif isinstance(chart, GroupedBarsChart):
-            drawn = svg.grouped_bars(
-                list(chart.categories),
-                {
-                    name: [Point(p.label, p.value, p.low, p.high, p.series) for p in points]
-                    for name, points in chart.series
-                },
-                unit=chart.unit,
-                domain=chart.domain,
-                title=chart.title,
-            )
-        elif isinstance(chart, NormalCurveChart):
-            drawn = svg.normal_curve(
-                mean=chart.mean,
-                sd=chart.sd,
-                marker=chart.marker,
-                marker_label=chart.marker_label,
-                interval=chart.interval,
-                references=[Reference(r.value, r.label, r.style) for r in chart.references],
-                title=chart.title,
-            )
-        elif isinstance(chart, LineChart):
-            drawn = svg.line_chart(list(chart.x_labels), {n: list(v) for n, v in chart.series}, title=chart.title)
-        elif isinstance(chart, HeatmapChart):
-            drawn = svg.heatmap(
-                list(chart.row_labels),
-                list(chart.col_labels),
-                [list(row) for row in chart.values],
-                center=chart.center,
-                unit=chart.unit,
-                title=chart.title,
-            )
-        elif isinstance(chart, ScatterChart):
-            drawn = svg.scatter(
-                list(chart.points),
-                x_label=chart.x_label,
-                y_label=chart.y_label,
-                diagonal=chart.diagonal,
-                title=chart.title,
-            )
-        elif isinstance(chart, StackedBarsChart):
-            drawn = svg.stacked_bars(
-                [(label, dict(zip(chart.segments, shares, strict=True))) for label, shares in chart.rows],
-                segments=list(chart.segments),
-                colors=list(chart.colors) if chart.colors is not None else None,
-                title=chart.title,
-            )
-        else:
-            drawn = svg.histogram(list(chart.values), bins=chart.bins, unit=chart.unit, title=chart.title)
-        charts.append(_figure(drawn, chart.caption))
-    tables = [
-        (f"<h3>{_e(table.title)}</h3>" if table.title is not None else "")
-        + _table(
-            table.headers,
-            [[_cell(cell, _digits(table.digits, i), name) for i, cell in enumerate(row)] for row in table.rows],
-            numeric=table.numeric,
+def _draw_chart(chart: Any) -> Markup:
+    """One chart of a ReportSection drawn by report/svg.py (which escapes every label it places)."""
+    if isinstance(chart, StripChart):
+        points = [Point(p.label, p.value, p.low, p.high, p.series) for p in chart.points]
+        values = [p.value for p in points] + [v for p in points for v in (p.low, p.high)]
+        return svg.interval_strip(
+            points,
+            domain=_widen(chart.domain, values),
+            references=[Reference(r.value, r.label, r.style) for r in chart.references],
+            unit=chart.unit,
+            title=chart.title,
+        )
+    if isinstance(chart, GroupedBarsChart):
+        return svg.grouped_bars(
+            list(chart.categories),
+            {name: [Point(p.label, p.value, p.low, p.high, p.series) for p in points] for name, points in chart.series},
+            unit=chart.unit,
+            domain=chart.domain,
+            title=chart.title,
+        )
+    if isinstance(chart, NormalCurveChart):
+        return svg.normal_curve(
+            mean=chart.mean,
+            sd=chart.sd,
+            marker=chart.marker,
+            marker_label=chart.marker_label,
+            interval=chart.interval,
+            references=[Reference(r.value, r.label, r.style) for r in chart.references],
+            title=chart.title,
+        )
+    if isinstance(chart, LineChart):
+        return svg.line_chart(list(chart.x_labels), {n: list(v) for n, v in chart.series}, title=chart.title)
+    if isinstance(chart, HeatmapChart):
+        return svg.heatmap(
+            list(chart.row_labels),
+            list(chart.col_labels),
+            [list(row) for row in chart.values],
+            center=chart.center,
+            unit=chart.unit,
+            title=chart.title,
+        )
+    if isinstance(chart, ScatterChart):
+        return svg.scatter(
+            list(chart.points),
+            x_label=chart.x_label,
+            y_label=chart.y_label,
+            diagonal=chart.diagonal,
+            title=chart.title,
+        )
+    if isinstance(chart, StackedBarsChart):
+        return svg.stacked_bars(
+            [(label, dict(zip(chart.segments, shares, strict=True))) for label, shares in chart.rows],
+            segments=list(chart.segments),
+            colors=list(chart.colors) if chart.colors is not None else None,
+            title=chart.title,
+        )
+    return svg.histogram(list(chart.values), bins=chart.bins, unit=chart.unit, title=chart.title)
+
+
+def draw_section(section: ReportSection, name: str = "") -> DrawnSection:
+    """An instrument's ReportSection as page data: charts drawn, every number through the one formatter."""
+    tables = tuple(
+        Table(
+            headers=tuple(table.headers),
+            rows=tuple(
+                tuple(_section_cell(cell, _digits(table.digits, i), name) for i, cell in enumerate(row))
+                for row in table.rows
+            ),
+            numeric=tuple(table.numeric),
+            title=table.title,
         )
         for table in section.tables
-    ]
-    warning = f'<div class="banner strong">{_e(section.warning)}</div>' if section.warning is not None else ""
-    note = f"<p>{_e(section.note)}</p>" if section.note is not None else ""
-    drawn = f'<div class="charts">{"".join(charts)}</div>' if charts or not note else ""
-    footnote = "".join(_num(part, section.footnote_digits) for part in section.footnote)
-    return warning + note + drawn + "".join(tables) + (f"<p class=small>{footnote}</p>" if section.footnote else "")
+    )
+    footnote = "".join(number(part, section.footnote_digits) for part in section.footnote) if section.footnote else None
+    return DrawnSection(
+        charts=tuple(DrawnChart(_draw_chart(chart), chart.caption) for chart in section.charts),
+        tables=tables,
+        note=section.note,
+        warning=section.warning,
+        footnote=footnote,
+    )
 
 
-def _cell(cell: Cell, digits: int, name: str) -> str:
-    """A table cell: a number formatted, text escaped, a link to an item's sample row, a value with its marker."""
+def _section_cell(cell: SectionCell, digits: int, name: str) -> Cell:
+    """A table cell: a number formatted, text as it is, a link to an item's sample row, a value with its marker."""
     if isinstance(cell, ItemLink):
-        return f'<a href="#{_anchor("item", name, cell.item_id)}">{_e(cell.text)}</a>'
+        return _cell(Piece(cell.text, href="#" + _anchor("item", name, cell.item_id)))
     if isinstance(cell, Marked):
-        return f"{_num(cell.value, digits)} {_marker(cell.marker)}"
-    return _num(cell, digits)
+        return _cell(f"{number(cell.value, digits)} ", *_marker(cell.marker))
+    return _cell(number(cell, digits))
 
 
 def _digits(digits: int | tuple[int, ...], column: int) -> int:
@@ -247,11 +237,15 @@ def _digits(digits: int | tuple[int, ...], column: int) -> int:
 
 
 def _section_body(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    """The instrument's own section as HTML ("" when it has none)."""
+    drawn = _drawn_section(name, result, samples)
+    return "" if drawn is None else _render("section.html.j2", section=drawn)
+
+
+def _drawn_section(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> DrawnSection | None:
     instrument = _instrument(name)
     section = instrument.report_section(result, samples) if instrument is not None else None
-    if section is not None:
-        return _render_section(section, name)
-    return ""
+    return None if section is None else draw_section(section, name)
 
 
 def _profile_points(row: dict[str, Any], series: int = 0, label: str = "this model") -> list[Point]:
@@ -282,20 +276,18 @@ def _reference_marks(row: dict[str, Any]) -> tuple[list[Point], list[Reference]]
     return points, lines
 
 
-def _profile_card(row: dict[str, Any]) -> str:
+def _profile_card(row: dict[str, Any]) -> ProfileCard:
     name = row["benchmark"]
     validity = row.get("validity") or {"status": row.get("status") or "", "label": row.get("status") or ""}
-    head = (
-        f'<h3><a href="#bench-{_anchor(name)}">{_e(row["title"])}</a>'
-        f'<span class="status {_e(validity["status"])}">{_e(validity["label"])}</span></h3>'
-        f'<div class="q">{_e(row.get("question"))}</div>'
-    )
+    common = {
+        "name": _text(name),
+        "title": _text(row["title"]),
+        "anchor": f"bench-{_anchor(name)}",
+        "status": Status(_text(validity["status"]), _text(validity["label"])),
+        "question": _text(row.get("question")),
+    }
     if row.get("value") is None:
-        note = row.get("note") or "no headline figure"
-        return (
-            f'<div class="card" data-benchmark="{_e(name)}">{head}<div class="big">—</div>'
-            f'<p class="small">{_e(note)}</p></div>'
-        )
+        return ProfileCard(**common, value=None, note=_text(row.get("note") or "no headline figure"))
     points, lines = _reference_marks(row)
     values = [row["value"], *(row.get("ci95") or []), *(p.value for p in points), *(r.value for r in lines)]
     chart = svg.interval_strip(
@@ -305,40 +297,45 @@ def _profile_card(row: dict[str, Any]) -> str:
         unit="",
         width=360,
     )
-    return (
-        f'<div class="card" data-benchmark="{_e(name)}">{head}'
-        f'<div><a class="big" href="#samples-{_anchor(name)}" title="the items behind this number">'
-        f"{_num(row['value'], 2)}</a> <span class=unit>{_e(row.get('unit'))}</span></div>"
-        f'<div class="ci">95% CI {interval(row.get("ci95"))} · n = {_e(row.get("n"))} · {_e(row.get("label"))}</div>'
-        f'<div class="ref">{_reference_text(row.get("reference"))}</div>{chart}'
-        + (f'<p class="small muted">{_e(row["note"])}</p>' if row.get("note") else "")
-        + "</div>"
+    return ProfileCard(
+        **common,
+        value=number(row["value"], 2),
+        note=_text(row.get("note") or ""),
+        samples_anchor=f"samples-{_anchor(name)}",
+        unit=_text(row.get("unit")),
+        ci=interval(row.get("ci95")),
+        n=_text(row.get("n")),
+        label=_text(row.get("label")),
+        reference=_reference_text(row.get("reference")),
+        chart=chart,
     )
 
 
 # ----------------------------------------------------------------------------------------------- instrument sections
 
 
-def _metrics_table(name: str, result: dict[str, Any]) -> str:
+def _metrics_table(name: str, result: dict[str, Any]) -> Table:
     rows = []
     for key, entry in (result.get("metrics") or {}).items():
         rows.append(
-            [
-                f'<a href="#samples-{_anchor(name)}">{_e(entry["label"])}</a>',
-                _num(entry["value"]),
-                interval(entry["ci95"]),
-                _e(entry["unit"]),
-                _num(entry["n"]),
-                _reference_text(entry.get("reference")),
-                f'<span class="small muted">{_e(entry["method"])}</span>',
-                _e(key),
-            ]
+            (
+                _cell(Piece(_text(entry["label"]), href=f"#samples-{_anchor(name)}")),
+                _cell(number(entry["value"])),
+                _cell(interval(entry["ci95"])),
+                _cell(_text(entry["unit"])),
+                _cell(number(entry["n"])),
+                _cell(_reference_text(entry.get("reference"))),
+                _cell(Piece(_text(entry["method"]), cls="small muted")),
+                _cell(_text(key)),
+            )
         )
-    return _table(["figure", "value", "95% CI", "unit", "n", "reference", "interval", "key"], rows, numeric=(1, 4))
+    headers = ("figure", "value", "95% CI", "unit", "n", "reference", "interval", "key")
+    return Table(headers, tuple(rows), numeric=(1, 4))
 
 
-def _marker(marker: str | None) -> str:
-    return {"up": '<span class="up sig">▲</span>', "down": '<span class="down sig">▼</span>'}.get(marker or "", "")
+def _marker(marker: str | None) -> tuple[Piece, ...]:
+    symbol = {"up": Piece("▲", cls="up sig"), "down": Piece("▼", cls="down sig")}.get(marker or "")
+    return (symbol,) if symbol is not None else ()
 
 
 # ---------------------------------------------------------------------------------------------------------- samples
@@ -357,7 +354,7 @@ def _bounded(text: str, total: int | None = None, limit: int = REPORT_TEXT_CHARS
     return f"{text[:limit]}\n… [cut at {limit} of {total} characters]"
 
 
-def _last_reply(record: dict[str, Any]) -> str:
+def _last_reply(record: Mapping[str, Any]) -> str:
     calls = record.get("calls") or []
     if not calls:
         return ""
@@ -366,146 +363,173 @@ def _last_reply(record: dict[str, Any]) -> str:
     return _bounded(str(last.get("reply", "")), total if isinstance(total, int) else None)
 
 
-def _last_reasoning(record: dict[str, Any]) -> str:
-    """The last call's thinking, folded (it is long and never parsed), and whether its answer was truncated."""
+def _last_reasoning(record: Mapping[str, Any]) -> tuple[bool, str | None]:
+    """Whether the last call's answer was truncated, and its thinking (folded: long and never parsed)."""
     calls = record.get("calls") or []
     if not calls or not isinstance(calls[-1], dict):
-        return ""
+        return False, None
     last = calls[-1]
-    truncated = '<span class="up">truncated: no answer arrived</span>' if last.get("truncated") else ""
     reasoning = last.get("reasoning")
     if not isinstance(reasoning, str):
-        return truncated
+        return bool(last.get("truncated")), None
     total = last.get("reasoning_chars")
-    text = _bounded(reasoning, total if isinstance(total, int) else None)
-    return f"{truncated}<details><summary>reasoning</summary><pre>{_e(text)}</pre></details>"
+    return bool(last.get("truncated")), _bounded(reasoning, total if isinstance(total, int) else None)
 
 
-def _sample_summary(record: dict[str, Any]) -> str:
-    """A short, benchmark-aware view of what was parsed from the replies."""
+def _sample_summary(record: Mapping[str, Any]) -> str:
+    """A short, benchmark-aware view of what was parsed from the replies (or the error, for a failed item)."""
     if record.get("status") != "ok":
-        return f'<span class="up">{_e(_bounded(str(record.get("error")), limit=1000))}</span>'
-    name = record.get("benchmark")
-    instrument = _instrument(str(name))
+        return _bounded(str(record.get("error")), limit=1000)
+    instrument = _instrument(str(record.get("benchmark")))
     sample_line = getattr(instrument, "sample_line", None)
     if callable(sample_line):  # the instrument's own one-line view of a record
-        return _e(sample_line(record))
-    return _e(json.dumps(record.get("parsed"), ensure_ascii=False)[:300])
+        return str(sample_line(record))
+    return json.dumps(record.get("parsed"), ensure_ascii=False)[:300]
 
 
-def _samples_section(name: str, samples: list[dict[str, Any]]) -> str:
-    rows = []
-    for record in samples:
-        score = record.get("score")
-        rows.append(
-            f'<tr id="{_anchor("item", name, record["item_id"])}"><td>{_e(record["item_id"])}</td>'
-            f"<td>{_sample_summary(record)}</td>"
-            f'<td class="num">{_num(score, 3) if isinstance(score, float | int) else "—"}</td>'
-            f"<td>{_e(_bounded(str(record.get('parse_error') or ''), limit=1000))}</td>"
-            f"<td>{len(record.get('calls') or [])}</td>"
-            f"<td><pre>{_e(_last_reply(record))}</pre>{_last_reasoning(record)}</td></tr>"
-        )
-    return (
-        f'<details id="samples-{_anchor(name)}"><summary>{len(samples)} items with the raw replies</summary>'
-        "<table><thead><tr><th>item</th><th>parsed</th><th class=num>score</th><th>parse error</th><th>calls</th>"
-        "<th>last reply</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></details>"
+def _sample_text(name: str, record: Mapping[str, Any]) -> str | None:
+    """The instrument's full view of one record (e.g. a conversation's every turn), shown folded; plain text."""
+    sample_text = getattr(_instrument(name), "sample_text", None)
+    if not callable(sample_text):
+        return None
+    return _bounded(str(sample_text(record)), limit=8 * REPORT_TEXT_CHARS)
+
+
+def _sample_row(name: str, record: Mapping[str, Any]) -> SampleRow:
+    score = record.get("score")
+    truncated, reasoning = _last_reasoning(record)
+    return SampleRow(
+        anchor=_anchor("item", name, record["item_id"]),
+        item_id=_text(record["item_id"]),
+        parsed=_sample_summary(record),
+        failed=record.get("status") != "ok",
+        score=number(score, 3) if isinstance(score, float | int) else "—",
+        parse_error=_bounded(str(record.get("parse_error") or ""), limit=1000),
+        calls=len(record.get("calls") or []),
+        reply=_last_reply(record),
+        truncated=truncated,
+        reasoning=reasoning,
+        transcript=_sample_text(name, record),
     )
 
 
-def _benchmark_section(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    title = title_of(name)
+def _instrument_part(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> InstrumentPart:
     validity = validity_of(result)
-    status = "".join(
-        f'<span class="status {_e(cls)}">{_e(text)}</span>'
+    statuses = tuple(
+        Status(_text(cls), _text(text))
         for cls, text in [(validity["status"], validity["label"]), ("incomplete", "incomplete")]
         if cls != "incomplete" or result.get("status") == "incomplete"
     )
-    head = f'<h2 id="bench-{_anchor(name)}">{_e(title)} {status}</h2>'
-    if validity["reasons"] and result.get("status") != "skipped":
-        head += "".join(f'<p class="banner">{_e(reason)}</p>' for reason in validity["reasons"])
-    if result.get("status") == "skipped":
-        skipped = f'<p class="banner">skipped: {_e(result.get("error"))}</p>'
-        return f'<section data-benchmark="{_e(name)}">{head}{skipped}</section>'
-    body = _section_body(name, result, samples)
-    note = f'<p class="banner">{_e(result["headline_note"])}</p>' if result.get("headline_note") else ""
-    return (
-        f'<section data-benchmark="{_e(name)}">{head}<p class="muted small">{_e(result.get("score_name"))}</p>{note}'
-        f"{body}<h3>Figures with intervals</h3>{_metrics_table(name, result)}"
-        f"{_samples_section(name, samples)}</section>"
+    skipped = result.get("status") == "skipped"
+    common = {
+        "name": _text(name),
+        "anchor": f"bench-{_anchor(name)}",
+        "title": _text(title_of(name)),
+        "statuses": statuses,
+        "reasons": () if skipped else tuple(_text(reason) for reason in validity["reasons"]),
+    }
+    if skipped:
+        return InstrumentPart(**common, skipped=_text(result.get("error")))
+    return InstrumentPart(
+        **common,
+        skipped=None,
+        score_name=_text(result.get("score_name")),
+        headline_note=_text(result.get("headline_note") or ""),
+        body=_drawn_section(name, result, samples),
+        metrics=_metrics_table(name, result),
+        samples_anchor=f"samples-{_anchor(name)}",
+        samples=tuple(_sample_row(name, record) for record in samples),
     )
 
 
 # ------------------------------------------------------------------------------------------------------------- pages
 
 
-def _page(title: str, body: str) -> str:
-    return (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{_e(title)}</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>{body}</body></html>"
+def _repeats_block(summary: dict[str, Any]) -> Block | None:
+    repeats = summary.get("repeats")
+    if not repeats:
+        return None
+    rows = tuple(
+        (
+            _cell(_text(key)),
+            _cell(" · ".join(number(v) for v in entry["values"])),
+            _cell(number(entry["mean"])),
+            _cell(number(entry["sd"])),
+        )
+        for key, entry in repeats["metrics"].items()
+    )
+    return Block(
+        anchor="repeats",
+        title=f"Run-to-run variation ({number(repeats['n'])} repeats)",
+        intro="Seeds differ per repeat; at temperature 0 the spread shows serving nondeterminism only. The sections "
+        "above show repeat 1.",
+        tables=(Table(("figure", "values", "mean", "SD"), rows, numeric=(2, 3)),),
     )
 
 
-def _repeats_section(summary: dict[str, Any]) -> str:
-    repeats = summary.get("repeats")
-    if not repeats:
-        return ""
-    rows = [
-        [_e(key), " · ".join(_num(v) for v in entry["values"]), _num(entry["mean"]), _num(entry["sd"])]
-        for key, entry in repeats["metrics"].items()
-    ]
-    return (
-        f"<h2 id=repeats>Run-to-run variation ({repeats['n']} repeats)</h2><p class='small muted'>Seeds differ per "
-        "repeat; at temperature 0 the spread shows serving nondeterminism only. The sections above show repeat 1.</p>"
-        + _table(["figure", "values", "mean", "SD"], rows, numeric=(2, 3))
+def _run_block(summary: dict[str, Any], run_info: dict[str, Any]) -> Block:
+    judge = run_info.get("judge") or {}
+    run_rows = [(_cell(_text(k)), _cell(number(v))) for k, v in (summary.get("usage") or {}).items()]
+    run_rows.append((_cell("judge"), _cell(_text(judge.get("spec")))))
+    run_rows.append((_cell("elapsed"), _cell(f"{number(summary.get('elapsed_s'), 1)} s")))
+    data_rows = tuple(
+        (
+            _cell(_text(name)),
+            _cell(_text(f["key"])),
+            _cell(Piece(f"{str(f['sha256'])[:16]}…", code=True)),
+            _cell(number(f["verified"])),
+        )
+        for name, info in (run_info.get("benchmarks") or {}).items()
+        for f in info.get("data_files", [])
+    )
+    return Block(
+        anchor="run",
+        title="Run",
+        tables=(
+            Table(("", ""), tuple(run_rows)),
+            Table(("benchmark", "file", "sha256", "verified"), data_rows, title="Data files"),
+        ),
+    )
+
+
+def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]) -> RunPage:
+    """report.html of one run as data."""
+    model = str(summary.get("model"))
+    profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
+    banners = []
+    if model == "local":
+        banners.append(
+            "The embedded model (SmolLM2-135M) shows the pipeline working end to end; it is far too small to measure "
+            "emotional intelligence."
+        )
+    if model.startswith("scripted/"):
+        banners.append("A scripted model: the figures exercise the pipeline and mean nothing.")
+    instruments = tuple(
+        _instrument_part(name, result, [s for s in samples if s.get("benchmark") == name])
+        for name, result in summary.get("benchmarks", {}).items()
+    )
+    toc = tuple(Piece(_text(r["title"]), href=f"#bench-{_anchor(r['benchmark'])}") for r in profile)
+    blocks = tuple(b for b in (_repeats_block(summary), _run_block(summary, run_info)) if b is not None)
+    facts = (
+        f"preset {_text(summary.get('preset'))}",
+        f"EmpathyBench {_text(run_info.get('empathybench_version'))}",
+        _text(run_info.get("created")),
+        f"seed {_text((run_info.get('options') or {}).get('seed'))}",
+    )
+    return RunPage(
+        title=f"EmpathyBench: {model}",
+        heading=f"EmpathyBench · {model}",
+        facts=facts,
+        banners=tuple(banners),
+        toc=(*toc, Piece("Run", href="#run")),
+        cards=tuple(_profile_card(r) for r in profile),
+        instruments=instruments,
+        blocks=blocks,
     )
 
 
 def render_run_report(summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    model = str(summary.get("model"))
-    profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
-    judge = run_info.get("judge") or {}
-    banners = []
-    if model == "local":
-        banners.append(
-            '<div class="banner">The embedded model (SmolLM2-135M) shows the pipeline working end to end; it is far '
-            "too small to measure emotional intelligence.</div>"
-        )
-    if model.startswith("scripted/"):
-        banners.append(
-            '<div class="banner">A scripted model: the figures exercise the pipeline and mean nothing.</div>'
-        )
-    sections = [
-        _benchmark_section(name, result, [s for s in samples if s.get("benchmark") == name])
-        for name, result in summary.get("benchmarks", {}).items()
-    ]
-    toc = " ".join(f'<a href="#bench-{_anchor(r["benchmark"])}">{_e(r["title"])}</a>' for r in profile)
-    usage = summary.get("usage", {})
-    run_rows = [[_e(k), _num(v)] for k, v in usage.items()]
-    run_rows.append(["judge", _e(judge.get("spec"))])
-    run_rows.append(["elapsed", f"{_num(summary.get('elapsed_s'), 1)} s"])
-    data_rows = [
-        [_e(name), _e(f["key"]), f"<code>{_e(str(f['sha256'])[:16])}…</code>", _num(f["verified"])]
-        for name, info in (run_info.get("benchmarks") or {}).items()
-        for f in info.get("data_files", [])
-    ]
-    body = (
-        f"<header><h1>EmpathyBench · {_e(model)}</h1><p class='muted'>preset {_e(summary.get('preset'))} · "
-        f"EmpathyBench {_e(run_info.get('empathybench_version'))} · {_e(run_info.get('created'))} · "
-        f"seed {_e((run_info.get('options') or {}).get('seed'))}</p>{''.join(banners)}"
-        f"<nav class='toc small'>{toc} <a href='#run'>Run</a></nav></header>"
-        "<h2 id=profile>Emotional-intelligence profile</h2><p class='small muted'>Each instrument's headline with its "
-        "95% interval (seeded item bootstrap) beside its human or published reference. Numbers link to the items "
-        "behind them.</p>"
-        f"<div class='profile'>{''.join(_profile_card(r) for r in profile)}</div>"
-        + "".join(sections)
-        + _repeats_section(summary)
-        + "<h2 id=run>Run</h2>"
-        + _table(["", ""], run_rows)
-        + "<h3>Data files</h3>"
-        + _table(["benchmark", "file", "sha256", "verified"], data_rows)
-    )
-    return _page(f"EmpathyBench: {model}", body)
+    return _render("run_report.html.j2", page=run_page(summary, run_info, samples))
 
 
 def write_run_reports(
@@ -522,14 +546,14 @@ def write_run_reports(
 # -------------------------------------------------------------------------------------------------------- comparison
 
 
-def _verdict(row: dict[str, Any]) -> str:
+def _verdict(row: dict[str, Any]) -> Cell:
     ci, p = row.get("ci95"), row.get("p")
     if not ci or ci[0] is None or p is None:
-        return "—"
+        return _cell("—")
     if ci[0] > 0 or ci[1] < 0:
         direction = "higher" if ci[0] > 0 else "lower"
-        return f"<b>{_e(row['first'])}</b> {direction}"
-    return "no clear difference"
+        return _cell(Piece(_text(row["first"]), strong=True), f" {direction}")
+    return _cell("no clear difference")
 
 
 def _run_key(index: int) -> str:
@@ -537,8 +561,66 @@ def _run_key(index: int) -> str:
     return chr(ord("A") + index) if index < 26 else f"R{index + 1}"
 
 
-def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]]) -> str:
-    labels = [r["label"] for r in comparison["runs"]]
+def _with_interval(value: Any, ci: Any) -> Cell:
+    return _cell(f"{number(value)} ", Piece(interval(ci), cls="ci"))
+
+
+def _leaderboard_block(comparison: dict[str, Any], labels: list[str]) -> Block:
+    rows = []
+    for entry in comparison["benchmarks"].values():
+        for key, cells in entry["leaderboard"].items():
+            headline = " ★" if key == entry["headline_metric"] else ""
+            rows.append(
+                (
+                    _cell(f"{_text(entry['title'])}{headline}"),
+                    _cell(_text(entry["metric_labels"].get(key, key))),
+                    *(_with_interval(c["value"], c["ci95"]) for c in cells),
+                )
+            )
+    return Block(
+        anchor="leaderboard",
+        title="Leaderboard",
+        intro="★ the instrument's headline figure; brackets: 95% item-bootstrap intervals.",
+        tables=(Table(("instrument", "figure", *labels), tuple(rows)),),
+    )
+
+
+def _paired_block(comparison: dict[str, Any]) -> Block:
+    rows = []
+    for entry in comparison["benchmarks"].values():
+        for row in entry["paired"]:
+            p = number(row.get("p"), 4) if row.get("p") is not None else _text(row.get("p_note") or "—")
+            rows.append(
+                (
+                    _cell(_text(entry["title"])),
+                    _cell(_text(row["label"])),
+                    _cell(f"{_text(row['first'])} − {_text(row['second'])}"),
+                    _cell(number(row.get("n_shared"))),
+                    _with_interval(row.get("difference"), row.get("ci95")),
+                    _cell(_text(row.get("test") or row.get("note") or "")),
+                    _cell(p),
+                    _verdict(row),
+                )
+            )
+    headers = ("instrument", "figure", "difference", "shared items", "Δ [95% CI]", "test", "p", "reading")
+    return Block(
+        anchor="paired",
+        title="Paired differences on shared items",
+        intro="Each run minus the first; interval: paired bootstrap over the shared items; test: the instrument's "
+        "paired test (McNemar for right/wrong and Good/not, Wilcoxon signed-rank for item scores, paired t for mood "
+        "shifts).",
+        tables=(Table(headers, tuple(rows), numeric=(3, 6)),),
+    )
+
+
+def comparison_page(
+    comparison: dict[str, Any],
+    summaries: list[dict[str, Any]],
+    sections: Mapping[str, tuple[str, ReportSection]] | None = None,
+) -> ComparisonPage:
+    """The comparison of several runs as data; `sections`: the instruments' judged comparisons (name -> (title,
+    section)), as blocks at the end."""
+    labels = [_text(r["label"]) for r in comparison["runs"]]
     keys = [_run_key(i) for i in range(len(labels))]
     profiles = [s.get("profile") or build_profile(s.get("benchmarks", {})) for s in summaries]
     overlay = []
@@ -550,62 +632,35 @@ def render_comparison(comparison: dict[str, Any], summaries: list[dict[str, Any]
         ]
         first = next((r for r in rows if r and r.get("value") is not None), None)
         _, lines = _reference_marks(first or {})
-        overlay.append(
-            f'<div class="card" data-benchmark="{_e(name)}"><h3>{_e(entry["title"])}</h3>'
-            f'<div class="q">{_e((first or {}).get("label") or "")}</div>'
-            + svg.interval_strip(
-                points,
-                domain=_domain(name, [p.value for p in points] + [v for p in points for v in (p.low, p.high)]),
-                references=lines,
-                width=360,
-            )
-            + "</div>"
+        chart = svg.interval_strip(
+            points,
+            domain=_domain(name, [p.value for p in points] + [v for p in points for v in (p.low, p.high)]),
+            references=lines,
+            width=360,
         )
-    board_rows = []
-    for entry in comparison["benchmarks"].values():
-        for key, cells in entry["leaderboard"].items():
-            board_rows.append(
-                [
-                    f"{_e(entry['title'])}{' ★' if key == entry['headline_metric'] else ''}",
-                    _e(entry["metric_labels"].get(key, key)),
-                ]
-                + [f"{_num(c['value'])} <span class=ci>{interval(c['ci95'])}</span>" for c in cells]
-            )
-    paired_rows = []
-    for entry in comparison["benchmarks"].values():
-        for row in entry["paired"]:
-            paired_rows.append(
-                [
-                    _e(entry["title"]),
-                    _e(row["label"]),
-                    f"{_e(row['first'])} − {_e(row['second'])}",
-                    _num(row.get("n_shared")),
-                    f"{_num(row.get('difference'))} <span class=ci>{interval(row.get('ci95'))}</span>",
-                    _e(row.get("test") or row.get("note") or ""),
-                    _num(row.get("p"), 4) if row.get("p") is not None else _e(row.get("p_note") or "—"),
-                    _verdict(row),
-                ]
-            )
-    body = (
-        "<header><h1>EmpathyBench comparison</h1><p class='muted'>"
-        + " · ".join(
-            f"{key} = <b>{_e(r['label'])}</b> <span class=small>({_e(r['directory'])})</span>"
-            for key, r in zip(keys, comparison["runs"], strict=True)
-        )
-        + "</p>"
-        + "".join(f"<div class='banner'>{_e(warning)}</div>" for warning in comparison.get("warnings", []))
-        + "</header><h2 id=profile>Profiles overlaid</h2><div class='profile'>"
-        + "".join(overlay)
-        + "</div><h2 id=leaderboard>Leaderboard</h2><p class='small muted'>★ the instrument's headline figure; "
-        "brackets: 95% item-bootstrap intervals.</p>"
-        + _table(["instrument", "figure", *labels], board_rows)
-        + "<h2 id=paired>Paired differences on shared items</h2><p class='small muted'>Each run minus the first; "
-        "interval: paired bootstrap over the shared items; test: the instrument's paired test (McNemar for right/"
-        "wrong and Good/not, Wilcoxon signed-rank for item scores, paired t for mood shifts).</p>"
-        + _table(
-            ["instrument", "figure", "difference", "shared items", "Δ [95% CI]", "test", "p", "reading"],
-            paired_rows,
-            numeric=(3, 6),
-        )
+        overlay.append(OverlayCard(_text(name), _text(entry["title"]), _text((first or {}).get("label") or ""), chart))
+    runs = tuple(
+        RunRef(key, _text(r["label"]), _text(r["directory"])) for key, r in zip(keys, comparison["runs"], strict=True)
     )
-    return _page("EmpathyBench comparison: " + " vs ".join(labels), body)
+    return ComparisonPage(
+        title="EmpathyBench comparison: " + " vs ".join(labels),
+        runs=runs,
+        warnings=tuple(_text(w) for w in comparison.get("warnings", [])),
+        overlay=tuple(overlay),
+        blocks=(
+            _leaderboard_block(comparison, labels),
+            _paired_block(comparison),
+            *(
+                Block(anchor=_anchor("judged", name), title=_text(title), sections=(draw_section(section, name),))
+                for name, (title, section) in (sections or {}).items()
+            ),
+        ),
+    )
+
+
+def render_comparison(
+    comparison: dict[str, Any],
+    summaries: list[dict[str, Any]],
+    sections: Mapping[str, tuple[str, ReportSection]] | None = None,
+) -> str:
+    return _render("comparison.html.j2", page=comparison_page(comparison, summaries, sections))

@@ -1,7 +1,9 @@
 """report.md: the profile and every figure with its interval, as Markdown tables to paste into papers and PRs."""
 
+from collections.abc import Mapping
 from typing import Any
 
+from empathybench.instruments.protocol import ItemLink, Marked, ReportSection
 from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.validity import validity_of
@@ -90,7 +92,30 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def render_comparison_markdown(comparison: dict[str, Any]) -> str:
+def _section_cell(cell: Any, digits: int) -> str:
+    if isinstance(cell, ItemLink):
+        return cell.text
+    if isinstance(cell, Marked):
+        return number(cell.value, digits) + {"up": " ▲", "down": " ▼"}.get(cell.marker or "", "")
+    return number(cell, digits)
+
+
+def section_markdown(title: str, section: ReportSection) -> str:
+    """An instrument's section as Markdown: its note, warning and tables (charts are in the HTML only)."""
+    lines = [f"## {_cell(title)}", ""]
+    lines += [f"**{_cell(section.warning)}**", ""] if section.warning else []
+    lines += [_cell(section.note), ""] if section.note else []
+    for table in section.tables:
+        lines += [f"### {_cell(table.title)}", ""] if table.title else []
+        digits = [table.digits if isinstance(table.digits, int) else table.digits[i] for i in range(len(table.headers))]
+        rows = [[_section_cell(c, digits[i] if i < len(digits) else 2) for i, c in enumerate(r)] for r in table.rows]
+        lines += [_table(list(table.headers), rows), ""]
+    return "\n".join(lines)
+
+
+def render_comparison_markdown(
+    comparison: dict[str, Any], sections: Mapping[str, tuple[str, ReportSection]] | None = None
+) -> str:
     labels = [r["label"] for r in comparison["runs"]]
     board: list[list[Any]] = []
     paired: list[list[Any]] = []
@@ -131,5 +156,6 @@ def render_comparison_markdown(comparison: dict[str, Any]) -> str:
             "",
             _table(["instrument", "figure", "difference", "shared", "Δ [95% CI]", "test", "p"], paired),
             "",
+            *(section_markdown(title, section) for title, section in (sections or {}).values()),
         ]
     )

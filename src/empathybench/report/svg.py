@@ -8,16 +8,22 @@ raises: it is drawn as "n/a" or as a small "no data" chart.
 """
 
 import math
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from markupsafe import Markup
+
+from empathybench.report.format import compact, compact_interval, fixed
+
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
 FONT = "system-ui, sans-serif"
 _INK, _MUTED, _GRID, _AXIS, _BAND, _NA = "#1d2433", "#5b6478", "#e3e6ee", "#8a93a6", "#f5f6f9", "#f4f5f7"
-_CHAR = 6.4  # estimated width of one character at font-size 11 (no font metrics without a browser)
+_EM = 6.4 / 11  # estimated advance of a Latin character in em (6.4 px at font-size 11): no font metrics here
+_ELLIPSIS = "…"
 _DASH = {"dashed": "5 3", "dotted": "1.5 2.5", "solid": None}
 _TITLE_H = 24  # room for a visible title
 _LANE = 14  # height of one lane of labels above a plot
@@ -59,31 +65,8 @@ def _val(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _fmt(value: object, unit: str = "") -> str:
-    """Compact number: 1234, 45.2, 3.14, 0.62, 0.0123; "n/a" when missing; unit appended ("45%", "12 ms")."""
-    x = _val(value)
-    if x is None:
-        return "n/a"
-    a = abs(x)
-    if a >= 1000 or a == 0:
-        text = f"{x:.0f}"
-    else:
-        digits = 1 if a >= 10 else 2 if a >= 1 else min(6, 2 - math.floor(math.log10(a)))
-        text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
-    text = "0" if float(text) == 0 else text
-    return text + (" " if unit[:1].isalnum() else "") + unit if unit else text
-
-
-def _interval(value: object, low: object, high: object, unit: str = "") -> str:
-    """ "45.2 [40.1, 50.3]", or the value alone without a complete interval."""
-    lo, hi = _val(low), _val(high)
-    if _val(value) is None or lo is None or hi is None:
-        return _fmt(value, unit)
-    return f"{_fmt(value, unit)} [{_fmt(min(lo, hi))}, {_fmt(max(lo, hi))}]"
-
-
 def _tick(value: float, unit: str) -> str:
-    return _fmt(value, unit if len(unit) <= 2 else "")  # short units ("%") on every tick, longer ones as a caption
+    return compact(value, unit if len(unit) <= 2 else "")  # short units ("%") on every tick, longer ones as a caption
 
 
 def _item(items: object, i: int) -> object:
@@ -176,15 +159,41 @@ def _text(x: float, y: float, s: object, anchor: str = "start", tip: str = "", *
     return f'<text x="{_c(x)}" y="{_c(y)}" text-anchor="{anchor}"{_attrs(attrs)}>{inner}</text>'
 
 
+_WIDE = frozenset("%@mwMW")  # about 0.9 em in sans-serif fonts (Chromium draws "100%" 31 px wide at 11 px)
+
+
+def _char_em(ch: str) -> float:
+    """A character's estimated advance in em: full-width (CJK, most emoji) one em, combining marks none, the widest
+    Latin letters and % 0.9, capitals 0.68, the rest 0.58 (an upper bound for digits and lower-case text)."""
+    if unicodedata.combining(ch):
+        return 0.0
+    if unicodedata.east_asian_width(ch) in ("W", "F"):
+        return 1.0
+    return 0.9 if ch in _WIDE else 0.68 if ch.isupper() else _EM
+
+
+def text_width(text: str, size: float = 11, bold: bool = False) -> float:
+    """The estimated width in px of `text` at font-size `size` (bold about 8% wider): what every chart measures
+    before it places a label, so that none runs out of its viewBox."""
+    return sum(_char_em(ch) for ch in text) * size * (1.08 if bold else 1.0)
+
+
 def _tw(text: str) -> float:
-    return len(text) * _CHAR
+    return text_width(text)
 
 
-def _fit(text: object, max_px: float) -> str:
-    """Shorten text with an ellipsis to roughly max_px (the full text goes into a <title>)."""
+def _fit(text: object, max_px: float, size: float = 11, bold: bool = False) -> str:
+    """Text shortened with an ellipsis to fit max_px (the callers put the full text into a <title>)."""
     text = str(text)
-    limit = max(3, int(max_px / _CHAR))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if text_width(text, size, bold) <= max_px:
+        return text
+    room, used, end = max_px - text_width(_ELLIPSIS, size, bold), 0.0, 0
+    scale = size * (1.08 if bold else 1.0)
+    for end, ch in enumerate(text):  # noqa: B007 - `end` is the cut after the loop
+        used += _char_em(ch) * scale
+        if used > room:
+            break
+    return text[: max(1, end)] + _ELLIPSIS
 
 
 def _label(x: float, y: float, s: object, max_px: float, anchor: str = "end", **attrs: object) -> str:
@@ -216,8 +225,11 @@ def _svg(kind: str, width: float, height: float, title: str, desc: str, body: li
     )
     parts = [head, _tip(title or desc), f"<desc>{_esc(desc)}</desc>"]
     if title:
-        parts.append(_text(4, 15, _fit(title, w - 8), class_="chart-title", font_size=12, font_weight=600))
-    return "\n".join([*parts, *body, "</svg>"])
+        short = _fit(title, w - 8, 12, bold=True)
+        tip = title if short != title else ""
+        parts.append(_text(4, 15, short, tip=tip, class_="chart-title", font_size=12, font_weight=600))
+    # Every label and attribute above went through _esc: the chart is safe markup for the page templates.
+    return Markup("\n".join([*parts, *body, "</svg>"]))
 
 
 def _no_data(kind: str, title: str, width: int) -> str:
@@ -246,13 +258,16 @@ def _lanes(items: Sequence[tuple[float, str]], left: float, right: float, avoid:
     """Place short labels above x positions in lanes so that none overlap (and none crosses x = avoid)."""
     lanes: list[list[tuple[float, float]]] = []
     out: Placed = []
-    for x, text in sorted(items, key=lambda item: item[0]):
+    for x, label in sorted(items, key=lambda item: item[0]):
+        text = _fit(label, right - left)
         w, h = _tw(text), _tw(text) / 2
         spans = {"middle": (x - h, x + h, x), "start": (x - 3, x + w - 3, x - 3), "end": (x - w + 3, x + 3, x + 3)}
         anchor = "start" if x - h < left else "end" if x + h > right else "middle"
         if avoid is not None and spans[anchor][0] - 4 < avoid < spans[anchor][1] + 4:
             anchor = "end" if x <= avoid else "start"
         a, b, x = spans[anchor]
+        shift = left - a if a < left else right - b if b > right else 0.0  # never out of the chart
+        a, b, x = a + shift, b + shift, x + shift
         lane = next((i for i, taken in enumerate(lanes) if all(b + 6 < s or a - 6 > e for s, e in taken)), len(lanes))
         lanes += [[]] if lane == len(lanes) else []
         lanes[lane].append((a, b))
@@ -270,7 +285,7 @@ def _lane_texts(placed: Placed, y0: float) -> list[str]:
 
 def _ref_line(x: float, y0: float, y1: float, ref: Reference, unit: str = "") -> str:
     """A reference line over a white halo, so that it stays visible over bars."""
-    tip, dash = f"{ref.label}: {_fmt(ref.value, unit)}", _DASH.get(ref.style, _DASH["dashed"])
+    tip, dash = f"{ref.label}: {compact(ref.value, unit)}", _DASH.get(ref.style, _DASH["dashed"])
     halo = _el("line", x1=x, x2=x, y1=y0, y2=y1, stroke="#fff", stroke_width=3, stroke_opacity=0.8)
     return halo + _el("line", tip, class_="ref", x1=x, x2=x, y1=y0, y2=y1, stroke=_INK, stroke_dasharray=dash)
 
@@ -282,7 +297,7 @@ def _x_axis(sx: Scale, ticks: list[float], top: float, y: float, unit: str, x0: 
         parts.append(_el("line", x1=sx(t), x2=sx(t), y1=top, y2=y + 3.0, stroke=_GRID))
         parts.append(_text(sx(t), y + 14, _tick(t, unit), "middle", class_="tick", fill=_MUTED))
     if len(unit) > 2:
-        parts.append(_text(x1, y + 28, unit, "end", class_="unit", fill=_MUTED))
+        parts.append(_text(x1, y + 28, _fit(unit, x1 - 4), "end", class_="unit", fill=_MUTED))
     return parts
 
 
@@ -296,6 +311,14 @@ def _y_axis(sy: Scale, ticks: list[float], x0: float, x1: float, unit: str) -> l
 
 def _axis_height(unit: str) -> int:
     return 38 if len(unit) > 2 else 24
+
+
+def _inside_ticks(left: float, right: float, width: float, ticks: Sequence[float], unit: str) -> tuple[float, float]:
+    """The plot's ends moved in so that the centred first and last tick labels stay inside the chart."""
+    if not ticks:
+        return left, right
+    first, last = _tw(_tick(ticks[0], unit)) / 2 + 2, _tw(_tick(ticks[-1], unit)) / 2 + 2
+    return max(left, first), min(right, width - last)
 
 
 def _arrow(x: float, y: float, right: bool, color: str, cls: str, tip: str, value: float) -> str:
@@ -336,9 +359,11 @@ def interval_strip(
     if not points:
         return _no_data(kind, title, width)
     d0, d1, ticks = _axis(domain)
-    texts = [_interval(p.value, p.low, p.high, unit) for p in points]
+    texts = [compact_interval(p.value, p.low, p.high, unit) for p in points]
     label_w = min(max(_tw(str(p.label)) for p in points) + 14, width * 0.3)
-    left, right = label_w, width - min(max(_tw(t) for t in texts) + 20, width * 0.3)
+    value_w = max(_tw(t) for t in texts) + 20
+    width = max(width, math.ceil(label_w + value_w + width * 0.4))  # wider rather than cut a value off
+    left, right = _inside_ticks(label_w, width - value_w, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
     refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
     y0 = _TITLE_H if title else 4
@@ -395,7 +420,7 @@ def grouped_bars(
     grid = [[c if isinstance(c, Point) else Point("", _val(c)) for c in row] for row in cells]
     d0, d1, ticks = _axis(domain, [x for row in grid for p in row for x in (p.value, p.low, p.high)], zero=True)
     label_w = min(max(_tw(str(c)) for c in categories) + 14, width * 0.3)
-    left, right = label_w + (44 if d0 < 0 else 6), width - 48
+    left, right = _inside_ticks(label_w + (44 if d0 < 0 else 6), width - 48, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
     base = sx(_clamp(0.0, d0, d1))
     y0 = _TITLE_H if title else 4
@@ -414,7 +439,7 @@ def grouped_bars(
         for k, name in enumerate(names):
             p, color, y = grid[ci][k], _color(k, colors), top + group_h * ci + 6 + bar_h * k
             v, lo, hi, yc = _val(p.value), _val(p.low), _val(p.high), y + bar_h / 2
-            text = _interval(v, lo, hi, unit)
+            text = compact_interval(v, lo, hi, unit)
             lines.append(f"{cat} {name} {text}")
             if v is None:
                 body.append(_text(base + 4, yc + 4, "n/a", class_="na", fill=_MUTED))
@@ -430,7 +455,7 @@ def grouped_bars(
                 d = f"M{_c(a)},{_c(yc)} H{_c(b)} M{_c(a)},{_c(yc - 3.5)} v7 M{_c(b)},{_c(yc - 3.5)} v7"
                 body.append(_el("path", tip, class_="whisker", d=d, stroke=_INK, stroke_width=1.2, fill="none"))
                 outer = b if v >= 0 else a
-            label = _fmt(v, unit)
+            label = compact(v, unit)
             if v >= 0 and outer + 4 + _tw(label) <= width - 2:
                 body.append(_text(outer + 4, yc + 4, label, class_="value"))
             elif v < 0 and outer - 4 - _tw(label) >= label_w:
@@ -462,6 +487,7 @@ def stacked_bars(
     total = max([100.0] + [sum(v for v in vals if v and v > 0) for _, vals in data])
     label_w = min(max(_tw(label) for label, _ in data) + 14, width * 0.3)
     left, right, row_h = label_w, width - 14, 28
+    left, right = _inside_ticks(left, right, width, _axis((0, total))[2], unit)
     sx = _scale(0, total, left, right)
     y0 = _TITLE_H if title else 4
     body, legend_h = _legend([(str(s), _color(k, colors)) for k, s in enumerate(segments)], left, y0, width - 4)
@@ -477,13 +503,13 @@ def stacked_bars(
         for k, (seg, v) in enumerate(zip(segments, vals, strict=True)):
             if v is None or v <= 0:
                 continue
-            w, color, text = sx(v) - sx(0), _color(k, colors), _fmt(v, unit)
+            w, color, text = sx(v) - sx(0), _color(k, colors), compact(v, unit)
             rect, tip = {"x": x, "y": y, "width": w, "height": row_h - 8, "fill": color}, f"{label}, {seg}: {text}"
             body.append(_el("rect", tip, class_="bar", data_value=repr(v), data_segment=seg, stroke="#fff", **rect))
             if w >= _tw(text) + 8:
                 body.append(_text(x + w / 2, y + 14, text, "middle", class_="value", fill=_on(color)))
             x += w
-        lines.append(f"{label}: " + ", ".join(f"{s} {_fmt(v, unit)}" for s, v in zip(segments, vals, strict=True)))
+        lines.append(f"{label}: " + ", ".join(f"{s} {compact(v, unit)}" for s, v in zip(segments, vals, strict=True)))
     return _svg(kind, width, bottom + _axis_height(unit), title, "Stacked shares: " + "; ".join(lines), body)
 
 
@@ -512,7 +538,7 @@ def heatmap(
     grid = [[_val(_item(_item(values, i), j)) for j in range(len(col_labels))] for i in range(len(row_labels))]
     mid = _val(center) or 0.0
     span = max([abs(v - mid) for row in grid for v in row if v is not None], default=0.0)
-    texts = [["" if v is None else f"{v:.1f}" for v in row] for row in grid]
+    texts = [[fixed(v, 1) for v in row] for row in grid]
     cw, ch = max(int(cell), max(_tw(t) for row in texts for t in row) + 8), max(int(cell), 20)
     row_w = min(max(_tw(str(r)) for r in row_labels) + 14, 240)
     rise = max(_tw(_fit(c, 180)) for c in col_labels) * 0.71
@@ -525,7 +551,7 @@ def heatmap(
     for i, row in enumerate(grid):
         for j, v in enumerate(row):
             x, y, t = row_w + cw * j, top + ch * i, 0.0 if v is None or not span else (v - mid) / span
-            tip = f"{row_labels[i]} / {col_labels[j]}: {_fmt(v, unit)}"
+            tip = f"{row_labels[i]} / {col_labels[j]}: {compact(v, unit)}"
             box = {"x": x, "y": y, "width": cw, "height": ch}
             if v is None:
                 body.append(_el("rect", tip, class_="cell na", fill=_NA, stroke="#fff", **box))
@@ -538,12 +564,12 @@ def heatmap(
     for k in range(9):
         body.append(_el("rect", x=row_w + 18.0 * k, y=ly, width=18, height=10, fill=_diverging(k / 4 - 1)))
     for k, v in ((0, mid - span), (4, mid), (8, mid + span)):
-        body.append(_text(row_w + 18 * k + 9, ly + 23, _fmt(v, unit), "middle", fill=_MUTED))
+        body.append(_text(row_w + 18 * k + 9, ly + 23, compact(v, unit), "middle", fill=_MUTED))
     if any(v is None for row in grid for v in row):
         na = _el("rect", x=row_w + 176.0, y=ly, width=18, height=10, fill=_NA)
         body += [na, _hatch(row_w + 176, ly, 18, 10), _text(row_w + 198, ly + 9, "n/a", fill=_MUTED)]
-    desc = f"Heatmap, colours centred on {_fmt(mid)}: " + "; ".join(
-        f"{r}: " + ", ".join(f"{c} {_fmt(v, unit)}" for c, v in zip(col_labels, grid[i], strict=True))
+    desc = f"Heatmap, colours centred on {compact(mid)}: " + "; ".join(
+        f"{r}: " + ", ".join(f"{c} {compact(v, unit)}" for c, v in zip(col_labels, grid[i], strict=True))
         for i, r in enumerate(row_labels)
     )
     return _svg(kind, width, ly + 30, title, desc, body)
@@ -585,11 +611,12 @@ def normal_curve(
         pad = 0.03 * (max([m + 4 * s, *extra]) - min([m - 4 * s, *extra]))
         domain = (min([m - 4 * s, *(e - pad for e in extra)]), max([m + 4 * s, *(e + pad for e in extra)]))
     d0, d1, ticks = _axis(domain, count=8)
-    left, right = 16, width - 16
+    left, right = _inside_ticks(16, width - 16, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
     pct = 50 * (1 + math.erf((mk - m) / (s * math.sqrt(2)))) if mk is not None else None
-    mark_text = f"{marker_label} {_fmt(mk, unit)}"
+    mark_text = f"{marker_label} {compact(mk, unit)}"
     mark_text += f" ({_ordinal(pct)} percentile)" if pct is not None and percentile else ""
+    mark_shown = _fit(mark_text, width - 8, bold=True)
     mark_x = sx(_clamp(mk, d0, d1)) if mk is not None else left
     y0 = _TITLE_H if title else 4
     placed = _lanes([(sx(v), r.label) for r, v in refs if d0 <= v <= d1], 4, width - 4, avoid=mark_x)
@@ -602,10 +629,12 @@ def normal_curve(
         z = min(abs(x - m) / s, 40.0)
         return f"L{_c(sx(x))},{_c(sy(math.exp(-0.5 * z * z)))}"
 
-    half = _tw(mark_text) / 2
-    anchor = "start" if mark_x - half < 4 else "end" if mark_x + half > width - 4 else "middle"
+    half = text_width(mark_shown, bold=True) / 2
+    mark_at = min(max(mark_x, 4 + half), width - 4 - half)  # centred over the marker, as far as the chart allows
     body = _lane_texts(placed, y0 + _LANE)
-    body.append(_text(mark_x, y0 + 11, mark_text, anchor, class_="marker-label", font_weight=600, fill=PALETTE[0]))
+    tip = mark_text if mark_shown != mark_text else ""
+    marker_text = {"class_": "marker-label", "font_weight": 600, "fill": PALETTE[0]}
+    body.append(_text(mark_at, y0 + 11, mark_shown, "middle", tip=tip, **marker_text))
     body += _x_axis(sx, ticks, top, base, unit, left, right)
     curve = " ".join(at(x) for x in xs)
     area = f"M{_c(left)},{_c(base)} {curve} L{_c(right)},{_c(base)} Z"
@@ -615,22 +644,22 @@ def normal_curve(
         d = f"M{_c(left)},{_c(base)} {' '.join(at(x) for x in inner)} L{_c(sx(inner[-1]))},{_c(base)} Z"
         body.append(_el("path", class_="area", d=d, fill=PALETTE[0], fill_opacity=0.3))
     if iv and iv[1] >= d0 and iv[0] <= d1:
-        a, b, tip = sx(max(iv[0], d0)), sx(min(iv[1], d1)), f"95% interval {_fmt(iv[0])} to {_fmt(iv[1])}"
+        a, b, tip = sx(max(iv[0], d0)), sx(min(iv[1], d1)), f"95% interval {compact(iv[0])} to {compact(iv[1])}"
         band = {"x": a, "y": top, "width": b - a, "height": base - top, "fill": PALETTE[0], "fill_opacity": 0.15}
         body.append(_el("rect", tip, class_="interval", **band))
     body.append(_el("path", class_="curve", d="M" + curve[1:], fill="none", stroke=_MUTED, stroke_width=1.5))
     ref_top = y0 + _LANE * (_lane_count(placed) + 1) - 2
     body += [_ref_line(sx(v), ref_top, base, r, unit) for r, v in refs if d0 <= v <= d1]
     if mk is not None:
-        tip = mark_text + (f", 95% interval {_fmt(iv[0])} to {_fmt(iv[1])}" if iv else "")
+        tip = mark_text + (f", 95% interval {compact(iv[0])} to {compact(iv[1])}" if iv else "")
         if d0 <= mk <= d1:
             line = {"x1": sx(mk), "x2": sx(mk), "y1": y0 + 14.0, "y2": base, "stroke": PALETTE[0], "stroke_width": 2.5}
             body.append(_el("line", tip, class_="marker", data_value=repr(mk), **line))
         else:
             body.append(_arrow(sx(d1 if mk > d1 else d0), base - 8, mk > d1, PALETTE[0], "marker", tip, mk))
-    note = f"norm: mean {_fmt(m)}, SD {_fmt(s)}"
+    note = f"norm: mean {compact(m)}, SD {compact(s)}"
     body.append(_text(left, base + _axis_height(unit) + 4, note, class_="note", fill=_MUTED))
-    desc = f"Normal curve, {note}; {mark_text}" + "".join(f"; {r.label} {_fmt(v)}" for r, v in refs)
+    desc = f"Normal curve, {note}; {mark_text}" + "".join(f"; {r.label} {compact(v)}" for r, v in refs)
     return _svg(kind, width, base + _axis_height(unit) + 10, title, desc, body)
 
 
@@ -661,7 +690,7 @@ def histogram(
         if edges[0] <= v <= edges[-1]:
             counts[min(bisect_right(edges, v) - 1, len(counts) - 1)] += 1
     yticks = [t for t in nice_ticks(0, max(max(counts), 1), 4) if t == int(t)]
-    left, right = 14 + max(_tw(_fmt(t)) for t in yticks), width - 14
+    left, right = _inside_ticks(14 + max(_tw(compact(t)) for t in yticks), width - 14, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
     refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
     y0 = _TITLE_H if title else 4
@@ -674,13 +703,13 @@ def histogram(
     for k, count in enumerate(counts):
         a, b = sx(_clamp(edges[k], d0, d1)), sx(_clamp(edges[k + 1], d0, d1))
         bar = {"x": a + 0.5, "y": sy(count), "width": max(b - a - 1, 0.0), "height": base - sy(count)}
-        tip = f"{_fmt(edges[k])} to {_fmt(edges[k + 1], unit)}: {count}"
+        tip = f"{compact(edges[k])} to {compact(edges[k + 1], unit)}: {count}"
         body.append(_el("rect", tip, class_="bar", data_value=count, fill=PALETTE[0], **bar))
     body += [_ref_line(sx(v), y0 + _LANE * _lane_count(placed) - 2, base, r, unit) for r, v in refs]
     if outside := len(vals) - sum(counts):
         body.append(_text(right, top - 9, f"{outside} outside the axis, not shown", "end", class_="note", fill=_MUTED))
     desc = f"Histogram of {len(vals)} values: " + ", ".join(
-        f"{_fmt(edges[k])} to {_fmt(edges[k + 1])}: {c}" for k, c in enumerate(counts)
+        f"{compact(edges[k])} to {compact(edges[k + 1])}: {c}" for k, c in enumerate(counts)
     )
     return _svg(kind, width, base + _axis_height(unit), title, desc, body)
 
@@ -688,14 +717,21 @@ def histogram(
 def _place_label(cx: float, cy: float, w: float, taken: list[Box], box: Box) -> tuple[float, float, str]:
     """The first of right/left/above/below a dot where a label of width w fits inside box without overlaps."""
     options = [(cx + 7, cy + 4, "start"), (cx - 7, cy + 4, "end"), (cx, cy - 8, "middle"), (cx, cy + 17, "middle")]
+    boxes = []
     for x, y, anchor in options:
         x0 = x - (w if anchor == "end" else w / 2 if anchor == "middle" else 0)
-        r = (x0, y - 10, x0 + w, y + 2)
-        inside = box[0] <= r[0] and r[2] <= box[2] and box[1] <= r[1] and r[3] <= box[3]
-        if inside and all(r[2] < t[0] or r[0] > t[2] or r[3] < t[1] or r[1] > t[3] for t in taken):
-            taken.append(r)
-            return x, y, anchor
-    return options[0]
+        boxes.append((x0, y - 10, x0 + w, y + 2))
+    inside = [box[0] <= r[0] and r[2] <= box[2] and box[1] <= r[1] and r[3] <= box[3] for r in boxes]
+    free = [all(r[2] < t[0] or r[0] > t[2] or r[3] < t[1] or r[1] > t[3] for t in taken) for r in boxes]
+    # Free and inside; else inside (overlapping another label); else beside the dot, moved into the box.
+    chosen = next((k for k in range(4) if inside[k] and free[k]), next((k for k in range(4) if inside[k]), None))
+    if chosen is None:
+        x, y, _ = options[0]
+        x = min(max(x, box[0]), box[2] - w)
+        taken.append((x, y - 10, x + w, y + 2))
+        return x, y, "start"
+    taken.append(boxes[chosen])
+    return options[chosen]
 
 
 def scatter(
@@ -724,7 +760,7 @@ def scatter(
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     dx0, dx1, xticks = _axis(None, xs + ys if diagonal else xs, pad=0.05)
     dy0, dy1, yticks = (dx0, dx1, xticks) if diagonal else _axis(None, ys, pad=0.05)
-    left, right = 30 + max(_tw(_fmt(t)) for t in yticks), width - 12
+    left, right = _inside_ticks(30 + max(_tw(compact(t)) for t in yticks), width - 12, width, xticks, "")
     y0 = _TITLE_H if title else 4
     body, legend_h = _legend([(str(n), _color(k)) for k, n in enumerate(legend or ())], left, y0, right)
     top = y0 + legend_h + 8
@@ -732,9 +768,9 @@ def scatter(
     sx, sy = _scale(dx0, dx1, left, right), _scale(dy0, dy1, bottom, top)
     body += _y_axis(sy, yticks, left, right, "") + _x_axis(sx, xticks, top, bottom, "", left, right)
     body.append(_el("line", class_="axis", x1=left, x2=left, y1=top, y2=bottom, stroke=_AXIS))
-    body.append(_text((left + right) / 2, bottom + 32, x_label, "middle", class_="axis-label"))
-    ym = (top + bottom) / 2
-    body.append(_text(12, ym, y_label, "middle", class_="axis-label", transform=f"rotate(-90 12 {_c(ym)})"))
+    body.append(_label((left + right) / 2, bottom + 32, x_label, right - left, "middle", class_="axis-label"))
+    ym, turn = (top + bottom) / 2, f"rotate(-90 12 {_c((top + bottom) / 2)})"
+    body.append(_label(12, ym, y_label, bottom - top, "middle", class_="axis-label", transform=turn))
     if zero_lines and dx0 < 0 < dx1:
         body.append(_el("line", class_="zero", x1=sx(0), x2=sx(0), y1=top, y2=bottom, stroke=_AXIS))
     if zero_lines and dy0 < 0 < dy1:
@@ -744,14 +780,16 @@ def scatter(
         body.append(_el("line", "y = x", class_="diagonal", **line))
     taken = [(sx(x) - 5, sy(y) - 5, sx(x) + 5, sy(y) + 5) for x, y, _, _ in pts]
     for x, y, label, s in pts:
-        tip = f"{label}: {x_label} {_fmt(x)}, {y_label} {_fmt(y)}"
+        tip = f"{label}: {x_label} {compact(x)}, {y_label} {compact(y)}"
         dot = {"cx": sx(x), "cy": sy(y), "r": 4.5, "fill": _color(s), "fill_opacity": 0.85, "stroke": "#fff"}
         body.append(_el("circle", tip, class_="dot", data_value=f"{x!r},{y!r}", **dot))
     for x, y, label, _ in pts if len(pts) <= 12 else ():
         text = _fit(label, 120)
         lx, ly, anchor = _place_label(sx(x), sy(y), _tw(text), taken, (2, top - 8, width - 2, bottom + 2))
         body.append(_text(lx, ly, text, anchor, tip=label if text != label else "", class_="point-label"))
-    desc = f"Scatter of {y_label} against {x_label}: " + "; ".join(f"{p[2]} ({_fmt(p[0])}, {_fmt(p[1])})" for p in pts)
+    desc = f"Scatter of {y_label} against {x_label}: " + "; ".join(
+        f"{p[2]} ({compact(p[0])}, {compact(p[1])})" for p in pts
+    )
     return _svg(kind, width, bottom + 42, title, desc, body)
 
 
@@ -783,7 +821,9 @@ def line_chart(
     def sx(i: int) -> float:
         return (left + right) / 2 if n == 1 else left + 10 + (right - left - 20) * i / (n - 1)
 
-    step = math.ceil(n / max(1, int((right - left) / (max(_tw(_fit(s, 110)) for s in x_labels) + 12))))
+    widest = max(_tw(_fit(s, 110)) for s in x_labels)
+    left, right = max(left, widest / 2 - 8), min(right, width - widest / 2 + 8)  # centred x labels stay inside
+    step = math.ceil(n / max(1, int((right - left) / (widest + 12))))
     body += _y_axis(sy, yticks, left, right, unit)
     body.append(_el("line", class_="axis", x1=left, x2=right, y1=bottom, y2=bottom, stroke=_AXIS))
     for i in range(n):
@@ -792,7 +832,7 @@ def line_chart(
         if i % step == 0:
             body.append(_label(sx(i), bottom + 16, x_labels[i], 110, "middle", class_="tick", fill=_MUTED))
     if len(unit) > 2:
-        body.append(_text(left - 6, top - 8, unit, "end", class_="unit", fill=_MUTED))
+        body.append(_text(4, top - 8, _fit(unit, width - 8), "start", class_="unit", fill=_MUTED))
     for k, name in enumerate(names):
         color, vals, path, pen = _color(k, colors), data[name], [], "M"
         for i, v in enumerate(vals):
@@ -802,11 +842,11 @@ def line_chart(
         body.append(_el("path", class_="line", d=" ".join(path), fill="none", stroke=color, stroke_width=2))
         for i, v in enumerate(vals):
             if v is not None:
-                cls, tip = ("dot" if d0 <= v <= d1 else "dot clamped"), f"{name}, {x_labels[i]}: {_fmt(v, unit)}"
+                cls, tip = ("dot" if d0 <= v <= d1 else "dot clamped"), f"{name}, {x_labels[i]}: {compact(v, unit)}"
                 dot = {"cx": sx(i), "cy": sy(_clamp(v, d0, d1)), "r": 3, "fill": color}
                 body.append(_el("circle", tip, class_=cls, data_value=repr(v), **dot))
     desc = "Lines: " + "; ".join(
-        f"{name}: " + ", ".join(f"{x} {_fmt(v, unit)}" for x, v in zip(x_labels, data[name], strict=True))
+        f"{name}: " + ", ".join(f"{x} {compact(v, unit)}" for x, v in zip(x_labels, data[name], strict=True))
         for name in names
     )
     return _svg(kind, width, bottom + 26, title, desc, body)

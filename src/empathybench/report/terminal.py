@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from empathybench.report.format import interval, number
+from empathybench.report.format import interval, number, significant
 from empathybench.report.validity import validity_of
 
 STATUS_STYLES = {"valid": "green", "invalid": "red", "insufficient": "red", "self-judged": "yellow"}
@@ -85,7 +85,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     console.print(
         f"{usage.get('calls', 0)} calls, {usage.get('cache_hits', 0)} from cache, {usage.get('retries', 0)} retries, "
         f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens, "
-        f"{summary.get('elapsed_s', 0):.1f} s" + (f" over {repeats['n']} repeats" if repeats else ""),
+        f"{number(float(summary.get('elapsed_s') or 0), 1)} s" + (f" over {repeats['n']} repeats" if repeats else ""),
         highlight=False,
         markup=False,
     )
@@ -95,7 +95,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
         console.print(
             f"this session (#{session['n']}): {own.get('calls', 0)} calls, {own.get('cache_hits', 0)} from cache, "
             f"{own.get('prompt_tokens', 0)} prompt + {own.get('completion_tokens', 0)} completion tokens, "
-            f"{session.get('elapsed_s') or 0:.1f} s",
+            f"{number(float(session.get('elapsed_s') or 0), 1)} s",
             highlight=False,
         )
 
@@ -104,7 +104,7 @@ def p_text(row: dict[str, Any]) -> str:
     """A paired row's p-value with its test, or why it has none (never "p = None")."""
     if row.get("p") is None:
         return str(row.get("p_note") or row.get("note") or "no p-value")
-    return f"{row.get('test')} p = {row['p']:.2g}"
+    return f"{row.get('test')} p = {significant(row['p'])}"
 
 
 def print_comparison(console: Console, comparison: dict[str, Any], written: list[Path]) -> None:
@@ -119,9 +119,10 @@ def print_comparison(console: Console, comparison: dict[str, Any], written: list
             if row.get("difference") is None:
                 console.print(Text(f"{head}: no difference ({row.get('p_note') or row.get('note')})"), soft_wrap=True)
                 continue
+            difference = number(float(row["difference"]), signed=True)
             console.print(
                 Text(
-                    f"{head} = {row['difference']:+.2f} {interval(row.get('ci95'))} on {row['n_shared']} shared "
+                    f"{head} = {difference} {interval(row.get('ci95'))} on {row['n_shared']} shared "
                     f"items, {p_text(row)}"
                 ),
                 soft_wrap=True,

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.formatting import number as format_number
 from empathybench.instruments.emobench.canned import plausible_answer
 from empathybench.instruments.emobench.data import (
     LANGUAGES,
@@ -659,7 +660,9 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
     notes = []
     if invalid:
         worst = max(invalid, key=lambda key: invalid[key])
-        notes.append(f"invalid answers up to {invalid[worst]:.1f}% ({worst}, {first.parser} parser)")
+        notes.append(
+            f"invalid answers up to {format_number(float(invalid[worst]), 1)}% ({worst}, {first.parser} parser)"
+        )
     if insufficient:
         notes.append("fewer than half of the items answered in " + ", ".join(insufficient))
     if entry is not None and headline is not None and entry["value"] is not None:
@@ -668,7 +671,10 @@ def summarize_run(config: EmoBenchConfig, records: list[dict[str, Any]], *, seed
         if beaten:
             notes.append(
                 "headline not above the "
-                + ", ".join(f"{name.replace('_', '-')} baseline ({value:.1f}%)" for name, value in beaten.items())
+                + ", ".join(
+                    f"{name.replace('_', '-')} baseline ({format_number(float(value), 1)}%)"
+                    for name, value in beaten.items()
+                )
             )
     if notes:
         result["headline_note"] = "; ".join(notes)

@@ -4,6 +4,7 @@ the accuracy per category beside the trivial baselines, per-order spread and the
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from empathybench.formatting import number
 from empathybench.instruments.protocol import ChartLine, ChartPoint, FactsTable, ReportSection, StripChart
 
 ACCURACY_DOMAIN = (0.0, 100.0)  # percent correct
@@ -38,9 +39,9 @@ def _chart(condition: str, key: str, figures: Mapping[str, Any]) -> StripChart:
 
 
 def _spread(per_order: Mapping[str, Any], spread: Mapping[str, Any] | None) -> str:
-    orders = ", ".join(f"{order}: {value:.1f}" for order, value in per_order.items() if value is not None)
+    orders = ", ".join(f"{order}: {number(float(value), 1)}" for order, value in per_order.items() if value is not None)
     if spread:
-        orders += f" (max-min {spread['max_minus_min']:.1f})"
+        orders += f" (max-min {number(float(spread['max_minus_min']), 1)})"
     return orders or "—"
 
 

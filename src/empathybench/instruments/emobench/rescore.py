@@ -16,6 +16,7 @@ from typing import Any
 from rich.text import Text
 
 from empathybench.errors import UserError
+from empathybench.formatting import number
 from empathybench.instruments.emobench.data import EU_CATEGORY_QIDS
 from empathybench.instruments.emobench.score import majority_vote
 
@@ -211,7 +212,7 @@ def print_rows(rows: Sequence[dict[str, Any]], console: Any) -> None:
     from rich.table import Table
 
     def cell(value: float | None) -> str:
-        return "" if value is None else f"{value:.2f}"
+        return number(None if value is None else float(value), 2, missing="")
 
     table = Table("task", "model", "lang", "CoT", "accuracy %", "emotion %", "cause %", "files")
     table.columns[1].no_wrap = True  # whole model names: they identify the row

@@ -3,6 +3,7 @@
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from empathybench.formatting import number
 from empathybench.instruments.protocol import (
     ChartPoint,
     FactsTable,
@@ -109,5 +110,5 @@ def sample_line(record: Mapping[str, Any]) -> str:
     pa = [r["PA"] for r in parsed if "PA" in r]
     text = f"{len(parsed)}/{len(runs)} runs parsed"
     if na:
-        text += f"; PA {sum(pa) / len(pa):.1f}, NA {sum(na) / len(na):.1f}"
+        text += f"; PA {number(sum(pa) / len(pa), 1)}, NA {number(sum(na) / len(na), 1)}"
     return text

@@ -3,6 +3,7 @@
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from empathybench.formatting import number
 from empathybench.instruments.protocol import Cell, FactsTable, ItemLink, ReportSection, StackedBarsChart
 
 GOOD_PCT_DOMAIN = (0.0, 100.0)  # the headline is a percentage
@@ -28,7 +29,7 @@ def _shares(figures: Mapping[str, Any]) -> tuple[float, ...]:
 
 
 def _one_decimal(value: Any) -> str:
-    return "—" if value is None else f"{value:.1f}" if isinstance(value, float) else str(value)
+    return number(value, 1)
 
 
 def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> ReportSection:

@@ -9,6 +9,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from empathybench.engine.engine import CallFailedError, Generation, ItemContext
+from empathybench.formatting import number
 from empathybench.instruments.empathetic.canned import plausible_answer
 from empathybench.instruments.empathetic.data import (
     BAD,
@@ -310,13 +311,7 @@ def prepare_validation(
 
 def _fmt(value: Any, digits: int = 3) -> str:
     """A figure as the terminal shows it: n/a for a missing one, floats to `digits` decimals."""
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
+    return number(value, digits, missing="n/a")
 
 
 def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
@@ -339,7 +334,7 @@ def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
     agreement.add_column("figure")
     agreement.add_column("judge vs human", justify="right")
     agreement.add_column("reference", justify="right")
-    reference = f"{report['human_human_kappa_reference']:.2f} human vs human"
+    reference = f"{number(float(report['human_human_kappa_reference']), 2)} human vs human"
     agreement.add_row("weighted kappa, linear", _fmt(report["weighted_kappa_linear"]), reference)
     agreement.add_row("weighted kappa, quadratic", _fmt(report["weighted_kappa_quadratic"]), reference)
     agreement.add_row("accuracy (3 classes)", _fmt(report["accuracy"]), "0.333 chance")

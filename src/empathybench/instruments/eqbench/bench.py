@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.formatting import number as format_number
 from empathybench.instruments.eqbench.canned import plausible_answer
 from empathybench.instruments.eqbench.norms import PUBLISHED_V2_SCORES, RANDOM_BASELINE
 from empathybench.instruments.eqbench.parse import ParsedAnswer, failure_kind, parse_answer
@@ -371,9 +372,8 @@ def summarize_records(
     if config.protocol == "lm-eval":
         return _as_lm_eval_headline(summary)
     if not pipeline.valid:
-        summary["headline_note"] = (
-            f"invalid run: {n_parsed}/{n_items} parseable, below the upstream {MIN_PARSEABLE_FRACTION:.2%} gate"
-        )
+        gate = format_number(100 * MIN_PARSEABLE_FRACTION, 2)
+        summary["headline_note"] = f"invalid run: {n_parsed}/{n_items} parseable, below the upstream {gate}% gate"
     return summary
 
 

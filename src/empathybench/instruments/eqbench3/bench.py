@@ -1,6 +1,7 @@
 """EQ-Bench 3 on the typed protocol: presets, one task per item (turns, debrief, rubric judge), the run summary.
 
-Rubric mode only: pairwise Elo compares several runs and is reached through `pairwise`/`runner.judge_pair`.
+Rubric mode per run; the pairwise Elo among several runs is its `comparison` (`empathybench report A B C --judge`,
+elo.py).
 """
 
 from collections.abc import Mapping
@@ -11,30 +12,19 @@ from typing import Any, ClassVar
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
 from empathybench.instruments.eqbench3.canned import canned_answer
-from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.eqbench3.eras import judge_era, published_reference
+from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section, sample_line, sample_text
+from empathybench.instruments.protocol import (
+    BenchItem,
+    ComparisonOutput,
+    PreparedBenchmark,
+    RescoreCommand,
+    RunComparison,
+)
 from empathybench.instruments.support import apply_options, evenly_spread
 
 # A handful of each task type for the quick preset (25 role-play, 1 drafting, 19 analysis at 3c21bcc).
 QUICK_PER_TYPE = {"roleplay": 3, "drafting": 1, "analysis": 2}
-
-# Which published numbers a run's rubric score can sit beside: rubric scales differ across judges (spec §6.2-6.3).
-JUDGE_ERAS: tuple[tuple[tuple[str, ...], str], ...] = (
-    (
-        ("claude-3.7-sonnet", "claude-3-7-sonnet"),
-        "Sonnet-3.7 judge era: the leaderboard @ e44d5e7 and the April 2025 Elo file",
-    ),
-    (("claude-opus-4-6", "claude-opus-4.6", "opus-4-6", "opus-4.6"), "Opus-4.6 judge era: the leaderboard @ 04a8066"),
-)
-
-
-def judge_era(judge_model: str) -> str:
-    """The published judge era a run's rubric numbers are comparable with (none for any other judge)."""
-    lowered = judge_model.lower()
-    for markers, era in JUDGE_ERAS:
-        if any(marker in lowered for marker in markers):
-            return era
-    return f"no published era: comparable only with runs judged by {judge_model or 'the same judge'}"
 
 
 @dataclass(frozen=True)
@@ -89,6 +79,8 @@ class EQBench3:
     profile_question = "How emotionally intelligent are its role-play replies and analyses, as judged?"
     canned = staticmethod(canned_answer)
     report_section = staticmethod(report_section)
+    sample_line = staticmethod(sample_line)  # the samples table's one-line view of a task
+    sample_text = staticmethod(sample_text)  # its transcript, debrief and judge text, folded under the row
     # Generic markers read by run/ and the registry (they name no instrument there).
     requires_judge = True  # a run without --judge is refused before any call: self-judging is not EQ-Bench 3
     in_default_run = False  # not in a run without --bench (it needs a judge and is the expensive instrument)
@@ -96,6 +88,11 @@ class EQBench3:
         help="Re-derive an EQ-Bench 3 Elo file's margins, normalisation and ratings, or a run file's rubric numbers.",
         argument_help="An upstream EQ-Bench 3 Elo results file (.json[.gz]) or eqbench3_runs.json",
         run=lambda path: rescore_file_checked(path),
+    )
+
+    comparison = RunComparison(
+        help="EQ-Bench 3 pairwise Elo: every shared scenario of every pair of runs judged in both orders, TrueSkill",
+        run=lambda runs, **settings: _compare_elo(runs, **settings),
     )
 
     def configure(self, preset: str, options: Mapping[str, str]) -> EQBench3Config:
@@ -185,8 +182,10 @@ def summarize_records(
     judges = sorted({str(r.get("judge_model") or "") for r in records} - {""})
     judge = judges[0] if len(judges) == 1 else ", ".join(judges)
     metrics: dict[str, Any] = {}
+    published = published_reference(judge)
     if rubric["headline"] is not None:
-        metrics["score"] = rubric["headline"]
+        # beside the published rows of the judge's era only: other judges' rubric scales differ (spec §6.3)
+        metrics["score"] = {**rubric["headline"], "reference": published}
     for kind, metric in rubric["by_type"].items():
         metrics[f"score_{kind}"] = metric
     summary: dict[str, Any] = {
@@ -198,6 +197,7 @@ def summarize_records(
         "n_errors": rubric["counts"]["error"],
         "judge_model": judge,
         "judge_era": judge_era(judge),
+        "published_rubric": published,  # None: the judge has no published era
         "by_type_0_100": rubric["by_type_0_100"],
         "abilities_0_20": rubric["abilities_0_20"],
         "abilities": rubric["abilities"],
@@ -210,6 +210,12 @@ def summarize_records(
     if not metrics:
         summary["headline_note"] = f"no task was rubric-scored ({rubric['counts']['error']} errors)"
     return summary
+
+
+def _compare_elo(runs: Any, **settings: Any) -> ComparisonOutput:
+    from empathybench.instruments.eqbench3.elo import compare_elo
+
+    return compare_elo(runs, **settings)
 
 
 def rescore_file_checked(path: Path) -> dict[str, Any]:

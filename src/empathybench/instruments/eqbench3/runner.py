@@ -1,6 +1,8 @@
 """One EQ-Bench 3 task run turn by turn, and one pairwise judgement in both orders, through `ItemContext`.
 
-Not registered as a benchmark yet (issue 12 brings the instrument protocol it will plug into).
+`run_task` is what the instrument runs per item (bench.py). `judge_pair` judges one pair in both orders through an
+ItemContext; the comparison of whole runs (`report A B C --judge`, elo.py) builds the same prompts and keeps each
+verdict in a judgements file as well.
 
 Every call goes through the engine, whose response cache stores each answer as soon as it arrives (SQLite,
 autocommit). A conversation is a deterministic function of its earlier replies, so re-running an interrupted

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.formatting import number as format_number
 from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.seceu import norms
 from empathybench.instruments.seceu.canned import plausible_answer
@@ -294,7 +295,7 @@ def summarize_records(
         summary["score_name"] += f"; EQ from a {n_items}-item subset, indicative only"
         notes.append(f"EQ from {len(records)} of 40 items")
     if scores.human_like is False:
-        notes.append(f"pattern r {scores.pattern_r:.2f} < 0.033: not human-like")
+        notes.append(f"pattern r {format_number(float(scores.pattern_r), 2)} < 0.033: not human-like")
     if len(config.variants) > 1:
         summary["variants"] = {variant: per_variant[variant][1] for variant in config.variants}
         summary["best_of_variants"] = (

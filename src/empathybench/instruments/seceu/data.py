@@ -9,6 +9,7 @@ from pathlib import Path
 
 from empathybench.data.fetch import FetchedFile, fetch
 from empathybench.errors import DataError
+from empathybench.formatting import number as format_number
 from empathybench.instruments.seceu import norms
 
 ITEMS_KEY = "seceu/original/SECEU_40items_English.docx"
@@ -104,7 +105,9 @@ def parse_norm(paragraphs: list[str]) -> SeceuNorm:
         raise DataError(f"the SECEU human pattern template should have 40 values, found {len(template)}")
     for number, row in enumerate(rows, start=1):
         if abs(sum(row) - 10) > ROW_SUM_TOLERANCE:
-            raise DataError(f"SECEU standard scores of item {number} sum to {sum(row):.2f}, not 10")
+            raise DataError(
+                f"SECEU standard scores of item {number} sum to {format_number(float(sum(row)), 2)}, not 10"
+            )
     return SeceuNorm(
         standard_scores=tuple(rows),
         template=template,
