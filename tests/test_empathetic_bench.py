@@ -9,10 +9,10 @@ from rich.console import Console
 from empathybench.instruments.empathetic.bench import clean_reply
 from empathybench.instruments.empathetic.judge import parse_rating
 from empathybench.instruments.empathetic.prompts import RATING_QUESTION, REASK, generation_messages, judge_messages
-from empathybench.instruments.empathetic.validate import run_validation
 from empathybench.models.base import ChatRequest
 from empathybench.models.scripted import register_script
 from empathybench.run.execute import RunOptions, execute_run
+from empathybench.run.judge import run_validation
 
 
 def _is_judge_request(request: ChatRequest) -> bool:

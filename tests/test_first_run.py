@@ -22,7 +22,7 @@ from empathybench.engine.progress import RunProgress
 from empathybench.report.compare import RunData, paired_difference, unique_labels
 from empathybench.report.schema import summary_schema
 from empathybench.report.terminal import print_summary
-from empathybench.run.options import DEMO_SELECTION, default_preset
+from empathybench.run.options import default_preset, demo_selection
 
 
 def _invoke(*args: str) -> Any:
@@ -62,7 +62,7 @@ def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_pa
     assert summary["preset"] == "demo"
     ran = {name for name, result in summary["benchmarks"].items() if result["status"] != "skipped"}
     assert ran == {"eqbench", "seceu", "emotionbench", "empathetic"}  # GIEBench's data is not in the mirror
-    assert set(summary["benchmarks"]) == set(DEMO_SELECTION)
+    assert set(summary["benchmarks"]) == set(demo_selection())
     demo_calls, quick_calls = _calls(tmp_path / "demo"), _calls(tmp_path / "quick")
     assert demo_calls * 10 <= quick_calls, (demo_calls, quick_calls)
     assert demo_calls <= 30
@@ -84,7 +84,7 @@ def test_bare_run_on_the_embedded_model_is_a_short_demo(
     (run_dir,) = (tmp_path / "runs").iterdir()
     summary = _summary(run_dir)
     assert summary["preset"] == "demo" and summary["model"] == "local"
-    assert {n for n, r in summary["benchmarks"].items() if r["status"] != "skipped"} == set(DEMO_SELECTION) - {
+    assert {n for n, r in summary["benchmarks"].items() if r["status"] != "skipped"} == set(demo_selection()) - {
         "giebench"
     }
     assert summary["usage"]["calls"] <= 30

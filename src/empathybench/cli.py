@@ -122,7 +122,7 @@ def _parse_options(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or "." not in key:
-            raise UserError(f"--option {pair!r} is not BENCHMARK.NAME=VALUE (e.g. eqbench.language=de)")
+            raise UserError(f"--option {pair!r} is not BENCHMARK.NAME=VALUE; `empathybench list` shows the options")
         options[key.strip()] = value.strip()
     return options
 
@@ -205,7 +205,7 @@ def run(
     base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
     option: Annotated[
         list[str] | None,
-        typer.Option("--option", "-O", help="Benchmark option BENCH.NAME=VALUE, e.g. eqbench.language=de"),
+        typer.Option("--option", "-O", help="Benchmark option BENCH.NAME=VALUE (see `empathybench list`)"),
     ] = None,
     allow_unverified: Annotated[
         bool,
@@ -541,17 +541,6 @@ def _emit(result: Any, as_json: bool) -> None:
         pprint(result, console=stdout, expand_all=False)
 
 
-def _judge_validation() -> Any:
-    """The JudgeValidation of the first installed instrument (in run order) that validates its judge."""
-    from empathybench.instruments.registry import all_benchmarks
-
-    for instrument in all_benchmarks().values():
-        validation = getattr(instrument, "judge_validation", None)
-        if validation is not None:
-            return validation
-    raise UserError("no installed instrument has a judge to validate")
-
-
 @judge_app.command("validate")
 def judge_validate(
     judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to validate")],
@@ -601,8 +590,11 @@ def judge_validate(
     from empathybench.models.registry import check_model_args
 
     check_model_args(judge, judge_arg or [], "--judge-arg")
-    validation = _judge_validation()
-    report = validation.run(
+    from empathybench.run.judge import installed_judge_validation, validate_judge
+
+    validation = installed_judge_validation()
+    report = validate_judge(
+        validation,
         judge,
         limit=limit,
         seed=seed,

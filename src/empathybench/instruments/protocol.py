@@ -11,8 +11,16 @@ from pathlib import Path
 from typing import Any, Concatenate, Generic, Protocol, TypeVar, runtime_checkable
 
 from empathybench.data.fetch import FetchedFile
+from empathybench.engine.engine import Generation as Generation
 from empathybench.engine.engine import ItemContext
-from empathybench.models.base import Canned, ChatRequest
+from empathybench.models.base import Canned
+from empathybench.models.base import ChatRequest as ChatRequest
+from empathybench.models.base import Draw as Draw
+from empathybench.models.base import Message as Message
+from empathybench.models.base import Sampling as Sampling
+
+# Re-exported above: what an instrument's code needs from the layers below (asking the model: Message, Sampling,
+# Generation; canned answers: ChatRequest, Draw), so a third-party instrument imports only this module and support.
 
 C = TypeVar("C")  # an instrument's config: a frozen dataclass, recorded in run.json and part of the fingerprint
 P = TypeVar("P")  # the payload of one item: whatever the instrument needs, never written to disk
@@ -85,17 +93,32 @@ class RescoreCommand:
 
 
 @dataclass(frozen=True)
+class DemoPreset:
+    """What the `demo` preset (a bare `empathybench run` on the embedded model) runs of an instrument: its quick
+    preset cut to `items` items, with these `--option`s (the user's own options win). Optional on an instrument
+    (`demo`, read with getattr); without it the demo takes 3 items of the quick preset."""
+
+    items: int = 3
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class JudgeValidation:
     """`empathybench judge validate`: a judge rates items with known human ratings; its agreement with them.
 
-    An instrument that uses a judge may offer one as `judge_validation` (optional: read with getattr). `run` takes
-    the judge spec and the command's settings (limit, seed, base_url, max_concurrency, use_cache, allow_unverified,
-    attempts, console, request_timeout_s, judge_args) and returns the JSON-able report (`--json`, `--out`);
-    `render` prints it as text on a rich Console.
+    An instrument that uses a judge may offer one as `judge_validation` (optional: read with getattr). run/judge.py
+    runs it as it runs any instrument's items (the engine with its cache, retries, concurrency and progress):
+    `prepare(limit=, seed=, attempts=, allow_unverified=, judge_identity=)` gives the items, `run_item` (which asks
+    through `ctx.judge_generate`, tagged "<tag>:judge"; a record with an `error` counts as a failed item) and
+    `summarize` (records in item order -> the JSON-able report of `--json` and `--out`; run/judge.py adds `judge`
+    and `usage`). Items are seeded `item_seed(seed, prepared.name, item.id)`. `render` prints the report on a rich
+    Console; `canned` answers a scripted judge (its requests carry `tag`).
     """
 
-    run: Callable[..., Mapping[str, Any]]
+    tag: str  # the instrument's name: the request tag of the judge calls and the key of its canned answers
+    prepare: Callable[..., "PreparedBenchmark[Any]"]
     render: Callable[[Mapping[str, Any], Any], None]
+    canned: Canned | None = None
 
 
 @dataclass(frozen=True)

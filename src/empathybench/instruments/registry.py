@@ -90,7 +90,9 @@ def _typed(instrument: Any) -> Instrument[Any, Any]:
 
 @cache
 def _entry_points() -> dict[str, EntryPoint]:
-    found = {ep.name: ep for ep in entry_points(group=GROUP)}
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=GROUP):  # in sys.path order: the first registration of a name wins, like imports
+        found.setdefault(ep.name, ep)
     if not any(ep.value.startswith("empathybench.instruments.") for ep in found.values()):
         # Stale metadata of an editable install: the built-ins as pyproject.toml declares them.
         builtins = {name: EntryPoint(name, value, GROUP) for name, value in BUILTIN_ENTRY_POINTS.items()}

@@ -8,6 +8,22 @@ from pathlib import Path
 from typing import Any, TypeVar, get_args, get_type_hints
 
 from empathybench.errors import UserError
+from empathybench.stats.intervals import mean_metric as mean_metric  # re-exported: the summary's metrics
+
+__all__ = [  # what a third-party instrument may use (with instruments.protocol); see docs/write-an-instrument.md
+    "MAX_ATTEMPTS",
+    "MAX_TEMPERATURE",
+    "MAX_TOKENS_LIMIT",
+    "PRESETS",
+    "UserError",
+    "apply_options",
+    "bool_option",
+    "bounded",
+    "evenly_spread",
+    "mean_metric",
+    "read_json_argument",
+    "read_number",
+]
 
 PRESETS = ("quick", "paper", "full")
 

@@ -5,16 +5,6 @@ from typing import Any
 
 from empathybench.report.validity import validity_of
 
-# Position, title and question in the profile of the instruments that do not declare their own yet
-# (`profile_position`, `profile_title`, `profile_question` on the instrument); each entry moves into its instrument.
-INSTRUMENTS: dict[str, str] = {
-    "eqbench": "EQ-Bench",
-}
-POSITIONS: dict[str, int] = {"eqbench": 1}
-
-QUESTIONS: dict[str, str] = {
-    "eqbench": "How well does it read the intensity of a character's emotions?",
-}
 UNPLACED = 10**6  # instruments without a position come after the placed ones, in run order
 
 
@@ -35,9 +25,9 @@ def _profile_facts(name: str) -> tuple[int, str, str]:
     """(position, title, question) of an instrument in the profile."""
     instrument = _instrument(name)
     return (
-        getattr(instrument, "profile_position", None) or POSITIONS.get(name, UNPLACED),
-        getattr(instrument, "profile_title", None) or INSTRUMENTS.get(name, name),
-        getattr(instrument, "profile_question", None) or QUESTIONS.get(name, ""),
+        getattr(instrument, "profile_position", None) or UNPLACED,
+        getattr(instrument, "profile_title", None) or name,
+        getattr(instrument, "profile_question", None) or "",
     )
 
 

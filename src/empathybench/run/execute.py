@@ -39,7 +39,7 @@ from empathybench.paths import cache_dir
 from empathybench.report.profile import attach_score_interval, build_profile
 from empathybench.report.validity import attach_validity
 from empathybench.run.cost import CostMeter, budget_stop, cost_totals, run_prices, spent_in_sessions
-from empathybench.run.options import DEMO_PRESET, DEMO_SELECTION, RunOptions, check_run_options
+from empathybench.run.options import DEMO_PRESET, RunOptions, check_run_options, demo_of
 from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
@@ -107,8 +107,8 @@ def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[Prep
         }
         preset, limit = options.preset, options.limit
         if preset == DEMO_PRESET:
-            demo_limit, demo_options = DEMO_SELECTION.get(benchmark.name, (3, {}))
-            preset, limit, scoped = "quick", min(limit or demo_limit, demo_limit), {**demo_options, **scoped}
+            demo = demo_of(benchmark)
+            preset, limit, scoped = "quick", min(limit or demo.items, demo.items), {**demo.options, **scoped}
         try:
             prepared.append(
                 benchmark.prepare(

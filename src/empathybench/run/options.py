@@ -8,6 +8,7 @@ from typing import Any
 
 from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, RetryPolicy
 from empathybench.errors import UserError
+from empathybench.instruments.protocol import DemoPreset
 from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
 from empathybench.models.registry import check_model_args, parse_model_spec
 from empathybench.paths import cache_dir, check_writable_dir
@@ -117,8 +118,8 @@ def _check_benchmark_options(options: RunOptions, chosen: list[Any]) -> None:
             )
         scoped = {k.split(".", 1)[1]: v for k, v in options.options.items() if k.startswith(f"{benchmark.name}.")}
         preset = options.preset
-        if preset == DEMO_PRESET:  # the demo is the quick preset cut down (see DEMO_SELECTION)
-            preset, scoped = "quick", {**DEMO_SELECTION.get(benchmark.name, (3, {}))[1], **scoped}
+        if preset == DEMO_PRESET:  # the demo is the quick preset cut down (see demo_of)
+            preset, scoped = "quick", {**demo_of(benchmark).options, **scoped}
         check = getattr(benchmark, "check_options", None)
         if check is not None:
             check(preset, scoped)
@@ -141,15 +142,19 @@ def check_base_url(url: str, what: str) -> None:
 
 # The "demo" preset: what `empathybench run` with no --preset, --bench or --limit does on the embedded model. It
 # shows every instrument working end to end in about two minutes on 2 cores (the quick presets took 14 min there):
-# the quick preset cut to (items per benchmark, options; user --option values win). Its figures mean nothing.
+# each instrument's quick preset cut down by its `demo` (items, options; user --option values win). Its figures
+# mean nothing.
 DEMO_PRESET = "demo"
-DEMO_SELECTION: dict[str, tuple[int, dict[str, str]]] = {
-    "eqbench": (3, {}),
-    "seceu": (3, {}),
-    "emotionbench": (1, {"orders": "1", "default_runs": "2", "evoked_runs": "1", "attempts": "1"}),
-    "giebench": (1, {"max_tokens": "128"}),
-    "empathetic": (2, {"judge_attempts": "1", "max_tokens": "96"}),
-}
+
+
+def demo_of(benchmark: Any) -> DemoPreset:
+    """The demo's cut of an instrument (its `demo` attribute; without one, 3 items of its quick preset)."""
+    return getattr(benchmark, "demo", None) or DemoPreset()
+
+
+def demo_selection() -> dict[str, DemoPreset]:
+    """What a bare demo run runs: each instrument of the default run and its demo cut, in run order."""
+    return {benchmark.name: demo_of(benchmark) for benchmark in resolve_benchmarks(None)}
 
 
 def default_preset(model: str, benchmarks: list[str] | None, limit: int | None) -> str:

@@ -34,7 +34,7 @@ from empathybench.instruments.emotionbench.questionnaires import (
 from empathybench.instruments.emotionbench.report import SHIFT_DOMAIN, report_section, sample_line
 from empathybench.instruments.emotionbench.rescore import rescore_answer_sheet
 from empathybench.instruments.emotionbench.stats import ScoredResponse, group_table
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import MAX_ATTEMPTS, MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded
 from empathybench.models.base import Sampling
 from empathybench.stats.bootstrap import generator, percentile_interval
@@ -133,6 +133,7 @@ class EmotionBench:
     )
     data_keys = (QUESTIONNAIRES_KEY, SITUATIONS_KEY, TESTED_SOURCE_KEY, CROWD_KEY)
     chart_domain = SHIFT_DOMAIN
+    demo = DemoPreset(items=1, options={"orders": "1", "default_runs": "2", "evoked_runs": "1", "attempts": "1"})
     profile_position = 3  # after EQ-Bench and SECEU, as in every report so far
     profile_title = "EmotionBench"
     profile_question = "Does its mood move as people's does after imagining a situation?"

@@ -24,7 +24,7 @@ from empathybench.instruments.empathetic.prompts import (
 )
 from empathybench.instruments.empathetic.report import GOOD_PCT_DOMAIN, report_section, sample_line
 from empathybench.instruments.empathetic.stats import RatedRow, analyse, rescore_ratings_file
-from empathybench.instruments.protocol import BenchItem, JudgeValidation, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import BenchItem, DemoPreset, JudgeValidation, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import MAX_ATTEMPTS, MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded
 from empathybench.models.base import Message, Sampling
 from empathybench.stats.intervals import bootstrap_method, mean_metric, metric
@@ -258,6 +258,7 @@ class EmpatheticResponding:
     options = OPTION_HELP
     limit_unit = "prompts (1 reply and its judge calls each)"  # what `--limit N` bounds
     chart_domain = GOOD_PCT_DOMAIN
+    demo = DemoPreset(items=2, options={"judge_attempts": "1", "max_tokens": "96"})
     profile_position = 5  # last in the profile, as in every report so far
     profile_title = "Empathetic responding"
     profile_question = "Are its replies to people's emotional messages rated Good as often as human replies?"

@@ -1,16 +1,16 @@
 """`empathybench judge validate`: how well a judge reproduces the released human ratings (spec §6.1 step 5)."""
 
-import asyncio
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
+from empathybench.engine.engine import CallFailedError, Generation, ItemContext
 from empathybench.formatting import number
-from empathybench.instruments.empathetic.canned import JUDGE_TAG_SUFFIX, plausible_answer
+from empathybench.instruments.empathetic.canned import plausible_answer
 from empathybench.instruments.empathetic.data import (
     BAD,
     GOOD,
@@ -23,13 +23,12 @@ from empathybench.instruments.empathetic.data import (
 )
 from empathybench.instruments.empathetic.judge import JUDGE_ATTEMPTS, judge_reply
 from empathybench.instruments.empathetic.stats import RatedRow, analyse
-from empathybench.instruments.protocol import JudgeValidation
+from empathybench.instruments.protocol import BenchItem, JudgeValidation, PreparedBenchmark
+from empathybench.models.base import Message, Sampling
 from empathybench.stats.agreement import accuracy, confusion_matrix, kendall_tau, spearman, weighted_kappa
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from empathybench.engine.engine import Engine
 
 # The pilot's weighted kappa between two human raters on the 3-point scale (spec §3.4, from summaries of the
 # paper; the weighting is not stated). Item-level judge-human kappa is read against it, not against 1.0.
@@ -40,7 +39,6 @@ HUMAN_HUMAN_KAPPA_NOTE = (
 )
 CATEGORIES = (BAD, OKAY, GOOD)
 INSTRUMENT_NAME = "empathetic"  # the instrument whose judge this validates (its canned answers, its request tag)
-JUDGE_TAG = INSTRUMENT_NAME + JUDGE_TAG_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -233,32 +231,33 @@ def validation_report(cases: Sequence[ValidationCase], judge_identity: dict[str,
     }
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    case: ValidationCase
-    raw: list[str]
+VALIDATION_NAME = "empathetic-validate"  # its items' seeds: item_seed(seed, VALIDATION_NAME, "<dialog id>:<source>")
 
 
-async def _judge_all(
-    engine: "Engine",
-    pairs: list[tuple[Prompt, str]],
-    seed: int,
-    attempts: int,
-    on_done: Callable[[], None] | None = None,
-) -> list[_Outcome]:
-    from empathybench.engine.engine import CallFailedError, Generation, item_seed
-    from empathybench.models.base import Message, Sampling
+def prepare_validation(
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    attempts: int = JUDGE_ATTEMPTS,
+    allow_unverified: bool = False,
+    judge_identity: Mapping[str, Any] | None = None,
+) -> PreparedBenchmark[tuple[Prompt, str]]:
+    """The released replies to rate (stratified by source and emotion under a limit), how to rate one, and the
+    report of all of them; run/judge.py runs them through the engine like any run's items."""
+    prompts, fetched = load_released(allow_unverified=allow_unverified)
+    pairs = stratified_cases(prompts, limit)
+    items = [BenchItem(f"{prompt.dialog_id}:{source}", (prompt, source)) for prompt, source in pairs]
 
-    async def one(prompt: Prompt, source: str) -> _Outcome:
+    async def run_item(item: BenchItem[tuple[Prompt, str]], ctx: ItemContext) -> dict[str, Any]:
+        prompt, source = item.payload
         reply = prompt.replies[source]
         asked = 0
 
         async def call(messages: Sequence[Message], sampling: Sampling, attempt: int) -> Generation:
             nonlocal asked
             asked += 1
-            # Tagged as the instrument's judge, so a scripted judge gives the same canned labels as in a run.
-            _, generation = await engine.generate(messages, sampling, attempt=attempt, tag=JUDGE_TAG)
-            return generation
+            # Tagged "<instrument>:judge", so a scripted judge gives the same canned labels as in a run.
+            return await ctx.judge_generate(messages, sampling, attempt=attempt)
 
         rating: int | None = None
         raw: list[str] = []
@@ -270,16 +269,12 @@ async def _judge_all(
                 situation=prompt.situation,
                 speaker_utterance=prompt.speaker_utterance,
                 reply=reply,
-                seed=item_seed(seed, "empathetic-validate", f"{prompt.dialog_id}:{source}"),
+                seed=ctx.seed,
                 attempts=attempts,
             )
             rating, raw = verdict.rating, verdict.raw
         except CallFailedError as exc:  # one reply the judge could not be asked about; the others go on
             error = str(exc)
-            engine.stats.items_failed += 1
-        engine.stats.items_done += 1  # done: judged, or given up on
-        if on_done is not None:
-            on_done()
         case = ValidationCase(
             source,
             prompt.emotion,
@@ -290,77 +285,28 @@ async def _judge_all(
             attempts=asked,
             error=error,
         )
-        return _Outcome(case, raw)
+        return {"case": case, "raw": raw, "error": error}
 
-    try:
-        return list(await asyncio.gather(*(one(p, s) for p, s in pairs)))
-    finally:
-        await engine.backend.aclose()
+    def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+        cases: list[ValidationCase] = [r["case"] for r in records]
+        report = validation_report(cases, dict(judge_identity or {}))
+        report["settings"] = {"limit": limit, "seed": seed, "attempts": attempts, "temperature": 0.0}
+        report["data_file"] = {"key": fetched.key, "sha256": fetched.sha256, "verified": fetched.verified}
+        # Judge outputs only (never item content), for seeing why answers could not be read.
+        report["raw_unparseable"] = [
+            r["raw"] for r in records if r["case"].judge_rating is None and r["case"].error is None
+        ][:20]
+        report["call_errors"] = [r["case"].error for r in records if r["case"].error is not None][:20]
+        return report
 
-
-def run_validation(
-    judge: str,
-    *,
-    limit: int | None = None,
-    seed: int = 0,
-    base_url: str | None = None,
-    max_concurrency: int | None = None,
-    use_cache: bool = True,
-    allow_unverified: bool = False,
-    attempts: int = JUDGE_ATTEMPTS,
-    console: "Console | None" = None,
-    request_timeout_s: float | None = None,
-    judge_args: list[str] | None = None,
-) -> dict[str, Any]:
-    """Have `judge` rate released replies with known human ratings and compare (the engine's cache and retries).
-
-    With a `console`, progress is shown on it (a bar on a terminal, a line every 10 s elsewhere).
-    """
-    from rich.console import Console
-
-    from empathybench.engine.cache import ResponseCache
-    from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, Engine, RunStats
-    from empathybench.engine.progress import RunProgress
-    from empathybench.models.registry import create_backend, parse_model_spec
-    from empathybench.paths import cache_dir
-
-    # The backend first: a missing key or extra is the error to show, before any data is fetched.
-    backend = create_backend(
-        parse_model_spec(judge),
-        base_url=base_url,
-        model_args=judge_args or [],
-        args_option="--judge-arg",
-        canned={INSTRUMENT_NAME: plausible_answer},
+    return PreparedBenchmark(
+        name=VALIDATION_NAME,
+        config={"limit": limit, "attempts": attempts},
+        items=items,
+        run_item=run_item,
+        summarize=summarize,
+        data_files=[fetched],
     )
-    prompts, fetched = load_released(allow_unverified=allow_unverified)
-    pairs = stratified_cases(prompts, limit)
-    stats = RunStats(items_total=len(pairs))
-    cache = ResponseCache(cache_dir() / "responses.sqlite") if use_cache else None
-    engine = Engine(
-        backend,
-        cache=cache,
-        max_concurrency=max_concurrency,
-        stats=stats,
-        seed=seed,
-        request_timeout_s=request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S,
-    )
-    progress = RunProgress(console or Console(quiet=True), stats, enabled=console is not None)
-    try:
-        with progress:
-            progress.set_description("judge validate")
-            outcomes = asyncio.run(_judge_all(engine, pairs, seed, attempts, progress.update))
-    finally:
-        if cache is not None:
-            cache.close()
-    report = validation_report([o.case for o in outcomes], backend.identity())
-    report["judge"] = {"spec": judge, **backend.identity()}
-    report["settings"] = {"limit": limit, "seed": seed, "attempts": attempts, "temperature": 0.0}
-    report["data_file"] = {"key": fetched.key, "sha256": fetched.sha256, "verified": fetched.verified}
-    report["usage"] = stats.as_dict()
-    # Judge outputs only (never item content), for seeing why answers could not be read.
-    report["raw_unparseable"] = [o.raw for o in outcomes if o.case.judge_rating is None and o.case.error is None][:20]
-    report["call_errors"] = [o.case.error for o in outcomes if o.case.error is not None][:20]
-    return report
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -465,4 +411,6 @@ def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
     stdout.print("all figures (p-values, usage): --json or --out FILE", highlight=False, markup=False)
 
 
-JUDGE_VALIDATION = JudgeValidation(run=run_validation, render=render_validation)
+JUDGE_VALIDATION = JudgeValidation(
+    tag=INSTRUMENT_NAME, prepare=prepare_validation, render=render_validation, canned=plausible_answer
+)

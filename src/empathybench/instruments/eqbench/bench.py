@@ -24,7 +24,7 @@ from empathybench.instruments.eqbench.score import (
     score_v1,
     score_v2,
 )
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import (
     MAX_ATTEMPTS,
     MAX_TEMPERATURE,
@@ -146,6 +146,10 @@ class EQBench:
 
     name = "eqbench"
     order = 10  # position in the profile and in a run (part of the run's fingerprint)
+    demo = DemoPreset(items=3)
+    profile_position = 1  # first in the profile, as in every report so far
+    profile_title = "EQ-Bench"
+    profile_question = "How well does it read the intensity of a character's emotions?"
     title = "EQ-Bench v2/v1: rate the intensity of 4 emotions of a character in a dialogue (en, de, pl, ja)"
     presets: ClassVar[dict[str, str]] = {
         "quick": f"a fixed {QUICK_SUBSET_SIZE}-item subset of v2, upstream pipeline protocol",

@@ -23,7 +23,7 @@ from empathybench.instruments.giebench.parse import Verdict, parse_legacy, parse
 from empathybench.instruments.giebench.render import CONDITIONS
 from empathybench.instruments.giebench.report import CHANGE_DOMAIN, report_section, sample_line
 from empathybench.instruments.giebench.score import ItemOutcome, score_outcomes
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
+from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark
 from empathybench.instruments.support import (
     MAX_TEMPERATURE,
     MAX_TOKENS_LIMIT,
@@ -180,6 +180,7 @@ class GIEBench:
     limit_unit = "questions (3 calls each: the Raw, ID and COT prompts)"  # what `--limit N` bounds
 
     chart_domain = CHANGE_DOMAIN
+    demo = DemoPreset(items=1, options={"max_tokens": "128"})
     profile_position = 4
     profile_title = "GIEBench"
     profile_question = "Does taking a group identity's standpoint make it more empathetic?"

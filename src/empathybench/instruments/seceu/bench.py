@@ -11,7 +11,7 @@ from empathybench.data.fetch import fetch
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.formatting import number as format_number
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.seceu import norms
 from empathybench.instruments.seceu.canned import plausible_answer
 from empathybench.instruments.seceu.data import (
@@ -114,6 +114,7 @@ class Seceu:
     options = OPTION_HELP
     limit_unit = "stories (1 call per prompt variant)"  # what `--limit N` bounds
     chart_domain = EQ_DOMAIN
+    demo = DemoPreset(items=3)
     profile_position = 2  # after EQ-Bench, as in every report so far
     profile_title = "SECEU"
     profile_question = "How close are its emotion judgements to people's, on the human EQ scale?"

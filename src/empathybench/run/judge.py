@@ -1,0 +1,118 @@
+"""`empathybench judge validate`: an instrument's judge validation run through the engine like a run's items.
+
+The instrument says what to rate and how (`JudgeValidation`, instruments/protocol.py); this module does what a
+run does around that: the judge's backend, the engine with the response cache, retries and adaptive concurrency,
+per-item seeds and the progress display. It names no instrument.
+"""
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from empathybench.engine.cache import ResponseCache
+from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, Engine, ItemContext, RunStats, item_seed
+from empathybench.engine.progress import RunProgress
+from empathybench.errors import UserError
+from empathybench.instruments.protocol import JudgeValidation, PreparedBenchmark
+from empathybench.models.registry import create_backend, parse_model_spec
+from empathybench.paths import cache_dir
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def installed_judge_validation() -> JudgeValidation:
+    """The JudgeValidation of the first installed instrument (in run order) that validates its judge."""
+    from empathybench.instruments.registry import all_benchmarks
+
+    for instrument in all_benchmarks().values():
+        validation = getattr(instrument, "judge_validation", None)
+        if validation is not None:
+            return validation
+    raise UserError("no installed instrument has a judge to validate")
+
+
+def validate_judge(
+    validation: JudgeValidation,
+    judge: str,
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    base_url: str | None = None,
+    max_concurrency: int | None = None,
+    use_cache: bool = True,
+    allow_unverified: bool = False,
+    attempts: int | None = None,
+    console: "Console | None" = None,
+    request_timeout_s: float | None = None,
+    judge_args: list[str] | None = None,
+) -> dict[str, Any]:
+    """Have `judge` rate the validation's items; the report (`--json`, `--out`) with the judge and the usage.
+
+    With a `console`, progress is shown on it (a bar on a terminal, a line every 10 s elsewhere).
+    """
+    from rich.console import Console
+
+    # The backend first: a missing key or extra is the error to show, before any data is fetched.
+    backend = create_backend(
+        parse_model_spec(judge),
+        base_url=base_url,
+        model_args=judge_args or [],
+        args_option="--judge-arg",
+        canned={validation.tag: validation.canned} if validation.canned is not None else {},
+    )
+    settings: dict[str, Any] = {"limit": limit, "seed": seed, "allow_unverified": allow_unverified}
+    if attempts is not None:
+        settings["attempts"] = attempts
+    prepared = validation.prepare(**settings, judge_identity=backend.identity())
+    stats = RunStats(items_total=len(prepared.items))
+    cache = ResponseCache(cache_dir() / "responses.sqlite") if use_cache else None
+    engine = Engine(
+        backend,
+        cache=cache,
+        max_concurrency=max_concurrency,
+        stats=stats,
+        seed=seed,
+        request_timeout_s=request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S,
+    )
+    progress = RunProgress(console or Console(quiet=True), stats, enabled=console is not None)
+    try:
+        with progress:
+            progress.set_description("judge validate")
+            records = asyncio.run(_rate_all(engine, prepared, seed, validation.tag, progress.update))
+    finally:
+        if cache is not None:
+            cache.close()
+    report = prepared.summarize(records)
+    report["judge"] = {"spec": judge, **backend.identity()}
+    report["usage"] = stats.as_dict()
+    return report
+
+
+def run_validation(judge: str, **settings: Any) -> dict[str, Any]:
+    """`validate_judge` with the installed instrument's judge validation (what `judge validate` runs)."""
+    return validate_judge(installed_judge_validation(), judge, **settings)
+
+
+async def _rate_all(
+    engine: Engine,
+    prepared: PreparedBenchmark[Any],
+    seed: int,
+    tag: str,
+    on_done: Callable[[], None],
+) -> list[dict[str, Any]]:
+    """Every item through the engine at once (its concurrency limit holds them back); records in item order."""
+
+    async def one(item: Any) -> dict[str, Any]:
+        ctx = ItemContext(engine, item.id, item_seed(seed, prepared.name, item.id), tag=tag)
+        record = {"item_id": item.id, **await prepared.run_item(item, ctx)}
+        if record.get("error") is not None:
+            engine.stats.items_failed += 1
+        engine.stats.items_done += 1  # done: rated, or given up on
+        on_done()
+        return record
+
+    try:
+        return list(await asyncio.gather(*(one(item) for item in prepared.items)))
+    finally:
+        await engine.backend.aclose()
