@@ -7,12 +7,14 @@ import json
 import platform
 import re
 import shutil
+import signal
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.text import Text
@@ -30,7 +32,7 @@ from empathybench.engine.engine import (
     item_seed,
 )
 from empathybench.engine.progress import RunProgress
-from empathybench.errors import UserError
+from empathybench.errors import Terminated, UserError
 from empathybench.instruments.protocol import PreparedBenchmark
 from empathybench.instruments.registry import resolve_benchmarks
 from empathybench.models.base import Backend, valid_text
@@ -44,6 +46,8 @@ from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
 from empathybench.schema.summary import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION, RunSummary
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -276,7 +280,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress:
             progress.set_description(", ".join(b.name for b in prepared))
-            new_records = asyncio.run(
+            new_records = run_until_done(
                 _run_pending(engine, pending, store, options.seed, progress, judge_engine, batch_round)
             )
     except BaseException as exc:
@@ -366,6 +370,47 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     store.write_run(run_info)
     store.close()
     return RunResult(directory, summary, stats)
+
+
+def run_until_done(work: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(work)` in which SIGTERM ends the work the way Ctrl-C does: the work is cancelled, every worker's
+    cleanup runs inside the loop, then Terminated is raised. (A Python signal handler raising inside the loop could
+    leave the work pending when the loop closed, and Python printed a traceback.)"""
+    terminated = False
+
+    async def cancellable() -> T:
+        nonlocal terminated
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def on_sigterm() -> None:
+            nonlocal terminated
+            terminated = True
+            if task is not None:
+                task.cancel()
+
+        try:
+            loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+            installed = True
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals on this OS
+            installed = False
+        try:
+            return await work
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        return asyncio.run(cancellable())
+    except asyncio.CancelledError:
+        if terminated:
+            raise Terminated() from None
+        raise
+    finally:
+        if previous is not None and signal.getsignal(signal.SIGTERM) != previous:
+            with contextlib.suppress(ValueError):  # the loop's removal leaves SIG_DFL: the caller's handler again
+                signal.signal(signal.SIGTERM, previous)
 
 
 async def _run_pending(
