@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.text import Text
 
-from empathybench import __version__
 from empathybench.engine.batch import JOURNAL_FILE, BatchJournal, BatchRound
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import (
@@ -46,6 +45,7 @@ from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
 from empathybench.schema.summary import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION, RunSummary
+from empathybench.version import __version__
 
 T = TypeVar("T")
 
