@@ -96,11 +96,28 @@ def _forms(secret: str) -> Iterable[str]:
     yield html.escape(secret)
 
 
+# The forms of the last set of secrets seen, and those forms as they appear inside JSON text: rebuilt only when
+# the secrets change (a key registered, the environment edited), not for every record written.
+_forms_memo: tuple[tuple[str, ...], list[str], tuple[str, ...]] = ((), [], ())
+
+
+def _secret_forms_and_json() -> tuple[list[str], tuple[str, ...]]:
+    global _forms_memo
+    secrets = tuple(known_secrets())
+    memo = _forms_memo
+    if memo[0] != secrets:
+        forms: dict[str, None] = {}
+        for secret in secrets:
+            forms.update(dict.fromkeys(form for form in _forms(secret) if form))
+        # JSON escapes characters one by one, so a form inside a string value appears in json.dumps's output
+        # as the JSON escape of the form (ensure_ascii=False, as dumps_redacted writes).
+        in_json = tuple(dict.fromkeys(json.dumps(form, ensure_ascii=False)[1:-1] for form in forms))
+        memo = _forms_memo = (secrets, list(forms), in_json)
+    return memo[1], memo[2]
+
+
 def _secret_forms() -> list[str]:
-    forms: dict[str, None] = {}
-    for secret in known_secrets():
-        forms.update(dict.fromkeys(form for form in _forms(secret) if form))
-    return list(forms)
+    return _secret_forms_and_json()[0]
 
 
 def _redact_with(text: str, forms: list[str]) -> str:
@@ -138,6 +155,14 @@ def redact_data(data: Any) -> Any:
 def dumps_redacted(data: Any, *, indent: int | None = None) -> str:
     """JSON of `data` with every secret redacted. Strings are redacted before serialising, so the JSON stays valid
     whatever characters a secret holds; values JSON cannot hold are written as their (redacted) str()."""
+    forms, in_json = _secret_forms_and_json()
+    if forms:
+        # Fast path: most records hold no secret at all. Serialise as is and keep the text when no form of any
+        # secret appears in it (redacting would have changed no string, so the text is the same); else redact
+        # every string first, as below.
+        text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
+        if not any(form in text for form in in_json):
+            return text
     return json.dumps(redact_data(data), indent=indent, ensure_ascii=False, default=lambda value: redact(str(value)))
 
 

@@ -72,6 +72,8 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     truncated: int = 0  # answered calls whose answer never arrived (see Generation.truncated)
+    cached_input_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
+    cache_write_input_tokens: int = 0  # of prompt_tokens, written to the provider's prompt cache (Anthropic)
     # The current in-flight limit of each engine ("model", "judge"), for the progress display.
     concurrency_limits: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
@@ -88,6 +90,8 @@ class RunStats:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "truncated": self.truncated,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cache_write_input_tokens": self.cache_write_input_tokens,
         }
 
 
@@ -112,6 +116,8 @@ class Generation:
     reasoning: str | None = None  # the model's thinking, apart from `text`: recorded, never parsed
     truncated: bool = False  # the answer never arrived (budget spent while thinking, or null content at the limit)
     sent: dict[str, Any] | None = None  # the request's parameters as the backend sent them (besides the messages)
+    cached_input_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
+    cache_write_input_tokens: int = 0  # of prompt_tokens, written to it (Anthropic cache_creation_input_tokens)
 
     def as_record(self, request: ChatRequest) -> dict[str, Any]:
         messages = request.messages_as_dicts()
@@ -128,6 +134,7 @@ class Generation:
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
             "cached": self.cached,
             "retries": self.retries,
         }
@@ -137,6 +144,8 @@ class Generation:
             record["reasoning"] = stored_text(self.reasoning)
             if len(self.reasoning) > MAX_STORED_REPLY_CHARS:
                 record["reasoning_chars"] = len(self.reasoning)
+        if self.cache_write_input_tokens:
+            record["cache_write_input_tokens"] = self.cache_write_input_tokens
         if self.truncated:
             record["truncated"] = True
         if len(self.text) > MAX_STORED_REPLY_CHARS:
@@ -375,6 +384,8 @@ class Engine:
             self.cache.put(key, response)
         self.stats.prompt_tokens += response.prompt_tokens
         self.stats.completion_tokens += response.completion_tokens
+        self.stats.cached_input_tokens += response.cached_input_tokens
+        self.stats.cache_write_input_tokens += response.cache_write_input_tokens
         generation = self._generation(request, response, cached=False, attempt=attempt, repetition=repetition)
         generation.retries = retries
         generation.notes = response.notes
@@ -397,6 +408,8 @@ class Engine:
             finish_reason=response.finish_reason,
             prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens,
+            cached_input_tokens=response.cached_input_tokens,
+            cache_write_input_tokens=response.cache_write_input_tokens,
             attempt=attempt,
             repetition=repetition,
         )

@@ -87,6 +87,10 @@ class ChatResponse:
     reasoning: str | None = None
     # The answer never arrived (content null or empty at the token limit, or cut inside `<think>`).
     truncated: bool = False
+    # Input tokens the provider served from its prompt cache (part of prompt_tokens; priced lower), and those it
+    # wrote to the cache for later calls (Anthropic; part of prompt_tokens, priced higher).
+    cached_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
 
 
 class TransientBackendError(Exception):
@@ -208,7 +212,7 @@ def normalise_response(response: ChatResponse) -> ChatResponse:
         if replaced:
             notes.append(f"reasoning text had {replaced} invalid characters (lone surrogates), replaced by U+FFFD")
     counts: dict[str, int] = {}
-    for name in ("prompt_tokens", "completion_tokens"):
+    for name in ("prompt_tokens", "completion_tokens", "cached_input_tokens", "cache_write_input_tokens"):
         counts[name], problem = token_count(getattr(response, name))
         if problem:
             notes.append(f"usage {name} {problem}; recorded as {counts[name]}")

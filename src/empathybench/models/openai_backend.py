@@ -25,6 +25,8 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # The SDK's own timeout bounds each connect/read, not the whole request; the engine bounds the whole request
 # (`Engine.request_timeout_s`) and sets this to the same value through `set_request_timeout`.
 REQUEST_TIMEOUT_S = 600.0
+# The request options `chat.completions.create` passes to the SDK's POST (bearer-token auth from the API key).
+_BEARER_AUTH: Any = {"security": {"bearer_auth": True}}
 
 
 class OpenAIBackend:
@@ -70,6 +72,7 @@ class OpenAIBackend:
             import openai
 
             self._openai = openai
+            self._completion_type = openai.types.chat.ChatCompletion
             # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
             self._client = openai.AsyncOpenAI(
                 base_url=self._request_url,
@@ -120,12 +123,26 @@ class OpenAIBackend:
         fields.update(fields.pop("extra_body", {}))
         return fields
 
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body of the request: `request_arguments` with its `extra_body` merged in, as the SDK sends it."""
+        body = self.request_arguments(request)
+        body.update(body.pop("extra_body", {}))
+        return body
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        kwargs = self.request_arguments(request)
         client = self._get_client()
         openai = self._openai
         try:
-            completion = await client.chat.completions.create(**kwargs)
+            # The SDK's own POST with the finished body: `chat.completions.create` would first walk every message
+            # through its type-driven transform, which changes nothing in plain role/content strings and was the
+            # largest single cost of a call (issue 13: bench/bench_emotionbench_full.py). Same path, headers,
+            # auth, timeout and error handling; the reply is parsed into the same `ChatCompletion` model.
+            completion = await client.post(
+                "/chat/completions",
+                cast_to=self._completion_type,
+                body=self.request_body(request),
+                options=_BEARER_AUTH,
+            )
         except openai.RateLimitError as exc:
             raise TransientBackendError(
                 "rate_limited",
@@ -190,6 +207,8 @@ def _to_response(completion: Any) -> ChatResponse:
             finish_reason=finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),  # type: ignore[arg-type]
             completion_tokens=getattr(usage, "completion_tokens", None),  # type: ignore[arg-type]
+            # OpenAI's automatic prompt caching: the part of prompt_tokens read from the cache.
+            cached_input_tokens=getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None),  # type: ignore[arg-type]
             model=getattr(completion, "model", None),
         )
     )

@@ -357,6 +357,7 @@ async def _run_pending(
             record["usage"] = {
                 "prompt_tokens": sum(c["prompt_tokens"] for c in ctx.calls if not c["cached"]),
                 "completion_tokens": sum(c["completion_tokens"] for c in ctx.calls if not c["cached"]),
+                "cached_input_tokens": sum(c["cached_input_tokens"] for c in ctx.calls if not c["cached"]),
                 "cached_calls": sum(1 for c in ctx.calls if c["cached"]),
             }
             record["elapsed_s"] = round(time.monotonic() - started, 3)

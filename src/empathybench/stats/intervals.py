@@ -17,6 +17,8 @@ from typing import Any, Literal
 import numpy as np
 
 RESAMPLES = 2000
+# How many resampled values `mean_interval` gathers at a time (8 MB of floats).
+_GATHER_ELEMENTS = 1 << 20
 LEVEL = 0.95
 
 PairedTest = Literal["paired_t", "wilcoxon", "mcnemar", "none"]
@@ -45,8 +47,18 @@ def mean_interval(
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return None
-    draws = np.random.default_rng(seed).integers(0, data.size, size=(resamples, data.size))
-    means = scale * data[draws].mean(axis=1) + offset
+    # The same draws as one (resamples x n) int64 matrix, made a block of rows at a time: numpy draws any range
+    # below 2**32 with its 32-bit generator, whose spare half-word stays in the bit generator between calls, so
+    # blocks of int32 indices continue the very same stream (tests/test_intervals.py checks it). A 4,000-item run
+    # no longer holds resamples x items indices and floats at once (~140 MB).
+    rng = np.random.default_rng(seed)
+    index_type = np.int32 if data.size < 2**31 else np.int64
+    rows = max(1, _GATHER_ELEMENTS // data.size)
+    block_means = []
+    for start in range(0, resamples, rows):
+        draws = rng.integers(0, data.size, size=(min(rows, resamples - start), data.size), dtype=index_type)
+        block_means.append(data[draws].mean(axis=1))
+    means = scale * np.concatenate(block_means) + offset
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(min(low, high)), float(max(low, high))
 
