@@ -30,6 +30,7 @@ _SECRET_QUERY_WORDS = ("key", "token", "secret", "password", "passwd", "auth", "
 
 _lock = threading.Lock()
 _registered: set[str] = set()
+_registered_version = 0  # bumped whenever _registered changes, so memoised secrets are rebuilt
 
 
 def is_secret_query_name(name: str) -> bool:
@@ -61,9 +62,12 @@ def url_secrets(url: str | None) -> list[str]:
 
 def register_secret(value: str | None) -> None:
     """Remember a secret (an API key a backend was given) for the rest of the process."""
+    global _registered_version
     if value and len(value) >= MIN_SECRET_LENGTH and value not in NOT_SECRETS:
         with _lock:
-            _registered.add(value)
+            if value not in _registered:
+                _registered.add(value)
+                _registered_version += 1
 
 
 def register_url(url: str | None) -> None:
@@ -72,8 +76,24 @@ def register_url(url: str | None) -> None:
         register_secret(secret)
 
 
+# The last answer of known_secrets and what it was computed from (the environment's values, the registrations):
+# it runs for every record and reply written, and the secrets rarely change during a run.
+_known_memo: tuple[Any, list[str]] = (None, [])
+
+
 def known_secrets() -> list[str]:
     """Every secret known now, longest first (so a key is blanked before any shorter secret inside it)."""
+    global _known_memo
+    source = (tuple(os.environ.get(name) for name in (*SECRET_ENV_VARS, *URL_ENV_VARS)), _registered_version)
+    memo = _known_memo
+    if memo[0] == source:
+        return list(memo[1])
+    found = _compute_known_secrets()
+    _known_memo = (source, found)
+    return list(found)
+
+
+def _compute_known_secrets() -> list[str]:
     secrets = set()
     for name in SECRET_ENV_VARS:
         value = os.environ.get(name)
@@ -217,8 +237,10 @@ class RedactingStream:
 
 
 def _forget_registered_for_tests() -> None:
+    global _registered_version
     with _lock:
         _registered.clear()
+        _registered_version += 1
 
 
 __all__ = [

@@ -17,7 +17,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from empathybench.engine.cache import ResponseCache, cache_key
@@ -74,6 +74,7 @@ class RunStats:
     truncated: int = 0  # answered calls whose answer never arrived (see Generation.truncated)
     cached_input_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
     cache_write_input_tokens: int = 0  # of prompt_tokens, written to the provider's prompt cache (Anthropic)
+    truncated_reasks: int = 0  # calls re-asked with a larger token budget after a truncated answer
     # The current in-flight limit of each engine ("model", "judge"), for the progress display.
     concurrency_limits: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
@@ -92,6 +93,7 @@ class RunStats:
             "truncated": self.truncated,
             "cached_input_tokens": self.cached_input_tokens,
             "cache_write_input_tokens": self.cache_write_input_tokens,
+            "truncated_reasks": self.truncated_reasks,
         }
 
 
@@ -154,6 +156,12 @@ class Generation:
         if self.notes:
             record["notes"] = list(self.notes)
         return record
+
+
+# A truncated answer (the budget spent before the answer came) is re-asked with this factor more tokens, up to
+# this many tokens, where the instrument's protocol re-asks at all (`budget_reasks` of ItemContext.generate).
+TRUNCATION_BUDGET_FACTOR = 2
+TRUNCATION_MAX_TOKENS = 131_072
 
 
 # HTTP statuses that say "too much at once" rather than "this request is broken": rate limited, unavailable,
@@ -497,9 +505,12 @@ class ItemContext:
         *,
         repetition: int = 0,
         attempt: int = 0,
+        budget_reasks: int = 0,
     ) -> Generation:
         engine = self._judge_engine or self._engine
-        return await self._ask(engine, messages, sampling, repetition, attempt, role="judge")
+        return await self._ask(
+            engine, messages, sampling, repetition, attempt, role="judge", budget_reasks=budget_reasks
+        )
 
     async def generate(
         self,
@@ -508,8 +519,14 @@ class ItemContext:
         *,
         repetition: int = 0,
         attempt: int = 0,
+        budget_reasks: int = 0,
     ) -> Generation:
-        return await self._ask(self._engine, messages, sampling, repetition, attempt, role=None)
+        """One call of the model under test. `budget_reasks`: how often a truncated answer (no answer arrived
+        within max_tokens, see Generation.truncated) is asked again with TRUNCATION_BUDGET_FACTOR times the
+        budget; 0 (the default) for protocols that never re-ask."""
+        return await self._ask(
+            self._engine, messages, sampling, repetition, attempt, role=None, budget_reasks=budget_reasks
+        )
 
     async def _ask(
         self,
@@ -520,13 +537,29 @@ class ItemContext:
         attempt: int,
         *,
         role: str | None,
+        budget_reasks: int = 0,
     ) -> Generation:
-        """One call through `engine`, recorded for samples.jsonl (judge calls carry their role)."""
+        """One call through `engine`, recorded for samples.jsonl (judge calls carry their role); a truncated answer
+        is re-asked with a larger budget up to `budget_reasks` times, each re-ask recorded as a call of its own
+        (`budget_reask`: 1, 2...) and the truncated one marked `reasked`."""
         tag = f"{self.tag}:{role}" if self.tag and role else self.tag
-        request, generation = await engine.generate(messages, sampling, repetition=repetition, attempt=attempt, tag=tag)
-        record = generation.as_record(request)
-        self.calls.append({"role": role, **record} if role else record)
-        return generation
+        for reask in range(budget_reasks + 1):
+            request, generation = await engine.generate(
+                messages, sampling, repetition=repetition, attempt=attempt, tag=tag
+            )
+            record = generation.as_record(request)
+            if role:
+                record = {"role": role, **record}
+            if reask:
+                record["budget_reask"] = reask
+            self.calls.append(record)
+            larger = min(TRUNCATION_MAX_TOKENS, sampling.max_tokens * TRUNCATION_BUDGET_FACTOR)
+            if not generation.truncated or reask == budget_reasks or larger <= sampling.max_tokens:
+                return generation
+            record["reasked"] = True
+            engine.stats.truncated_reasks += 1
+            sampling = replace(sampling, max_tokens=larger)
+        raise AssertionError("unreachable")  # the loop always returns
 
 
 def item_seed(run_seed: int, benchmark: str, item_id: str) -> int:

@@ -25,7 +25,7 @@ from empathybench.report import svg
 from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.svg import Point, Reference
-from empathybench.report.validity import validity_of
+from empathybench.report.validity import answers_text, validity_of
 
 _STYLE = """
 :root{--ink:#1d2433;--muted:#5b6478;--line:#e3e6ee;--soft:#f6f7fb;--accent:#0072B2;--warn:#9a3412}
@@ -428,6 +428,7 @@ def _benchmark_section(name: str, result: dict[str, Any], samples: list[dict[str
         return f'<section data-benchmark="{_e(name)}">{head}{skipped}</section>'
     body = _section_body(name, result, samples)
     note = f'<p class="banner">{_e(result["headline_note"])}</p>' if result.get("headline_note") else ""
+    note += f'<p class="muted small">answers: {_e(answers_text(result))}</p>'  # parse and truncated rates
     return (
         f'<section data-benchmark="{_e(name)}">{head}<p class="muted small">{_e(result.get("score_name"))}</p>{note}'
         f"{body}<h3>Figures with intervals</h3>{_metrics_table(name, result)}"
