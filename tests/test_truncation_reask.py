@@ -107,3 +107,27 @@ def test_an_answer_truncated_at_every_budget_is_counted_once_per_ask(tmp_path: P
     eqbench = result.summary["benchmarks"]["eqbench"]
     assert (eqbench["n_truncated_calls"], eqbench["n_truncated_reasks"], eqbench["n_truncated_unanswered"]) == (9, 6, 3)
     assert eqbench["n_parsed"] == 0 and result.stats.truncated_reasks == 6
+
+
+def test_no_reask_when_the_budget_sent_is_fixed_by_a_model_arg(tmp_path: Path, mirror: Path) -> None:
+    # `-M max_tokens=70` fixes the whole budget sent: a re-ask would send the very same request, so none is made.
+    with FakeOpenAIServer(reasoning="reasoning_content", thinking_text=thinking_of(100)) as server:
+        result = execute_run(
+            RunOptions(
+                model="openai/fake",
+                base_url=server.base_url,
+                benchmarks=["eqbench"],
+                preset="paper",
+                limit=1,
+                out=tmp_path / "run",
+                show_progress=False,
+                use_cache=False,
+                model_args=["max_tokens=70"],
+            ),
+            Console(file=io.StringIO()),
+        )
+        asked = server.requests_total
+    [record] = records_of(tmp_path / "run")
+    assert asked == 3 and [c["sent"]["max_tokens"] for c in record["calls"]] == [70, 70, 70]  # the 3 attempts
+    assert not any(c.get("reasked") or c.get("budget_reask") for c in record["calls"])
+    assert result.summary["benchmarks"]["eqbench"]["n_truncated_unanswered"] == 3

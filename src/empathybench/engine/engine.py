@@ -553,12 +553,17 @@ class ItemContext:
             if reask:
                 record["budget_reask"] = reask
             self.calls.append(record)
-            larger = min(TRUNCATION_MAX_TOKENS, sampling.max_tokens * TRUNCATION_BUDGET_FACTOR)
-            if not generation.truncated or reask == budget_reasks or larger <= sampling.max_tokens:
+            larger = replace(
+                sampling, max_tokens=min(TRUNCATION_MAX_TOKENS, sampling.max_tokens * TRUNCATION_BUDGET_FACTOR)
+            )
+            if not generation.truncated or reask == budget_reasks or larger.max_tokens <= sampling.max_tokens:
                 return generation
+            describe = getattr(engine.backend, "request_parameters", None)
+            if callable(describe) and describe(ChatRequest.of(messages, larger, tag)) == generation.sent:
+                return generation  # the backend would send the same budget (e.g. `-M max_tokens=N` fixes it)
             record["reasked"] = True
             engine.stats.truncated_reasks += 1
-            sampling = replace(sampling, max_tokens=larger)
+            sampling = larger
         raise AssertionError("unreachable")  # the loop always returns
 
 
