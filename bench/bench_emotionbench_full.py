@@ -46,8 +46,10 @@ RSS_TARGET_MB = 200.0
 BENCH_API_KEY = "sk-bench-not-a-secret"
 
 
-def bench_env(cache_dir: Path, mirror: str | None) -> dict[str, str]:
+def bench_env(cache_dir: Path, mirror: str | None, source: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EMPATHYBENCH_"))}
+    if source is not None:  # another source tree first on the path (--baseline-src)
+        env["PYTHONPATH"] = source
     env["EMPATHYBENCH_CACHE_DIR"] = str(cache_dir)
     env["OPENAI_API_KEY"] = BENCH_API_KEY
     if mirror:
@@ -112,9 +114,9 @@ def run_command(base_url: str, out: Path, concurrency: int, limit: int | None, p
     return command
 
 
-def fresh_cache(root: Path, name: str, env_mirror: str | None) -> dict[str, str]:
+def fresh_cache(root: Path, name: str, env_mirror: str | None, source: str | None = None) -> dict[str, str]:
     """A new EMPATHYBENCH_CACHE_DIR with the data files fetched into it (untimed), no cached replies."""
-    env = bench_env(root / name, env_mirror)
+    env = bench_env(root / name, env_mirror, source)
     command = [sys.executable, "-m", "empathybench", "data", "fetch", "--bench", "emotionbench"]
     result = subprocess.run(command, env=env, capture_output=True, text=True)
     if result.returncode != 0:
@@ -141,12 +143,19 @@ def run_facts(out: Path) -> dict[str, Any]:
     }
 
 
-def one_round(server: FakeOpenAIServer, root: Path, index: int, concurrency: int, mirror: str | None) -> dict[str, Any]:
-    env = fresh_cache(root, f"cache-startup-{index}", mirror)
+def one_round(
+    server: FakeOpenAIServer,
+    root: Path,
+    index: int | str,
+    concurrency: int,
+    mirror: str | None,
+    source: str | None = None,
+) -> dict[str, Any]:
+    env = fresh_cache(root, f"cache-startup-{index}", mirror, source)
     before = server.requests_total
     startup = run_child(run_command(server.base_url, root / f"startup-{index}", concurrency, 1, None), env)
     startup["requests"] = server.requests_total - before
-    env = fresh_cache(root, f"cache-full-{index}", mirror)
+    env = fresh_cache(root, f"cache-full-{index}", mirror, source)
     before = server.requests_total
     full = run_child(run_command(server.base_url, root / f"full-{index}", concurrency, None, None), env)
     full["requests"] = server.requests_total - before
@@ -202,7 +211,23 @@ def markdown(results: dict[str, Any]) -> str:
             f"{entry['cpu_per_request_ms_after_startup']:.3f} | {entry['cpu_per_request_ms_whole_child']:.3f} | "
             f"{full['peak_rss_mb']:.1f} |"
         )
+    baseline = results.get("baseline")
+    for index, entry in enumerate((baseline or {}).get("rounds", [])):
+        full, startup = entry["full"], entry["startup"]
+        lines.append(
+            f"| baseline {index + 1} | {full['requests']} | {full['wall_s']:.2f} | {full['cpu_s']:.2f} "
+            f"({full['user_s']:.2f}/{full['system_s']:.2f}) | {startup['cpu_s']:.2f} ({startup['requests']}) | "
+            f"{entry['cpu_per_request_ms_after_startup']:.3f} | {entry['cpu_per_request_ms_whole_child']:.3f} | "
+            f"{full['peak_rss_mb']:.1f} |"
+        )
     summary = results["summary"]
+    if baseline:
+        lines += [
+            "",
+            f"Baseline (`{baseline['source']}`, rounds alternating with this tree's): median "
+            f"{baseline['cpu_per_request_ms_median']:.3f} ms per request after start-up, peak RSS up to "
+            f"{baseline['peak_rss_mb_max']:.1f} MB.",
+        ]
     lines += [
         "",
         f"Median CPU per request after start-up: **{summary['cpu_per_request_ms_median']:.3f} ms** "
@@ -230,13 +255,15 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="also profile one full run with cProfile")
     parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="where to write the results")
     parser.add_argument("--name", default="emotionbench_full", help="results file name (default emotionbench_full)")
+    parser.add_argument("--baseline-src", type=Path, help="also run this source tree, alternating")
     args = parser.parse_args()
 
     mirror = os.environ.get("EMPATHYBENCH_MIRROR")
     if mirror is None and (REPO_ROOT.parent / "shared" / "mirror").is_dir():
         mirror = str(REPO_ROOT.parent / "shared" / "mirror")
     load_before = [round(x, 2) for x in os.getloadavg()]
-    rounds = []
+    rounds: list[dict[str, Any]] = []
+    baseline_rounds: list[dict[str, Any]] = []
     profile: list[str] = []
     args.results.mkdir(parents=True, exist_ok=True)
     with (
@@ -245,9 +272,15 @@ def main() -> None:
     ):
         root = Path(scratch)
         for index in range(args.rounds):
-            print(f"round {index + 1}/{args.rounds} ...", flush=True)
-            rounds.append(one_round(server, root, index, args.concurrency, mirror))
-            print(json.dumps({k: v for k, v in rounds[-1].items() if k.startswith("cpu")}), flush=True)
+            # With a baseline, its round and ours alternate (which goes first too), so that the load of a shared
+            # machine weighs on both alike.
+            order = ["baseline", "current"] if index % 2 else ["current", "baseline"]
+            for which in order if args.baseline_src else ["current"]:
+                print(f"round {index + 1}/{args.rounds} {which} ...", flush=True)
+                source = str(args.baseline_src) if which == "baseline" else None
+                entry = one_round(server, root, f"{which}-{index}", args.concurrency, mirror, source)
+                (baseline_rounds if which == "baseline" else rounds).append(entry)
+                print(json.dumps({k: v for k, v in entry.items() if k.startswith("cpu")}), flush=True)
         if args.profile:
             print("profiled run ...", flush=True)
             profile = profile_run(server, root, args.concurrency, mirror, args.results / f"{args.name}.prof")
@@ -276,6 +309,15 @@ def main() -> None:
         },
         "profile": profile,
     }
+    if baseline_rounds:
+        results["baseline"] = {
+            "source": str(args.baseline_src),
+            "rounds": baseline_rounds,
+            "cpu_per_request_ms_median": round(
+                statistics.median(e["cpu_per_request_ms_after_startup"] for e in baseline_rounds), 3
+            ),
+            "peak_rss_mb_max": max(e["full"]["peak_rss_mb"] for e in baseline_rounds),
+        }
     results["checks"] = {
         "cpu_per_request": results["summary"]["cpu_per_request_ms_median"] <= CPU_TARGET_MS,
         "peak_rss": results["summary"]["peak_rss_mb_max"] <= RSS_TARGET_MB,

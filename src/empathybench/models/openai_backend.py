@@ -1,5 +1,6 @@
 """Any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp server, Ollama, gateways)."""
 
+import json
 import os
 from typing import Any
 
@@ -72,7 +73,6 @@ class OpenAIBackend:
             import openai
 
             self._openai = openai
-            self._completion_type = openai.types.chat.ChatCompletion
             # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
             self._client = openai.AsyncOpenAI(
                 base_url=self._request_url,
@@ -134,15 +134,14 @@ class OpenAIBackend:
         openai = self._openai
         try:
             # The SDK's own POST with the finished body: `chat.completions.create` would first walk every message
-            # through its type-driven transform, which changes nothing in plain role/content strings and was the
-            # largest single cost of a call (issue 13: bench/bench_emotionbench_full.py). Same path, headers,
-            # auth, timeout and error handling; the reply is parsed into the same `ChatCompletion` model.
-            completion = await client.post(
-                "/chat/completions",
-                cast_to=self._completion_type,
-                body=self.request_body(request),
-                options=_BEARER_AUTH,
+            # through its type-driven transform, which changes nothing in plain role/content strings, and build
+            # pydantic models of the reply; together the largest costs of a call in the harness (issue 13:
+            # bench/bench_emotionbench_full.py). Same path, headers, auth, timeout and error handling (HTTP
+            # errors still raise the SDK's exceptions); the body is read as JSON and checked field by field.
+            raw = await client.post(
+                "/chat/completions", cast_to=bytes, body=self.request_body(request), options=_BEARER_AUTH
             )
+            completion = json.loads(raw)
         except openai.RateLimitError as exc:
             raise TransientBackendError(
                 "rate_limited",
@@ -181,35 +180,43 @@ class OpenAIBackend:
             self._client = None
 
 
+def _get(value: Any, name: str) -> Any:
+    """A field of a JSON object (dict) or of an SDK model (attribute); None when absent or not an object."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
 def _to_response(completion: Any) -> ChatResponse:
-    """Turn an SDK completion into our record; a body without a message counts as malformed."""
-    choices = getattr(completion, "choices", None)
-    if not choices:
+    """Turn a completion (the JSON body as a dict, or an SDK model) into our record; a body without a message
+    counts as malformed."""
+    choices = _get(completion, "choices")
+    if not choices or not isinstance(choices, list | tuple):
         raise TransientBackendError("malformed", "response has no choices")
     choice = choices[0]
-    message = getattr(choice, "message", None)
-    text = getattr(message, "content", None)
+    message = _get(choice, "message")
+    text = _get(message, "content")
     if message is None or (text is not None and not isinstance(text, str)):
         raise TransientBackendError("malformed", "response choice has no message")
-    usage = getattr(completion, "usage", None)
-    finish_reason = getattr(choice, "finish_reason", None)
+    usage = _get(completion, "usage")
+    finish_reason = _get(choice, "finish_reason")
     # Thinking arrives in its own field (vLLM reasoning parsers, DeepSeek, OpenRouter) or inside the content.
     reasoning = _reasoning_field(message)
     answer, tagged, unclosed = split_think_tags(text) if text else ("", None, False)
     if tagged is not None:
         reasoning = tagged if reasoning is None else f"{reasoning}\n\n{tagged}"
-    # The SDK does not validate bodies: usage may be "abc", 1e400 or -5, text may hold lone surrogates.
+    # Nothing validates the body: usage may be "abc", 1e400 or -5, text may hold lone surrogates.
     return normalise_response(
         ChatResponse(
             text=answer,
             reasoning=reasoning,
             truncated=is_truncated(text and answer, finish_reason, unclosed),
             finish_reason=finish_reason,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),  # type: ignore[arg-type]
-            completion_tokens=getattr(usage, "completion_tokens", None),  # type: ignore[arg-type]
+            prompt_tokens=_get(usage, "prompt_tokens"),
+            completion_tokens=_get(usage, "completion_tokens"),
             # OpenAI's automatic prompt caching: the part of prompt_tokens read from the cache.
-            cached_input_tokens=getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None),  # type: ignore[arg-type]
-            model=getattr(completion, "model", None),
+            cached_input_tokens=_get(_get(usage, "prompt_tokens_details"), "cached_tokens"),
+            model=_get(completion, "model"),
         )
     )
 
@@ -217,8 +224,8 @@ def _to_response(completion: Any) -> ChatResponse:
 def _reasoning_field(message: Any) -> str | None:
     """The thinking a server returned beside the content (`reasoning_content`, or `reasoning`), if any text."""
     for name in ("reasoning_content", "reasoning"):
-        value = getattr(message, name, None)
-        if value is None:
+        value = _get(message, name)
+        if value is None and not isinstance(message, dict):
             value = (getattr(message, "model_extra", None) or {}).get(name)
         if isinstance(value, str) and value:
             return value
