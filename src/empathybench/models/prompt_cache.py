@@ -6,10 +6,12 @@ Both providers cache a prompt's prefix, not arbitrary parts of it:
   in 128-token steps (https://platform.openai.com/docs/guides/prompt-caching). Nothing is marked; what helps is
   shared text first. Every instrument already sends its shared instructions first where it has them apart:
   the system message (EQ-Bench, SECEU, EmoBench, EmotionBench) and, in multi-turn conversations (EQ-Bench 3),
-  the earlier turns. Where the instructions and the item text share one user message, their order is the
-  published prompt's (EQ-Bench's "Your task is..." after the dialogue, EmotionBench's questionnaire after the
-  situation, the judges' rubric around the reply) and is kept byte for byte: a reordered prompt is another
-  benchmark.
+  the earlier turns. Where the instructions and the item text share one user message (EQ-Bench's items,
+  EmotionBench's situation and questionnaire, the empathetic judge's rubric and the rated reply), their order is
+  the published prompt's and is kept byte for byte: a reordered prompt is another benchmark. The empathetic
+  judge's long rubric (task, tutorial, instructions) already comes first, so OpenAI caches it as it is; for
+  Anthropic it is not marked, since marking needs it in a block of its own, which would split the published
+  message.
 - Anthropic caches what is marked: `cache_control: {"type": "ephemeral"}` on a block caches the prefix up to and
   including that block, at most 4 marks per request, and only prefixes of at least 1,024 tokens (2,048 for Haiku
   models); a shorter marked prefix is simply not cached
