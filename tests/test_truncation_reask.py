@@ -131,3 +131,60 @@ def test_no_reask_when_the_budget_sent_is_fixed_by_a_model_arg(tmp_path: Path, m
     assert asked == 3 and [c["sent"]["max_tokens"] for c in record["calls"]] == [70, 70, 70]  # the 3 attempts
     assert not any(c.get("reasked") or c.get("budget_reask") for c in record["calls"])
     assert result.summary["benchmarks"]["eqbench"]["n_truncated_unanswered"] == 3
+
+
+def test_a_truncated_judge_answer_is_reasked_in_a_protocol_that_reasks(tmp_path: Path, mirror: Path) -> None:
+    # The empathetic judge asks up to 3 times for one label in 16 tokens. A reasoning judge whose 20 words of
+    # thinking fill those 16 tokens is re-asked with 32, where its label arrives; the model's own reply (256
+    # tokens) is never truncated.
+    with FakeOpenAIServer(
+        reasoning="reasoning_content", thinking_text=thinking_of(20), answer=lambda _: "Good"
+    ) as server:
+        result = execute_run(
+            RunOptions(
+                model="openai/fake",
+                judge="openai/fake-judge",
+                base_url=server.base_url,
+                benchmarks=["empathetic"],
+                preset="quick",
+                limit=1,
+                out=tmp_path / "run",
+                show_progress=False,
+                use_cache=False,
+            ),
+            Console(file=io.StringIO()),
+        )
+    [record] = records_of(tmp_path / "run")
+    judge_calls = [c for c in record["calls"] if c.get("role") == "judge"]
+    model_calls = [c for c in record["calls"] if c.get("role") != "judge"]
+    assert [c.get("truncated", False) for c in model_calls] == [False]
+    assert judge_calls and len(judge_calls) % 2 == 0  # each rated reply: a truncated ask, then its re-ask
+    for first, second in zip(judge_calls[::2], judge_calls[1::2], strict=True):
+        assert first["truncated"] and first["reasked"] and first["sampling"]["max_tokens"] == 16
+        assert second["budget_reask"] == 1 and second["sampling"]["max_tokens"] == 32 and second["reply"] == "Good"
+    empathetic = result.summary["benchmarks"]["empathetic"]
+    assert empathetic["n_truncated_reasks"] == len(judge_calls) // 2 and empathetic["n_truncated_unanswered"] == 0
+
+
+def test_emotionbench_reasks_a_truncated_questionnaire(tmp_path: Path, mirror: Path) -> None:
+    # EmotionBench asks up to 3 times per run; 1,500 words of thinking fill its 1,024 tokens, not 2,048.
+    with FakeOpenAIServer(reasoning="reasoning_content", thinking_text=thinking_of(1500)) as server:
+        result = execute_run(
+            RunOptions(
+                model="openai/fake",
+                base_url=server.base_url,
+                benchmarks=["emotionbench"],
+                preset="quick",
+                limit=1,
+                out=tmp_path / "run",
+                show_progress=False,
+                use_cache=False,
+            ),
+            Console(file=io.StringIO()),
+        )
+    calls = [call for record in records_of(tmp_path / "run") for call in record["calls"]]
+    assert [c["sampling"]["max_tokens"] for c in calls] == [1024, 2048] * (len(calls) // 2)
+    assert [c.get("budget_reask", 0) for c in calls] == [0, 1] * (len(calls) // 2)
+    assert all(c["truncated"] and c["reasked"] for c in calls[::2]) and not any(c.get("truncated") for c in calls[1::2])
+    emotionbench = result.summary["benchmarks"]["emotionbench"]
+    assert emotionbench["n_truncated_reasks"] == len(calls) // 2 > 0 and emotionbench["n_truncated_unanswered"] == 0
