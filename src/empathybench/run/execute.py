@@ -344,6 +344,11 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         calls = [call for r in records_by_bench[bench.name] for call in r.get("calls") or ()]
         result["n_calls"] = len(calls)
         result["n_truncated_calls"] = sum(1 for call in calls if call.get("truncated"))
+        result["truncated_rate"] = round(result["n_truncated_calls"] / len(calls), 4) if calls else None
+        # Truncated answers re-asked with a larger budget (where the protocol re-asks), and those left without an
+        # answer (not re-asked, or truncated at every budget).
+        result["n_truncated_reasks"] = sum(1 for call in calls if call.get("budget_reask"))
+        result["n_truncated_unanswered"] = sum(1 for c in calls if c.get("truncated") and not c.get("reasked"))
         result["status"] = "complete" if len(records) == len(bench.items) else "incomplete"
         attach_score_interval(result)
         summary["benchmarks"][bench.name] = result
@@ -457,6 +462,7 @@ async def _run_pending(
             record["usage"] = {
                 "prompt_tokens": sum(c["prompt_tokens"] for c in ctx.calls if not c["cached"]),
                 "completion_tokens": sum(c["completion_tokens"] for c in ctx.calls if not c["cached"]),
+                "cached_input_tokens": sum(c["cached_input_tokens"] for c in ctx.calls if not c["cached"]),
                 "cached_calls": sum(1 for c in ctx.calls if c["cached"]),
             }
             record["elapsed_s"] = round(time.monotonic() - started, 3)
