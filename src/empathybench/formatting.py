@@ -30,6 +30,20 @@ def number(value: Any, digits: int = 2, missing: str = "—", signed: bool = Fal
     return str(value)
 
 
+def usd(value: Any) -> str:
+    """A cost: "$0", "$0.0123" below a dollar, "$1,234.56" above; "unknown" when there is no number."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        return "unknown"
+    if value == 0:
+        return "$0"
+    return f"${value:,.4f}" if abs(value) < 1 else f"${value:,.2f}"
+
+
+def percent_of(part: float, whole: float, digits: int = 1) -> str:
+    """`part` as a percentage of `whole` ("4.0%"); "" when `whole` is not positive."""
+    return f"{number(100 * part / whole, digits)}%" if whole > 0 else ""
+
+
 def significant(value: float, digits: int = 2) -> str:
     """A p-value and the like: `digits` significant digits (0.00012 -> 0.00012, 0.2345 -> 0.23)."""
     return f"{value:.{digits}g}"

@@ -3,11 +3,7 @@
 from collections.abc import Mapping
 from typing import Any
 
-
-def _usd(value: Any) -> str:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return "unknown"
-    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+from empathybench.formatting import usd
 
 
 def _source(price: Any) -> str:
@@ -28,11 +24,11 @@ def cost_line(cost: Mapping[str, Any] | None) -> str | None:
             continue
         cached = f", {spend.get('cached_input_tokens', 0):,} cached" if spend.get("cached_input_tokens") else ""
         parts.append(
-            f"{role} {_usd(spend.get('cost_usd'))} ({spend.get('calls', 0):,} calls, "
+            f"{role} {usd(spend.get('cost_usd'))} ({spend.get('calls', 0):,} calls, "
             f"{spend.get('input_tokens', 0):,} in{cached}, {spend.get('output_tokens', 0):,} out tokens)"
         )
     prices = cost.get("prices") if isinstance(cost.get("prices"), Mapping) else {}
     sources = "; ".join(f"{role} {_source(prices.get(role))}" for role in ("model", "judge") if role in prices)
-    total = _usd(cost.get("cost_usd"))
+    total = usd(cost.get("cost_usd"))
     hint = "" if total != "unknown" else " (give a price with --price input=X,output=Y, USD per million tokens)"
     return f"cost {total}{hint}: " + (", ".join(parts) or "no calls") + (f"; prices: {sources}" if sources else "")

@@ -13,6 +13,8 @@ When several apply the first in that order is the status; every reason is kept i
 
 from typing import Any
 
+from empathybench.formatting import percent_of
+
 MIN_PARSED_FRACTION = 0.5
 STATUSES = ("valid", "invalid", "insufficient", "self-judged", "skipped")
 
@@ -26,7 +28,7 @@ def truncated_text(result: dict[str, Any]) -> str:
     calls = result.get("n_calls") or 0
     text = f"{truncated} of {calls} answers truncated"
     if isinstance(calls, int) and calls > 0:
-        text += f" ({100 * truncated / calls:.1f}%)"
+        text += f" ({percent_of(truncated, calls)})"
     reasks, unanswered = result.get("n_truncated_reasks"), result.get("n_truncated_unanswered")
     if isinstance(reasks, int) and reasks > 0:
         text += f", {reasks} re-asked with a larger budget"
@@ -38,7 +40,7 @@ def truncated_text(result: dict[str, Any]) -> str:
 def truncated_share(result: dict[str, Any]) -> str:
     """The truncated rate in short: "12 = 4.0% of calls" (the terminal's parsed column)."""
     truncated, calls = result.get("n_truncated_calls") or 0, result.get("n_calls") or 0
-    share = f" = {100 * truncated / calls:.1f}% of calls" if isinstance(calls, int) and calls > 0 else ""
+    share = f" = {percent_of(truncated, calls)} of calls" if isinstance(calls, int) and calls > 0 else ""
     return f"{truncated}{share}"
 
 

@@ -29,6 +29,7 @@ from rich.text import Text
 
 from empathybench.engine.engine import BudgetExhaustedError, Engine, ItemContext, item_seed
 from empathybench.errors import BudgetStopError, UserError
+from empathybench.formatting import usd
 from empathybench.models.base import ChatRequest, ChatResponse
 from empathybench.models.plausible import PlausibleResponder
 from empathybench.models.prices import PRICE_HELP, Price, cost_usd, parse_price_option, price_for, price_table
@@ -263,14 +264,6 @@ def estimate_record(tallies: list[InstrumentTally], prices: RunPrices, skipped: 
     }
 
 
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "unknown"
-    if value == 0:
-        return "$0"
-    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
-
-
 def render_estimate(console: Console, estimate: Mapping[str, Any]) -> None:
     """The dry run as a table on `console` (every value printed literally)."""
     judged = any(entry["judge"]["requests"] for entry in estimate["instruments"])
@@ -299,7 +292,7 @@ def render_estimate(console: Console, estimate: Mapping[str, Any]) -> None:
             f"{model['input_tokens'] + judge['input_tokens']:,}",
             f"{model['output_tokens'] + judge['output_tokens']:,} / "
             f"{model['output_tokens_max'] + judge['output_tokens_max']:,}",
-            f"{_usd(cost)} / {_usd(cost_max)}",
+            f"{usd(cost)} / {usd(cost_max)}",
         ]
         table.add_row(*cells)
     console.print(table)
@@ -483,7 +476,7 @@ def cost_totals(sessions: list[Any]) -> dict[str, Any]:
 
 def budget_stop(meter: CostMeter, items_left: int, directory: Any) -> BudgetStopError:
     return BudgetStopError(
-        f"stopped at the cost budget: spent ${meter.spent_usd:.4f} of --max-cost {meter.budget_usd:g} "
+        f"stopped at the cost budget: spent {usd(meter.spent_usd)} of --max-cost {meter.budget_usd:g} "
         f"({items_left} items left, finished ones kept in {directory}); run the same command with a larger --max-cost "
         "to continue"
     )

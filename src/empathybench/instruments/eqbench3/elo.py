@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.errors import UserError
+from empathybench.formatting import interval, number
 from empathybench.instruments.eqbench3.data import Protocol, Scenario
 from empathybench.instruments.eqbench3.pairwise import (
     BIN_SIZE,
@@ -605,7 +606,8 @@ def compare_elo(
     notes = (
         "EQ-Bench 3 pairwise Elo: "
         + ", ".join(
-            f"{m} {ratings[m]['elo']:.0f} [{ratings[m]['ci_low']:.0f}, {ratings[m]['ci_high']:.0f}]" for m in ranked
+            f"{m} {number(ratings[m]['elo'], 0)} {interval((ratings[m]['ci_low'], ratings[m]['ci_high']), 0)}"
+            for m in ranked
         ),
         f"  {len(new)} judge calls now, {result['counts']['from_judgements_file']} verdicts from {judgements_path}"
         + (f"; {len(failures)} calls failed (run the same command again to retry them)" if failures else ""),

@@ -5,6 +5,7 @@ transcript in the samples (turns, debrief, the judge's rubric text: `sample_text
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from empathybench.formatting import number
 from empathybench.instruments.protocol import ChartPoint, FactsTable, ItemLink, ReportSection, StripChart
 
 SCORE_DOMAIN = (0.0, 100.0)  # the rubric score: 5 x the 0-20 criterion mean
@@ -125,9 +126,9 @@ def _bounded(text: Any, limit: int) -> str:
 def sample_line(record: Mapping[str, Any]) -> str:
     """The samples table's one-line view of a task."""
     score = record.get("score_0_20")
-    shown = f"{score:.2f}/20" if isinstance(score, int | float) else "not scored"
+    shown = f"{number(float(score), 2)}/20" if isinstance(score, int | float) else "not scored"
     coverage = record.get("mean_section_coverage")
-    covered = f", section coverage {coverage:.2f}" if isinstance(coverage, int | float) else ""
+    covered = f", section coverage {number(float(coverage), 2)}" if isinstance(coverage, int | float) else ""
     return (
         f"scenario {record.get('scenario_id')} ({record.get('type')}), {len(record.get('turns') or [])} turns, "
         f"{record.get('task_status')}: {shown}{covered}"
