@@ -213,7 +213,7 @@ def judged_comparisons(
             judging = ComparisonJudging(
                 verdicts={**stored, **new},
                 new_keys=frozenset(new),
-                stored_keys=frozenset(k for k in stored if k in {t.key for t in prepared.tasks}),
+                stored_keys=frozenset(stored) & {task.key for task in prepared.tasks},
                 failures=tuple(failures),
                 usage=stats.as_dict(),
                 cost=cost,
