@@ -304,18 +304,15 @@ def _with_cost(output: ComparisonOutput, cost: Mapping[str, Any], prices: RunPri
 # --- dry run -----------------------------------------------------------------------------------------------------
 
 
-def _dry_identity(settings: JudgeSettings, hook: RunComparison) -> dict[str, Any]:
-    """The judge's identity as the real command would see it (task keys depend on it), without calling it; without
-    its key (a dry run needs none) the spec's provider, model and base URL."""
+def _dry_identity(settings: JudgeSettings, hook: RunComparison) -> tuple[dict[str, Any], bool]:
+    """The judge's identity as the real command would see it (task keys depend on it), without calling it, and
+    whether it is exact; without its API key (a dry run needs none): the spec's provider, model and base URL."""
     try:
-        return _backend(settings, hook).identity()
+        return _backend(settings, hook).identity(), True
     except UserError:
         spec = parse_model_spec(settings.judge)
-        return {
-            "provider": spec.provider,
-            "model": spec.model,
-            **({"base_url": settings.base_url} if settings.base_url else {}),
-        }
+        identity = {"provider": spec.provider, "model": spec.model}
+        return ({**identity, "base_url": settings.base_url} if settings.base_url else identity), False
 
 
 def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target: Path) -> dict[str, Any]:
@@ -330,8 +327,10 @@ def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target
     instruments = all_benchmarks()
     entries: list[dict[str, Any]] = []
     total = RoleTally()
+    exact = True
     for name, hook, holding in _hooks(runs):
-        identity = _dry_identity(settings, hook)
+        identity, exact_identity = _dry_identity(settings, hook)
+        exact = exact and exact_identity
         prepared = hook.prepare(holding, judge=settings.judge, judge_identity=identity)
         stored = read_judgements(judgements_path(target, name))
         pending = _pending(prepared, stored)
@@ -367,6 +366,14 @@ def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target
         },
         "notes": [
             *([_no_price(prices)] if prices.judge is None else []),
+            *(
+                []
+                if exact
+                else [
+                    "the judge's backend could not be made (its API key is not set?): verdicts already in the "
+                    "judgements file may be counted again"
+                ]
+            ),
             "tokens are estimated (characters/4, 1 per CJK character, +3 per message); output 'exp' is the length of "
             "scripted verdicts, 'max' the requests' max tokens; tasks in the judgements file are not asked again",
         ],
