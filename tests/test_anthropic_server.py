@@ -128,7 +128,8 @@ def test_backend_sends_the_intended_body_and_headers() -> None:
     assert seen.path == "/v1/messages" and seen.outcome == "ok"
     assert seen.body == {
         "model": MODEL,
-        "system": "Be brief.",
+        # The system prompt is the shared prefix: marked for Anthropic's prompt cache, its text unchanged.
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
         "messages": [{"role": "user", "content": "Joy: <score>"}],
         "max_tokens": 40,
         "temperature": 0.2,
@@ -173,15 +174,15 @@ def test_eqbench_run_over_the_wire(
             "max_tokens": call["sampling"]["max_tokens"],
             "temperature": temperature,  # and no top_p: 1.0 does not narrow; no seed: the API has none
         }
-        if system:
-            body["system"] = "\n\n".join(system)
+        if system:  # the shared instructions, marked for Anthropic's prompt cache (text unchanged)
+            body["system"] = [{"type": "text", "text": "\n\n".join(system), "cache_control": {"type": "ephemeral"}}]
         if stop:
             body["stop_sequences"] = stop
         expected[json.dumps(body, sort_keys=True)] += 1
     assert sent == expected
     assert all(r.api_version in ("2023-06-01", "2026-10-21") for r in requests)
     if options[1].startswith("eqbench.system_prompt"):
-        assert all(r.body["system"] == "Answer with the scores only." for r in requests)
+        assert all(r.body["system"][0]["text"] == "Answer with the scores only." for r in requests)
 
     summary = json.loads((run_dir / "summary.json").read_text("utf-8"))
     assert summary["benchmarks"]["eqbench"]["n_parsed"] == 4

@@ -53,7 +53,12 @@ def test_completion_shape_usage_and_counters() -> None:
         assert reply["choices"][0]["message"] == {"role": "assistant", "content": "Joy: 5\nFear:"}
         assert reply["choices"][0]["finish_reason"] == "length"  # cut at max_tokens
         # 11 text tokens (Joy : " <" score > newline Fear : " <" score >) + 3 for the message + 3 for the reply
-        assert reply["usage"] == {"prompt_tokens": 17, "completion_tokens": 3, "total_tokens": 20}
+        assert reply["usage"] == {
+            "prompt_tokens": 17,
+            "completion_tokens": 3,
+            "total_tokens": 20,
+            "prompt_tokens_details": {"cached_tokens": 0},  # a short prompt: nothing from the prompt cache
+        }
         assert server.requests_total == 2
         assert server.body_counts == {request_body_hash(json.dumps(body).encode()): 2}
         assert server.authorizations == {"Bearer sk-x", "Bearer sk-other"}

@@ -3,12 +3,13 @@
 import math
 import random
 
+import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
 from empathybench.report.compare import paired_difference
 from empathybench.stats.contingency import mcnemar_exact_p
-from empathybench.stats.intervals import mean_interval, mean_metric, metric
+from empathybench.stats.intervals import RESAMPLES, mean_interval, mean_metric, metric
 from empathybench.stats.tests import bootstrap_interval
 
 
@@ -91,3 +92,15 @@ def test_paired_difference_wilcoxon_and_t_use_scipy_on_the_shared_items() -> Non
 def test_metrics_without_items_are_not_paired() -> None:
     a = metric("r", 0.5, (0.1, 0.8), n=8, method="bootstrap")
     assert paired_difference(a, a) is None
+
+
+@pytest.mark.parametrize("n_items", [1, 7, 523, 4_330])
+def test_interval_is_the_one_matrix_bootstrap_made_in_blocks(n_items: int) -> None:
+    # The interval is computed a block of resamples at a time (memory); it must be exactly the bootstrap of one
+    # (resamples x items) matrix of int64 indices, as it was computed before.
+    values = np.random.default_rng(99).normal(20.0, 5.0, size=n_items)
+    for seed in (0, 7):
+        draws = np.random.default_rng(seed).integers(0, n_items, size=(RESAMPLES, n_items))
+        means = 2.0 * values[draws].mean(axis=1) + 1.0
+        low, high = np.quantile(means, [0.025, 0.975])
+        assert mean_interval(list(values), scale=2.0, offset=1.0, seed=seed) == (float(low), float(high))

@@ -258,7 +258,9 @@ def test_an_answer_lost_to_thinking_is_counted_truncated(mode: str, tmp_path: Pa
     bench = summary["benchmarks"]["eqbench"]
     assert bench["n_parsed"] == 0 and bench["n_truncated_calls"] == len(calls)
     assert summary["usage"]["truncated"] == len(calls)
-    assert f"({len(calls)} truncated)" in result.stdout
+    assert f"({len(calls)} = 100.0% of calls truncated)" in result.stdout  # the truncated rate beside the parse rate
+    # `-M max_tokens=4` fixes the budget sent: a re-ask with a larger budget would send the same request.
+    assert bench["n_truncated_reasks"] == 0 and bench["n_truncated_unanswered"] == len(calls)
     # The reason the benchmark has no figure says why nothing parsed, in every report.
     assert f"{len(calls)} of {len(calls)} answers truncated" in " ".join(bench["validity"]["reasons"])
     assert f"{len(calls)} of {len(calls)} answers truncated" in (run_dir / "report.html").read_text("utf-8")

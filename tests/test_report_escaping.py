@@ -94,7 +94,7 @@ def _poison_run(directory: Path, errors: int = 2) -> None:
     run_info = json.loads((directory / "run.json").read_text("utf-8"))
     run_info = _poison(run_info)
     options = run_info["options"]
-    options["seed"] = HOSTILE
+    # (the seed stays a number: run.json's schema says so, and the report refuses a run.json that breaks it)
     options["benchmark_options"] = {key: HOSTILE for key in options.get("benchmark_options") or {"x.y": ""}}
     run_info["judge"] = {"spec": f"openai/{HOSTILE}", "note": HOSTILE}
     run_info["created"] = HOSTILE

@@ -342,7 +342,7 @@ def test_an_interrupted_run_says_how_to_resume_and_run_json_says_interrupted(
         process.kill()
         process.wait()
     assert process.returncode == code, stderr
-    assert "Traceback" not in stderr
+    assert "Traceback" not in stderr, stderr
     assert error_lines(stderr) == [f"interrupted; run the same command again to resume (run directory {run_dir})"]
     run_info = read_json(run_dir / "run.json")
     assert run_info["status"] == "interrupted"

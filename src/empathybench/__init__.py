@@ -10,7 +10,7 @@ The Python API (imported lazily, so `import empathybench` stays light):
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from empathybench.version import __version__
 
 __all__ = ["__version__", "open_run", "run"]
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from empathybench.errors import UserError
+from empathybench.errors import Terminated, UserError
 from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from empathybench.redaction import RedactingStream, dumps_redacted, redact
 
@@ -125,10 +125,6 @@ def _parse_options(pairs: list[str]) -> dict[str, str]:
             raise UserError(f"--option {pair!r} is not BENCHMARK.NAME=VALUE; `empathybench list` shows the options")
         options[key.strip()] = value.strip()
     return options
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an interrupt so that a run ends the way Ctrl-C ends it: run.json says so."""
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

@@ -23,3 +23,7 @@ class BudgetStopError(UserError):
     """`--max-cost` stopped the run: finished items are kept; a larger budget continues it. Exit 3."""
 
     exit_code = 3
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an interrupt so that a run ends the way Ctrl-C ends it: run.json says so (exit 143)."""

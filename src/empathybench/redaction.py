@@ -32,6 +32,7 @@ _SECRET_QUERY_WORDS = ("key", "token", "secret", "password", "passwd", "auth", "
 
 _lock = threading.Lock()
 _registered: set[str] = set()
+_registered_version = 0  # bumped whenever _registered changes, so memoised secrets are rebuilt
 
 
 def is_secret_query_name(name: str) -> bool:
@@ -63,9 +64,12 @@ def url_secrets(url: str | None) -> list[str]:
 
 def register_secret(value: str | None) -> None:
     """Remember a secret (an API key a backend was given) for the rest of the process."""
+    global _registered_version
     if value and len(value) >= MIN_SECRET_LENGTH and value not in NOT_SECRETS:
         with _lock:
-            _registered.add(value)
+            if value not in _registered:
+                _registered.add(value)
+                _registered_version += 1
 
 
 def register_url(url: str | None) -> None:
@@ -74,8 +78,24 @@ def register_url(url: str | None) -> None:
         register_secret(secret)
 
 
+# The last answer of known_secrets and what it was computed from (the environment's values, the registrations):
+# it runs for every record and reply written, and the secrets rarely change during a run.
+_known_memo: tuple[Any, list[str]] = (None, [])
+
+
 def known_secrets() -> list[str]:
     """Every secret known now, longest first (so a key is blanked before any shorter secret inside it)."""
+    global _known_memo
+    source = (tuple(os.environ.get(name) for name in (*SECRET_ENV_VARS, *URL_ENV_VARS)), _registered_version)
+    memo = _known_memo
+    if memo[0] == source:
+        return list(memo[1])
+    found = _compute_known_secrets()
+    _known_memo = (source, found)
+    return list(found)
+
+
+def _compute_known_secrets() -> list[str]:
     secrets = set()
     for name in SECRET_ENV_VARS:
         value = os.environ.get(name)
@@ -99,11 +119,28 @@ def _forms(secret: str) -> Iterable[str]:
     yield str(markupsafe.escape(secret))  # the report templates escape quotes as &#34; and &#39;
 
 
+# The forms of the last set of secrets seen, and those forms as they appear inside JSON text: rebuilt only when
+# the secrets change (a key registered, the environment edited), not for every record written.
+_forms_memo: tuple[tuple[str, ...], list[str], tuple[str, ...]] = ((), [], ())
+
+
+def _secret_forms_and_json() -> tuple[list[str], tuple[str, ...]]:
+    global _forms_memo
+    secrets = tuple(known_secrets())
+    memo = _forms_memo
+    if memo[0] != secrets:
+        forms: dict[str, None] = {}
+        for secret in secrets:
+            forms.update(dict.fromkeys(form for form in _forms(secret) if form))
+        # JSON escapes characters one by one, so a form inside a string value appears in json.dumps's output
+        # as the JSON escape of the form (ensure_ascii=False, as dumps_redacted writes).
+        in_json = tuple(dict.fromkeys(json.dumps(form, ensure_ascii=False)[1:-1] for form in forms))
+        memo = _forms_memo = (secrets, list(forms), in_json)
+    return memo[1], memo[2]
+
+
 def _secret_forms() -> list[str]:
-    forms: dict[str, None] = {}
-    for secret in known_secrets():
-        forms.update(dict.fromkeys(form for form in _forms(secret) if form))
-    return list(forms)
+    return _secret_forms_and_json()[0]
 
 
 def _redact_with(text: str, forms: list[str]) -> str:
@@ -141,6 +178,14 @@ def redact_data(data: Any) -> Any:
 def dumps_redacted(data: Any, *, indent: int | None = None) -> str:
     """JSON of `data` with every secret redacted. Strings are redacted before serialising, so the JSON stays valid
     whatever characters a secret holds; values JSON cannot hold are written as their (redacted) str()."""
+    forms, in_json = _secret_forms_and_json()
+    if forms:
+        # Fast path: most records hold no secret at all. Serialise as is and keep the text when no form of any
+        # secret appears in it (redacting would have changed no string, so the text is the same); else redact
+        # every string first, as below.
+        text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
+        if not any(form in text for form in in_json):
+            return text
     return json.dumps(redact_data(data), indent=indent, ensure_ascii=False, default=lambda value: redact(str(value)))
 
 
@@ -195,8 +240,10 @@ class RedactingStream:
 
 
 def _forget_registered_for_tests() -> None:
+    global _registered_version
     with _lock:
         _registered.clear()
+        _registered_version += 1
 
 
 __all__ = [

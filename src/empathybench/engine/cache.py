@@ -150,6 +150,8 @@ class ResponseCache:
                 model=body.get("model"),
                 reasoning=body.get("reasoning"),
                 truncated=bool(body.get("truncated", False)),
+                cached_input_tokens=int(body.get("cached_input_tokens", 0)),
+                cache_write_input_tokens=int(body.get("cache_write_input_tokens", 0)),
             )
         except (TypeError, ValueError, KeyError, AttributeError):
             return None  # an unreadable entry is a miss: the call is asked again and the entry replaced
@@ -168,6 +170,10 @@ class ResponseCache:
             body["reasoning"] = response.reasoning
         if response.truncated:
             body["truncated"] = True
+        if response.cached_input_tokens:
+            body["cached_input_tokens"] = response.cached_input_tokens
+        if response.cache_write_input_tokens:
+            body["cache_write_input_tokens"] = response.cache_write_input_tokens
         try:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, created, body) VALUES (?, ?, ?)",

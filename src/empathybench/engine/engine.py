@@ -17,7 +17,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from empathybench.engine.cache import ResponseCache, cache_key
@@ -72,6 +72,9 @@ class RunStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     truncated: int = 0  # answered calls whose answer never arrived (see Generation.truncated)
+    cached_input_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
+    cache_write_input_tokens: int = 0  # of prompt_tokens, written to the provider's prompt cache (Anthropic)
+    truncated_reasks: int = 0  # calls re-asked with a larger token budget after a truncated answer
     # The current in-flight limit of each engine ("model", "judge"), for the progress display.
     concurrency_limits: dict[str, int] = field(default_factory=dict)
     batch_state: str = ""  # with --batch: the open batches' state and counts, for the progress display
@@ -89,6 +92,9 @@ class RunStats:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "truncated": self.truncated,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cache_write_input_tokens": self.cache_write_input_tokens,
+            "truncated_reasks": self.truncated_reasks,
         }
 
 
@@ -113,6 +119,8 @@ class Generation:
     reasoning: str | None = None  # the model's thinking, apart from `text`: recorded, never parsed
     truncated: bool = False  # the answer never arrived (budget spent while thinking, or null content at the limit)
     sent: dict[str, Any] | None = None  # the request's parameters as the backend sent them (besides the messages)
+    cached_input_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
+    cache_write_input_tokens: int = 0  # of prompt_tokens, written to it (Anthropic cache_creation_input_tokens)
 
     def as_record(self, request: ChatRequest) -> dict[str, Any]:
         messages = request.messages_as_dicts()
@@ -129,6 +137,7 @@ class Generation:
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
             "cached": self.cached,
             "retries": self.retries,
         }
@@ -138,6 +147,8 @@ class Generation:
             record["reasoning"] = stored_text(self.reasoning)
             if len(self.reasoning) > MAX_STORED_REPLY_CHARS:
                 record["reasoning_chars"] = len(self.reasoning)
+        if self.cache_write_input_tokens:
+            record["cache_write_input_tokens"] = self.cache_write_input_tokens
         if self.truncated:
             record["truncated"] = True
         if len(self.text) > MAX_STORED_REPLY_CHARS:
@@ -146,6 +157,12 @@ class Generation:
         if self.notes:
             record["notes"] = list(self.notes)
         return record
+
+
+# A truncated answer (the budget spent before the answer came) is re-asked with this factor more tokens, up to
+# this many tokens, where the instrument's protocol re-asks at all (`budget_reasks` of ItemContext.generate).
+TRUNCATION_BUDGET_FACTOR = 2
+TRUNCATION_MAX_TOKENS = 131_072
 
 
 # HTTP statuses that say "too much at once" rather than "this request is broken": rate limited, unavailable,
@@ -409,6 +426,8 @@ class Engine:
             self.cache.put(key, response)
         self.stats.prompt_tokens += response.prompt_tokens
         self.stats.completion_tokens += response.completion_tokens
+        self.stats.cached_input_tokens += response.cached_input_tokens
+        self.stats.cache_write_input_tokens += response.cache_write_input_tokens
         generation = self._generation(request, response, cached=False, attempt=attempt, repetition=repetition)
         generation.retries = retries
         generation.notes = response.notes
@@ -431,6 +450,8 @@ class Engine:
             finish_reason=response.finish_reason,
             prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens,
+            cached_input_tokens=response.cached_input_tokens,
+            cache_write_input_tokens=response.cache_write_input_tokens,
             attempt=attempt,
             repetition=repetition,
         )
@@ -527,9 +548,12 @@ class ItemContext:
         *,
         repetition: int = 0,
         attempt: int = 0,
+        budget_reasks: int = 0,
     ) -> Generation:
         engine = self._judge_engine or self._engine
-        return await self._ask(engine, messages, sampling, repetition, attempt, role="judge")
+        return await self._ask(
+            engine, messages, sampling, repetition, attempt, role="judge", budget_reasks=budget_reasks
+        )
 
     async def generate(
         self,
@@ -538,8 +562,14 @@ class ItemContext:
         *,
         repetition: int = 0,
         attempt: int = 0,
+        budget_reasks: int = 0,
     ) -> Generation:
-        return await self._ask(self._engine, messages, sampling, repetition, attempt, role=None)
+        """One call of the model under test. `budget_reasks`: how often a truncated answer (no answer arrived
+        within max_tokens, see Generation.truncated) is asked again with TRUNCATION_BUDGET_FACTOR times the
+        budget; 0 (the default) for protocols that never re-ask."""
+        return await self._ask(
+            self._engine, messages, sampling, repetition, attempt, role=None, budget_reasks=budget_reasks
+        )
 
     async def _ask(
         self,
@@ -550,13 +580,34 @@ class ItemContext:
         attempt: int,
         *,
         role: str | None,
+        budget_reasks: int = 0,
     ) -> Generation:
-        """One call through `engine`, recorded for samples.jsonl (judge calls carry their role)."""
+        """One call through `engine`, recorded for samples.jsonl (judge calls carry their role); a truncated answer
+        is re-asked with a larger budget up to `budget_reasks` times, each re-ask recorded as a call of its own
+        (`budget_reask`: 1, 2...) and the truncated one marked `reasked`."""
         tag = f"{self.tag}:{role}" if self.tag and role else self.tag
-        request, generation = await engine.generate(messages, sampling, repetition=repetition, attempt=attempt, tag=tag)
-        record = generation.as_record(request)
-        self.calls.append({"role": role, **record} if role else record)
-        return generation
+        for reask in range(budget_reasks + 1):
+            request, generation = await engine.generate(
+                messages, sampling, repetition=repetition, attempt=attempt, tag=tag
+            )
+            record = generation.as_record(request)
+            if role:
+                record = {"role": role, **record}
+            if reask:
+                record["budget_reask"] = reask
+            self.calls.append(record)
+            larger = replace(
+                sampling, max_tokens=min(TRUNCATION_MAX_TOKENS, sampling.max_tokens * TRUNCATION_BUDGET_FACTOR)
+            )
+            if not generation.truncated or reask == budget_reasks or larger.max_tokens <= sampling.max_tokens:
+                return generation
+            describe = getattr(engine.backend, "request_parameters", None)
+            if callable(describe) and describe(ChatRequest.of(messages, larger, tag)) == generation.sent:
+                return generation  # the backend would send the same budget (e.g. `-M max_tokens=N` fixes it)
+            record["reasked"] = True
+            engine.stats.truncated_reasks += 1
+            sampling = larger
+        raise AssertionError("unreachable")  # the loop always returns
 
 
 def item_seed(run_seed: int, benchmark: str, item_id: str) -> int:

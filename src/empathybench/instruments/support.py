@@ -62,6 +62,15 @@ C = TypeVar("C")
 MAX_TOKENS_LIMIT = 131_072
 MAX_TEMPERATURE = 2.0
 MAX_ATTEMPTS = 10
+# A truncated answer (a reasoning model spent the budget thinking) is re-asked this many times with a doubled
+# budget, in protocols that already re-ask an unusable answer (attempts > 1); a protocol that asks once (e.g.
+# EQ-Bench's lm-eval mode) keeps its one ask, and the truncation is counted.
+TRUNCATION_REASKS = 2
+
+
+def truncation_reasks(attempts: int) -> int:
+    """How often a truncated answer is re-asked with a larger budget under a protocol of `attempts` asks."""
+    return TRUNCATION_REASKS if attempts > 1 else 0
 
 
 def bounded(low: float, high: float) -> dict[str, Any]:

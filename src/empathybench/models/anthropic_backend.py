@@ -23,6 +23,7 @@ from empathybench.models.base import (
     parse_retry_after,
 )
 from empathybench.models.capabilities import ModelArgs, is_truncated, resolve_capabilities, token_budget
+from empathybench.models.prompt_cache import mark_anthropic_prefix
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 REQUEST_TIMEOUT_S = 600.0
@@ -126,9 +127,13 @@ class AnthropicBackend:
         caps = self.capabilities
         budget, thinking_budget = token_budget(s.max_tokens, caps, self.args)
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        # The shared prefix (system prompt, earlier turns) marked for Anthropic's prompt cache; texts unchanged.
+        marked_system, messages = mark_anthropic_prefix(
+            system, [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"]
+        )
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
+            "messages": messages,
             "max_tokens": budget,
         }
         thinking = caps.thinking and caps.reasoning and thinking_budget is not None
@@ -145,8 +150,8 @@ class AnthropicBackend:
             kwargs["extra_body"] = body_fields
         if s.stop:
             kwargs["stop_sequences"] = list(s.stop)
-        if system:
-            kwargs["system"] = system
+        if marked_system:
+            kwargs["system"] = marked_system
         return kwargs
 
     def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
@@ -228,12 +233,18 @@ def _to_response(message: Any) -> ChatResponse:
     reasoning = redact("\n\n".join(thoughts)) if thoughts else None
     stop_reason = getattr(message, "stop_reason", None)
     usage = getattr(message, "usage", None)
+    # The API's input_tokens counts only what came after the last cache breakpoint; prompt_tokens is the whole
+    # input (as OpenAI counts it), with the parts read from and written to the prompt cache recorded beside it.
+    cache_read = _token_count(getattr(usage, "cache_read_input_tokens", 0))
+    cache_write = _token_count(getattr(usage, "cache_creation_input_tokens", 0))
     return ChatResponse(
         text=redact(text),  # a server may echo what it was sent, the key included
         reasoning=reasoning,
         truncated=is_truncated(text, stop_reason if isinstance(stop_reason, str) else None, False),
         finish_reason=stop_reason,
-        prompt_tokens=_token_count(getattr(usage, "input_tokens", 0)),
+        prompt_tokens=_token_count(getattr(usage, "input_tokens", 0)) + cache_read + cache_write,
+        cached_input_tokens=cache_read,
+        cache_write_input_tokens=cache_write,
         completion_tokens=_token_count(getattr(usage, "output_tokens", 0)),
         model=getattr(message, "model", None),
     )

@@ -4,7 +4,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 
@@ -32,9 +32,18 @@ class Sampling:
     seed: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["stop"] = list(self.stop)
-        return data
+        # Written out rather than dataclasses.asdict (a deep copy through every field): this runs twice per call
+        # (cache key, record). The same keys in the same order; tests/test_harness_speedups.py checks it against asdict.
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "min_p": self.min_p,
+            "repeat_penalty": self.repeat_penalty,
+            "stop": list(self.stop),
+            "seed": self.seed,
+        }
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,10 @@ class ChatResponse:
     reasoning: str | None = None
     # The answer never arrived (content null or empty at the token limit, or cut inside `<think>`).
     truncated: bool = False
+    # Input tokens the provider served from its prompt cache (part of prompt_tokens; priced lower), and those it
+    # wrote to the cache for later calls (Anthropic; part of prompt_tokens, priced higher).
+    cached_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
 
 
 class TransientBackendError(Exception):
@@ -208,7 +221,7 @@ def normalise_response(response: ChatResponse) -> ChatResponse:
         if replaced:
             notes.append(f"reasoning text had {replaced} invalid characters (lone surrogates), replaced by U+FFFD")
     counts: dict[str, int] = {}
-    for name in ("prompt_tokens", "completion_tokens"):
+    for name in ("prompt_tokens", "completion_tokens", "cached_input_tokens", "cache_write_input_tokens"):
         counts[name], problem = token_count(getattr(response, name))
         if problem:
             notes.append(f"usage {name} {problem}; recorded as {counts[name]}")

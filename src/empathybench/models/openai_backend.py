@@ -1,5 +1,6 @@
 """Any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp server, Ollama, gateways)."""
 
+import json
 import os
 from typing import Any
 
@@ -25,6 +26,8 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # The SDK's own timeout bounds each connect/read, not the whole request; the engine bounds the whole request
 # (`Engine.request_timeout_s`) and sets this to the same value through `set_request_timeout`.
 REQUEST_TIMEOUT_S = 600.0
+# The request options `chat.completions.create` passes to the SDK's POST (bearer-token auth from the API key).
+_BEARER_AUTH: Any = {"security": {"bearer_auth": True}}
 
 
 class OpenAIBackend:
@@ -120,12 +123,25 @@ class OpenAIBackend:
         fields.update(fields.pop("extra_body", {}))
         return fields
 
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body of the request: `request_arguments` with its `extra_body` merged in, as the SDK sends it."""
+        body = self.request_arguments(request)
+        body.update(body.pop("extra_body", {}))
+        return body
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        kwargs = self.request_arguments(request)
         client = self._get_client()
         openai = self._openai
         try:
-            completion = await client.chat.completions.create(**kwargs)
+            # The SDK's own POST with the finished body: `chat.completions.create` would first walk every message
+            # through its type-driven transform, which changes nothing in plain role/content strings, and build
+            # pydantic models of the reply; together the largest costs of a call in the harness (issue 13:
+            # bench/bench_emotionbench_full.py). Same path, headers, auth, timeout and error handling (HTTP
+            # errors still raise the SDK's exceptions); the body is read as JSON and checked field by field.
+            raw = await client.post(
+                "/chat/completions", cast_to=bytes, body=self.request_body(request), options=_BEARER_AUTH
+            )
+            completion = json.loads(raw)
         except openai.RateLimitError as exc:
             raise TransientBackendError(
                 "rate_limited",
@@ -164,33 +180,43 @@ class OpenAIBackend:
             self._client = None
 
 
+def _get(value: Any, name: str) -> Any:
+    """A field of a JSON object (dict) or of an SDK model (attribute); None when absent or not an object."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
 def _to_response(completion: Any) -> ChatResponse:
-    """Turn an SDK completion into our record; a body without a message counts as malformed."""
-    choices = getattr(completion, "choices", None)
-    if not choices:
+    """Turn a completion (the JSON body as a dict, or an SDK model) into our record; a body without a message
+    counts as malformed."""
+    choices = _get(completion, "choices")
+    if not choices or not isinstance(choices, list | tuple):
         raise TransientBackendError("malformed", "response has no choices")
     choice = choices[0]
-    message = getattr(choice, "message", None)
-    text = getattr(message, "content", None)
+    message = _get(choice, "message")
+    text = _get(message, "content")
     if message is None or (text is not None and not isinstance(text, str)):
         raise TransientBackendError("malformed", "response choice has no message")
-    usage = getattr(completion, "usage", None)
-    finish_reason = getattr(choice, "finish_reason", None)
+    usage = _get(completion, "usage")
+    finish_reason = _get(choice, "finish_reason")
     # Thinking arrives in its own field (vLLM reasoning parsers, DeepSeek, OpenRouter) or inside the content.
     reasoning = _reasoning_field(message)
     answer, tagged, unclosed = split_think_tags(text) if text else ("", None, False)
     if tagged is not None:
         reasoning = tagged if reasoning is None else f"{reasoning}\n\n{tagged}"
-    # The SDK does not validate bodies: usage may be "abc", 1e400 or -5, text may hold lone surrogates.
+    # Nothing validates the body: usage may be "abc", 1e400 or -5, text may hold lone surrogates.
     return normalise_response(
         ChatResponse(
             text=answer,
             reasoning=reasoning,
             truncated=is_truncated(text and answer, finish_reason, unclosed),
             finish_reason=finish_reason,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),  # type: ignore[arg-type]
-            completion_tokens=getattr(usage, "completion_tokens", None),  # type: ignore[arg-type]
-            model=getattr(completion, "model", None),
+            prompt_tokens=_get(usage, "prompt_tokens"),
+            completion_tokens=_get(usage, "completion_tokens"),
+            # OpenAI's automatic prompt caching: the part of prompt_tokens read from the cache.
+            cached_input_tokens=_get(_get(usage, "prompt_tokens_details"), "cached_tokens"),
+            model=_get(completion, "model"),
         )
     )
 
@@ -198,8 +224,8 @@ def _to_response(completion: Any) -> ChatResponse:
 def _reasoning_field(message: Any) -> str | None:
     """The thinking a server returned beside the content (`reasoning_content`, or `reasoning`), if any text."""
     for name in ("reasoning_content", "reasoning"):
-        value = getattr(message, name, None)
-        if value is None:
+        value = _get(message, name)
+        if value is None and not isinstance(message, dict):
             value = (getattr(message, "model_extra", None) or {}).get(name)
         if isinstance(value, str) and value:
             return value

@@ -50,7 +50,7 @@ from empathybench.report.page import (
 )
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.svg import Point, Reference
-from empathybench.report.validity import validity_of
+from empathybench.report.validity import answers_text, validity_of
 
 
 @lru_cache(maxsize=1)
@@ -436,6 +436,7 @@ def _instrument_part(name: str, result: dict[str, Any], samples: list[dict[str, 
         skipped=None,
         score_name=_text(result.get("score_name")),
         headline_note=_text(result.get("headline_note") or ""),
+        answers=_text(answers_text(result)),
         body=_drawn_section(name, result, samples),
         metrics=_metrics_table(name, result),
         samples_anchor=f"samples-{_anchor(name)}",

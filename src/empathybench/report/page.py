@@ -114,6 +114,7 @@ class InstrumentPart:
     skipped: str | None  # why the instrument did not run (None: it ran)
     score_name: str = ""
     headline_note: str = ""
+    answers: str = ""  # the parse and truncated rates, one muted line
     body: DrawnSection | None = None
     metrics: Table | None = None
     samples_anchor: str = ""

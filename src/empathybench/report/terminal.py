@@ -9,7 +9,7 @@ from rich.text import Text
 
 from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number, significant
-from empathybench.report.validity import validity_of
+from empathybench.report.validity import truncated_share, truncated_text, validity_of
 
 STATUS_STYLES = {"valid": "green", "invalid": "red", "insufficient": "red", "self-judged": "yellow"}
 
@@ -35,6 +35,9 @@ def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
         note = str(result.get("headline_note") or "")
         if note and all(note not in text for text in texts):
             texts.append(note)
+        truncated = truncated_text(result)  # answers that never arrived, beside the parse rate in the table
+        if truncated and all(truncated not in text for text in texts):
+            texts.append(truncated)
         if texts:
             notes.append((name, "; ".join(texts)))
     return notes
@@ -67,7 +70,7 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
             number(result.get("score")),
             Text(interval(result.get("score_ci95"), 1)),
             f"{result.get('n_parsed', '—')}/{result.get('n_items', '—')}"
-            + (f" ({result['n_truncated_calls']} truncated)" if result.get("n_truncated_calls") else ""),
+            + (f" ({truncated_share(result)} truncated)" if result.get("n_truncated_calls") else ""),
             Text(status, style=style),
         )
     console.print(table)

@@ -17,12 +17,39 @@ MIN_PARSED_FRACTION = 0.5
 STATUSES = ("valid", "invalid", "insufficient", "self-judged", "skipped")
 
 
-def _parsed_text(result: dict[str, Any]) -> str:
-    text = f"{result.get('n_parsed', 0)} of {result.get('n_items', 0)} parsed"
+def truncated_text(result: dict[str, Any]) -> str:
+    """The truncated rate, shown beside the parse rate: "" when no answer was truncated, else e.g.
+    "12 of 300 answers truncated (4.0%), 10 re-asked with a larger budget, 2 never answered"."""
     truncated = result.get("n_truncated_calls")
-    if isinstance(truncated, int) and truncated > 0:  # a reasoning model out of budget: no answer to parse
-        text += f", {truncated} of {result.get('n_calls', 0)} answers truncated"
+    if not isinstance(truncated, int) or truncated <= 0:  # a reasoning model out of budget: no answer to parse
+        return ""
+    calls = result.get("n_calls") or 0
+    text = f"{truncated} of {calls} answers truncated"
+    if isinstance(calls, int) and calls > 0:
+        text += f" ({100 * truncated / calls:.1f}%)"
+    reasks, unanswered = result.get("n_truncated_reasks"), result.get("n_truncated_unanswered")
+    if isinstance(reasks, int) and reasks > 0:
+        text += f", {reasks} re-asked with a larger budget"
+    if isinstance(unanswered, int):
+        text += f", {unanswered} never answered"
     return text
+
+
+def truncated_share(result: dict[str, Any]) -> str:
+    """The truncated rate in short: "12 = 4.0% of calls" (the terminal's parsed column)."""
+    truncated, calls = result.get("n_truncated_calls") or 0, result.get("n_calls") or 0
+    share = f" = {100 * truncated / calls:.1f}% of calls" if isinstance(calls, int) and calls > 0 else ""
+    return f"{truncated}{share}"
+
+
+def answers_text(result: dict[str, Any]) -> str:
+    """The parse rate with the truncated rate beside it, as every report shows them."""
+    text = f"{result.get('n_parsed', 0)} of {result.get('n_items', 0)} parsed"
+    truncated = truncated_text(result)
+    return f"{text}, {truncated}" if truncated else text
+
+
+_parsed_text = answers_text
 
 
 def result_validity(result: dict[str, Any]) -> dict[str, Any]:

@@ -7,17 +7,18 @@ import json
 import platform
 import re
 import shutil
+import signal
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.text import Text
 
-from empathybench import __version__
 from empathybench.engine.batch import JOURNAL_FILE, BatchJournal, BatchRound
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import (
@@ -30,7 +31,7 @@ from empathybench.engine.engine import (
     item_seed,
 )
 from empathybench.engine.progress import RunProgress
-from empathybench.errors import UserError
+from empathybench.errors import Terminated, UserError
 from empathybench.instruments.protocol import PreparedBenchmark
 from empathybench.instruments.registry import resolve_benchmarks
 from empathybench.models.base import Backend, valid_text
@@ -44,6 +45,9 @@ from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
 from empathybench.schema.summary import SUMMARY_SCHEMA_ID, SUMMARY_SCHEMA_VERSION, RunSummary
+from empathybench.version import __version__
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -276,7 +280,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress:
             progress.set_description(", ".join(b.name for b in prepared))
-            new_records = asyncio.run(
+            new_records = run_until_done(
                 _run_pending(engine, pending, store, options.seed, progress, judge_engine, batch_round)
             )
     except BaseException as exc:
@@ -340,6 +344,11 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         calls = [call for r in records_by_bench[bench.name] for call in r.get("calls") or ()]
         result["n_calls"] = len(calls)
         result["n_truncated_calls"] = sum(1 for call in calls if call.get("truncated"))
+        result["truncated_rate"] = round(result["n_truncated_calls"] / len(calls), 4) if calls else None
+        # Truncated answers re-asked with a larger budget (where the protocol re-asks), and those left without an
+        # answer (not re-asked, or truncated at every budget).
+        result["n_truncated_reasks"] = sum(1 for call in calls if call.get("budget_reask"))
+        result["n_truncated_unanswered"] = sum(1 for c in calls if c.get("truncated") and not c.get("reasked"))
         result["status"] = "complete" if len(records) == len(bench.items) else "incomplete"
         attach_score_interval(result)
         summary["benchmarks"][bench.name] = result
@@ -366,6 +375,47 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     store.write_run(run_info)
     store.close()
     return RunResult(directory, summary, stats)
+
+
+def run_until_done(work: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(work)` in which SIGTERM ends the work the way Ctrl-C does: the work is cancelled, every worker's
+    cleanup runs inside the loop, then Terminated is raised. (A Python signal handler raising inside the loop could
+    leave the work pending when the loop closed, and Python printed a traceback.)"""
+    terminated = False
+
+    async def cancellable() -> T:
+        nonlocal terminated
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def on_sigterm() -> None:
+            nonlocal terminated
+            terminated = True
+            if task is not None:
+                task.cancel()
+
+        try:
+            loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+            installed = True
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals on this OS
+            installed = False
+        try:
+            return await work
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        return asyncio.run(cancellable())
+    except asyncio.CancelledError:
+        if terminated:
+            raise Terminated() from None
+        raise
+    finally:
+        if previous is not None and signal.getsignal(signal.SIGTERM) != previous:
+            with contextlib.suppress(ValueError):  # the loop's removal leaves SIG_DFL: the caller's handler again
+                signal.signal(signal.SIGTERM, previous)
 
 
 async def _run_pending(
@@ -412,6 +462,7 @@ async def _run_pending(
             record["usage"] = {
                 "prompt_tokens": sum(c["prompt_tokens"] for c in ctx.calls if not c["cached"]),
                 "completion_tokens": sum(c["completion_tokens"] for c in ctx.calls if not c["cached"]),
+                "cached_input_tokens": sum(c["cached_input_tokens"] for c in ctx.calls if not c["cached"]),
                 "cached_calls": sum(1 for c in ctx.calls if c["cached"]),
             }
             record["elapsed_s"] = round(time.monotonic() - started, 3)

@@ -32,7 +32,16 @@ DAMAGED_FILE = "samples.damaged.jsonl"
 SUMMARY_FILE = "summary.json"
 LOCK_FILE = "run.lock"
 # Counters that add up over the sessions of a run (items_* describe the run's state and are not added).
-USAGE_COUNTERS = ("calls", "cache_hits", "retries", "prompt_tokens", "completion_tokens", "truncated")
+USAGE_COUNTERS = (
+    "calls",
+    "cache_hits",
+    "retries",
+    "prompt_tokens",
+    "completion_tokens",
+    "truncated",
+    "cached_input_tokens",
+    "cache_write_input_tokens",
+)
 
 
 def write_json_atomically(path: Path, data: Any) -> None:
@@ -92,6 +101,8 @@ def usage_from_records(records: list[dict[str, Any]]) -> dict[str, Any]:
         "retries": retries,
         "prompt_tokens": sum(_count(call.get("prompt_tokens")) for call in fresh),
         "completion_tokens": sum(_count(call.get("completion_tokens")) for call in fresh),
+        "cached_input_tokens": sum(_count(call.get("cached_input_tokens")) for call in fresh),
+        "cache_write_input_tokens": sum(_count(call.get("cache_write_input_tokens")) for call in fresh),
         "truncated": sum(1 for call in calls if call.get("truncated")),
     }
 

@@ -7,12 +7,15 @@ units (`tests.bootstrap_interval`: correlations, ratios) and clustered designs (
 from here, so the same seed means the same draws everywhere.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
 RESAMPLES = 2000
 LEVEL = 0.95
+# How many indices `index_blocks` draws at a time (4 MB of int32): a 4,000-item run no longer holds a resamples x items
+# matrix of indices and one of floats at once (~140 MB).
+BLOCK_ELEMENTS = 1 << 20
 
 
 def generator(seed: int) -> np.random.Generator:
@@ -25,6 +28,19 @@ def index_draws(
 ) -> np.ndarray:
     """`resamples` rows of `n` unit indices drawn with replacement (shape (resamples, n))."""
     return (rng if rng is not None else generator(seed)).integers(0, n, size=(resamples, n))
+
+
+def index_blocks(
+    n: int, *, resamples: int = RESAMPLES, seed: int = 0, rng: np.random.Generator | None = None
+) -> Iterator[np.ndarray]:
+    """The rows of `index_draws(n, ...)`, a block of rows at a time, as the very same draws: numpy draws any range
+    below 2**32 with its 32-bit generator, whose spare half-word stays in the bit generator between calls, so blocks
+    of int32 indices continue the stream of the one int64 matrix (tests/test_intervals.py checks it)."""
+    draw = rng if rng is not None else generator(seed)
+    index_type = np.int32 if n < 2**31 else np.int64
+    rows = max(1, BLOCK_ELEMENTS // max(n, 1))
+    for start in range(0, resamples, rows):
+        yield draw.integers(0, n, size=(min(rows, resamples - start), n), dtype=index_type)
 
 
 def percentile_interval(estimates: Sequence[float] | np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
@@ -48,4 +64,5 @@ def bootstrap(
     """Percentile interval of `statistic(indices)` over index resamples of n units (None: n == 0 or no finite one)."""
     if n <= 0:
         return None
-    return percentile_interval([statistic(row) for row in index_draws(n, resamples=resamples, seed=seed)], level)
+    estimates = [statistic(row) for block in index_blocks(n, resamples=resamples, seed=seed) for row in block]
+    return percentile_interval(estimates, level)

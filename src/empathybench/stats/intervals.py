@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from empathybench.stats.bootstrap import LEVEL, RESAMPLES, index_draws, percentile_interval
+from empathybench.stats.bootstrap import LEVEL, RESAMPLES, index_blocks, percentile_interval
 
 __all__ = ["LEVEL", "RESAMPLES", "bootstrap_method", "mean_interval", "mean_metric", "metric"]
 
@@ -46,9 +46,11 @@ def mean_interval(
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return None
-    draws = index_draws(data.size, resamples=resamples, seed=seed)
-    means = scale * data[draws].mean(axis=1) + offset  # vectorised: the mean of every resample at once
-    return percentile_interval(means, level)
+    # a block of resamples at a time (stats/bootstrap.index_blocks): the same draws without the whole matrix
+    means = np.concatenate(
+        [data[block].mean(axis=1) for block in index_blocks(data.size, resamples=resamples, seed=seed)]
+    )
+    return percentile_interval(scale * means + offset, level)
 
 
 def metric(

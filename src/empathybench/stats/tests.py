@@ -4,11 +4,18 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-from scipy import stats as scipy_stats
+from typing import Any, Literal
 
 from empathybench.stats.bootstrap import bootstrap
+
+
+def _scipy_stats() -> Any:
+    """scipy.stats, imported when a test is first computed: importing it takes ~60 MB and ~0.5 s, which a run
+    should not carry through its model calls (the summary needs it only at the end, if at all)."""
+    from scipy import stats
+
+    return stats
+
 
 Marker = Literal["up", "down", "none"]
 
@@ -34,7 +41,7 @@ def f_test_p(sd_a: float, n_a: int, sd_b: float, n_b: int) -> float:
         ratio, df_num, df_den = var_a / var_b, n_a - 1, n_b - 1
     else:
         ratio, df_num, df_den = var_b / var_a, n_b - 1, n_a - 1
-    return float(2 * (1 - scipy_stats.f.cdf(ratio, df_num, df_den)))
+    return float(2 * (1 - _scipy_stats().f.cdf(ratio, df_num, df_den)))
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,7 @@ def compare_independent(
     sd_t, sd_r = treated.sd + epsilon, reference.sd + epsilon
     f_p = f_test_p(sd_t, treated.n, sd_r, reference.n)
     equal_var = f_p > alpha
-    result = scipy_stats.ttest_ind_from_stats(
+    result = _scipy_stats().ttest_ind_from_stats(
         treated.mean, sd_t, treated.n, reference.mean, sd_r, reference.n, equal_var=equal_var
     )
     t, p = float(result.statistic), float(result.pvalue)
@@ -84,7 +91,7 @@ def compare_paired(before: Sequence[float], after: Sequence[float], *, alpha: fl
     if len(before) != len(after):
         raise ValueError("paired samples must have the same length")
     differences = [a - b for a, b in zip(after, before, strict=True)]
-    result = scipy_stats.ttest_rel(after, before)
+    result = _scipy_stats().ttest_rel(after, before)
     t, p = float(result.statistic), float(result.pvalue)
     return PairedComparison(statistics.fmean(differences), t, p, marker_for(t, p, alpha))
 

@@ -15,7 +15,12 @@ API does where a client can go wrong:
   temperature other than 1 nor top_k with it (400 otherwise, as the API words it); the answer's content is
   [{type: "thinking", thinking, signature}, {type: "text", text}], the thinking (`thinking_text`, default: decoy
   score lines of 0) counting one token per word against max_tokens before the text;
-- with `echo_auth=True` its 400/500 messages and its replies repeat the request's credentials.
+- with `echo_auth=True` its 400/500 messages and its replies repeat the request's credentials;
+- prompt caching as the API documents it: `system` and message `content` may be strings or lists of text blocks;
+  a block with `cache_control: {type: "ephemeral"}` (at most 4 per request) marks the prefix up to and including
+  it. A marked prefix seen before (same model) is read from the cache (`cache_read_input_tokens`), one not seen
+  yet is written (`cache_creation_input_tokens`), both only from `cache_min_tokens` words (default 1,024, the
+  API's minimum for most models); `input_tokens` counts the rest of the prompt, as the API does.
 
 `/v1/messages/batches` (create, retrieve, cancel, results) is served by `fake_anthropic_batch.FakeMessageBatches`
 (`server.batches`), each entry answered as `POST /v1/messages` would answer its params; those are not recorded in
@@ -29,6 +34,7 @@ Every request (body, anthropic-version, credential headers, outcome) is recorded
 """
 
 import contextlib
+import hashlib
 import json
 import socket
 import socketserver
@@ -170,8 +176,11 @@ class FakeAnthropicServer:
         answer: AnswerFunction | None = None,
         echo_auth: bool = False,
         thinking_text: AnswerFunction | None = None,
+        cache_min_tokens: int = 1024,
     ) -> None:
         self.thinking_text: AnswerFunction = thinking_text or decoy_thinking
+        self.cache_min_tokens = cache_min_tokens
+        self._cached_prefixes: set[str] = set()  # hashes of the marked prefixes written to the "cache"
         self.api_key = api_key  # None: any key is accepted (one must still be sent)
         self.requested_port = port
         self.retry_after = retry_after
@@ -309,7 +318,34 @@ class FakeAnthropicServer:
         except Exception as exc:  # the answer function failed: a 500 keeps the client honest
             return 500, error_body(500, f"fake server error: {exc}{echo}", index)
         thinking = self.thinking_text(body) if isinstance(body.get("thinking"), dict) else None
-        return 200, self._message(index, body, text, echo, thinking)
+        message = self._message(index, body, text, echo, thinking)
+        read, written = self._prompt_cache(body)
+        usage = message["usage"]
+        usage.update(
+            input_tokens=usage["input_tokens"] - read - written,
+            cache_read_input_tokens=read,
+            cache_creation_input_tokens=written,
+        )
+        return 200, message
+
+    def _prompt_cache(self, body: dict[str, Any]) -> tuple[int, int]:
+        """Tokens of the prompt read from and written to the cache, from the request's `cache_control` marks."""
+        marked: list[tuple[str, int]] = []  # (hash of the prefix up to a marked block, its tokens)
+        seen: list[str] = []
+        tokens = 0
+        for block in _blocks(body):
+            seen.append(block.get("text", ""))
+            tokens += count_words(block.get("text", ""))
+            if isinstance(block.get("cache_control"), dict):
+                digest = hashlib.sha256(json.dumps([body.get("model"), seen]).encode()).hexdigest()
+                marked.append((digest, tokens))
+        marked = [(digest, n) for digest, n in marked if n >= self.cache_min_tokens]
+        if not marked:
+            return 0, 0
+        with self._lock:
+            read = next((n for digest, n in reversed(marked) if digest in self._cached_prefixes), 0)
+            self._cached_prefixes.update(digest for digest, _ in marked)
+        return read, marked[-1][1] - read
 
     def refusal(self, handler: BaseHTTPRequestHandler, index: int) -> tuple[int, Any] | None:
         """A missing or wrong key (401) or API version (400), as the API checks them before the body; else None."""
@@ -345,6 +381,11 @@ class FakeAnthropicServer:
             return "messages: roles must be user or assistant (the system prompt goes in `system`)"
         if messages[0].get("role") != "user":
             return "messages: first message must use the user role"
+        system = body.get("system")
+        if system is not None and not isinstance(system, str | list):
+            return "system: Input should be a valid string or a list of text blocks"
+        if sum(isinstance(block.get("cache_control"), dict) for block in _blocks(body)) > 4:
+            return "A maximum of 4 blocks with cache_control may be provided. Found more."
         if version in VERSIONS_WITHOUT_SAMPLING:
             for field in SAMPLING_FIELDS:
                 if field in body:
@@ -385,8 +426,7 @@ class FakeAnthropicServer:
             stop_reason = "max_tokens"
         text += echo  # after the cut, so that it always arrives
         blocks.append({"type": "text", "text": text})
-        contents = [m.get("content") for m in body["messages"]] + [body.get("system")]
-        input_tokens = sum(count_words(c) for c in contents if isinstance(c, str))
+        input_tokens = sum(count_words(block.get("text", "")) for block in _blocks(body))
         return {
             "id": f"msg_fake_{index}",
             "type": "message",
@@ -402,6 +442,18 @@ class FakeAnthropicServer:
                 "cache_read_input_tokens": 0,
             },
         }
+
+
+def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The prompt's text blocks in the API's order (system, then each message), strings read as one block."""
+    parts = [body.get("system")] + [m.get("content") for m in body["messages"]]
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, str):
+            blocks.append({"type": "text", "text": part})
+        elif isinstance(part, list):
+            blocks += [b for b in part if isinstance(b, dict) and isinstance(b.get("text", ""), str)]
+    return blocks
 
 
 __all__ = ["API_VERSIONS", "FAULT_KINDS", "FakeAnthropicServer", "RecordedRequest", "error_body"]

@@ -37,6 +37,12 @@ With `capacity=N` the server takes at most N requests at a time, as a rate-limit
 arrives while N are being served is answered 429 at once (OpenAI's error body, code "rate_limit_exceeded", and
 Retry-After unless `retry_after` is None) and is not counted among those served.
 
+Prompt caching as OpenAI documents it: a prompt of at least `cache_min_tokens` tokens (default 1,024) is
+served from the cache for its longest prefix seen before (same model), in steps of 128 tokens; the usage says so
+in `prompt_tokens_details.cached_tokens` (0 when nothing was cached). Tests may set a smaller
+`cache_step_tokens`. Tokens are the words of the messages'
+contents, in order.
+
 With `echo_auth=True` the server behaves as a careless gateway would: its 400 and 500 error messages and its
 replies repeat the request's credentials (Authorization and x-api-key headers, the request path with its query),
 so tests can check that no key reaches a file or the terminal.
@@ -97,6 +103,8 @@ FALLBACK_REPLY = "I understand how they might feel."
 # Score placeholders of the EQ-Bench prompts in en, de, pl and ja ("<score>", "<revised score>", "<Punktzahl>"...).
 _SCORE_PLACEHOLDER = re.compile(r"^\s*([^\n:<>]+?):\s*<[^<>\n]*(?:score|Punktzahl|ocena|得点)[^<>\n]*>\s*$", re.M)
 _WORD = re.compile(r"\S+")
+# OpenAI's prompt cache matches prefixes in steps of this many tokens (from 1,024 on).
+CACHE_STEP_TOKENS = 128
 
 AnswerFunction = Callable[[dict[str, Any]], str]
 
@@ -352,6 +360,8 @@ class FakeOpenAIServer:
         reasoning: str | None = None,
         thinking_text: AnswerFunction | None = None,
         capacity: int | None = None,
+        cache_min_tokens: int = 1024,
+        cache_step_tokens: int = CACHE_STEP_TOKENS,
     ) -> None:
         if capacity is not None and capacity < 1:
             raise ValueError("capacity must be at least 1")
@@ -385,6 +395,9 @@ class FakeOpenAIServer:
         self._admitted = 0  # requests being served within the capacity (those answered 429 for it excluded)
         # The Files and Batches endpoints (fake_openai_batch.py), given what they share with the chat endpoint.
         self.batches = FakeOpenAIBatches(self, reasoning_rejection=_reasoning_rejection, echo=echo_of_credentials)
+        self.cache_min_tokens = cache_min_tokens
+        self.cache_step_tokens = max(1, cache_step_tokens)
+        self._cached_prefixes: set[str] = set()  # hashes of prompt prefixes at the 128-token steps, per model
         self.reset_counters()
 
     # --- lifecycle -------------------------------------------------------------------------------------
@@ -672,6 +685,29 @@ class FakeOpenAIServer:
             return json.dumps(completion).replace('"__HUGE__"', "1e400").encode("utf-8")
         return json.dumps(completion).encode("utf-8")
 
+    def _prompt_cache(self, request: dict[str, Any]) -> int:
+        """The prompt's tokens served from the cache: its longest prefix seen before, at a step boundary."""
+        words: list[str] = []
+        for message in request["messages"]:
+            if isinstance(message.get("content"), str):
+                start = len(words)
+                words += _WORD.findall(message["content"])
+                if len(words) > start:  # the role goes with the message's first token, so roles matter too
+                    words[start] = f"{message.get('role')}\x1d{words[start]}"
+        if len(words) < max(1, self.cache_min_tokens):
+            return 0
+        digest = hashlib.sha256(str(request.get("model")).encode())
+        steps: list[tuple[int, str]] = []
+        step = self.cache_step_tokens
+        for end in range(step, len(words) + 1, step):
+            digest.update("\x1f".join(words[end - step : end]).encode() + b"\x1e")
+            if end >= self.cache_min_tokens:
+                steps.append((end, digest.hexdigest()))
+        with self._lock:
+            cached = max((end for end, key in steps if key in self._cached_prefixes), default=0)
+            self._cached_prefixes.update(key for _, key in steps)
+        return cached
+
     def _completion(self, index: int, request: dict[str, Any], echo: str = "") -> dict[str, Any]:
         text = self.answer(request)
         finish_reason = "stop"
@@ -694,6 +730,7 @@ class FakeOpenAIServer:
             finish_reason = "length" if cut else "stop"
         text += echo  # after the cut, so that it always arrives
         prompt_tokens = count_prompt_tokens(request["messages"])
+        cached_tokens = min(self._prompt_cache(request), prompt_tokens)
         completion_tokens = count_words(text) + reasoning_tokens
         message: dict[str, Any] = {"role": "assistant", "content": text}
         # As OpenAI reports reasoning models' hidden thinking; absent for models that do not think.
@@ -723,6 +760,7 @@ class FakeOpenAIServer:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached_tokens},
                 **details,
             },
         }

@@ -35,7 +35,14 @@ from empathybench.instruments.emotionbench.report import SHIFT_DOMAIN, report_se
 from empathybench.instruments.emotionbench.rescore import rescore_answer_sheet
 from empathybench.instruments.emotionbench.stats import ScoredResponse, group_table
 from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
-from empathybench.instruments.support import MAX_ATTEMPTS, MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded
+from empathybench.instruments.support import (
+    MAX_ATTEMPTS,
+    MAX_TEMPERATURE,
+    MAX_TOKENS_LIMIT,
+    apply_options,
+    bounded,
+    truncation_reasks,
+)
 from empathybench.models.base import Sampling
 from empathybench.stats.bootstrap import generator, percentile_interval
 from empathybench.stats.intervals import RESAMPLES, bootstrap_method, mean_metric, metric
@@ -234,7 +241,13 @@ async def run_measure(
                 variant=config.variant,  # type: ignore[arg-type]
                 system=config.system,
             )
-            generation = await ctx.generate(prompt, sampling, repetition=planned.run, attempt=attempt)
+            generation = await ctx.generate(
+                prompt,
+                sampling,
+                repetition=planned.run,
+                attempt=attempt,
+                budget_reasks=truncation_reasks(config.attempts),
+            )
             attempts_used = attempt + 1
             parsed = parse_reply(generation.text, [questionnaire.items[i] for i in order], low, high)
             if parsed.values is not None:

@@ -3,6 +3,7 @@
 At most `bounds.MAX_PARSED_CHARS` characters of a reply are read (a failure says when a reply was cut).
 """
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +21,16 @@ _INTEGER = re.compile(r"(?<![\d.])(\d{1,2})(?![\d.]\d)")
 class ParsedReply:
     values: dict[int, int] | None  # presented position (1-based) -> answer; None on failure
     failure: str | None = None
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"{re.escape(name)}\b")
+
+
+def _name_at(name: str, lowered: str) -> bool:
+    """Whether `lowered` starts with the item name as a whole word (the name followed by a word boundary)."""
+    return _name_pattern(name).match(lowered) is not None
 
 
 def _clean(line: str) -> str:
@@ -56,7 +67,9 @@ def _parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int
         numbered = _NUMBERED.match(line)
         rest = numbered.group(2) if numbered else line
         lowered = rest.lower()
-        named = next((p for name, p in names.items() if re.match(rf"{re.escape(name)}\b", lowered)), None)
+        # `startswith` first: a name can only match where the line starts with it, and the pattern is compiled
+        # once per name (this loop runs for every item of every line of every reply).
+        named = next((p for name, p in names.items() if lowered.startswith(name) and _name_at(name, lowered)), None)
         if named is not None:
             value = _last_in_range(rest[len(presented_items[named - 1]) :], low, high)
             if value is not None:

@@ -25,7 +25,14 @@ from empathybench.instruments.empathetic.prompts import (
 from empathybench.instruments.empathetic.report import GOOD_PCT_DOMAIN, report_section, sample_line
 from empathybench.instruments.empathetic.stats import RatedRow, analyse, rescore_ratings_file
 from empathybench.instruments.protocol import BenchItem, DemoPreset, JudgeValidation, PreparedBenchmark, RescoreCommand
-from empathybench.instruments.support import MAX_ATTEMPTS, MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded
+from empathybench.instruments.support import (
+    MAX_ATTEMPTS,
+    MAX_TEMPERATURE,
+    MAX_TOKENS_LIMIT,
+    apply_options,
+    bounded,
+    truncation_reasks,
+)
 from empathybench.models.base import Message, Sampling
 from empathybench.stats.intervals import bootstrap_method, mean_metric, metric
 from empathybench.stats.tests import bootstrap_interval
@@ -86,7 +93,9 @@ async def run_prompt(config: EmpatheticConfig, prompt: Prompt, ctx: ItemContext)
     reply = clean_reply(generation.text)
 
     async def call(messages: list[Message], judge_sampling: Sampling, attempt: int) -> Any:
-        return await ctx.judge_generate(messages, judge_sampling, attempt=attempt)
+        return await ctx.judge_generate(
+            messages, judge_sampling, attempt=attempt, budget_reasks=truncation_reasks(config.judge_attempts)
+        )
 
     to_rate = {MODEL: reply, HUMAN: prompt.replies[HUMAN]}
     to_rate.update({s: prompt.replies[s] for s in config.released if s in prompt.replies})

@@ -33,6 +33,7 @@ from empathybench.instruments.support import (
     bounded,
     evenly_spread,
     read_json_argument,
+    truncation_reasks,
 )
 from empathybench.models.base import Message, Sampling
 from empathybench.stats.intervals import mean_metric
@@ -259,7 +260,9 @@ async def _run_item(config: EQBenchConfig, item: BenchItem[EQBenchItem], ctx: It
             stop=config.stop,
             seed=LM_EVAL_SEED if lm_eval else ctx.seed,
         )
-        generation = await ctx.generate(messages, sampling, attempt=attempt)
+        generation = await ctx.generate(
+            messages, sampling, attempt=attempt, budget_reasks=truncation_reasks(config.attempts)
+        )
         attempts_used = attempt + 1
         parsed = parse_answer(
             generation.text,

@@ -290,7 +290,9 @@ def bradley_terry_table(
         return [FIRST_RUN_RATING + r - ratings[0] for r in ratings]
 
     point = fit(scenarios)
-    rng = np.random.default_rng(seed)
+    from empathybench.stats.bootstrap import generator
+
+    rng = generator(seed)  # the one bootstrap RNG (stats/bootstrap.py)
     draws = (
         np.array(
             [fit([scenarios[k] for k in rng.integers(0, len(scenarios), len(scenarios))]) for _ in range(BT_RESAMPLES)]
