@@ -36,6 +36,7 @@ from empathybench.engine.engine import (
 )
 from empathybench.engine.progress import RunProgress
 from empathybench.errors import UserError
+from empathybench.formatting import number
 from empathybench.instruments.protocol import ComparisonJudging, ComparisonOutput, PreparedComparison, RunComparison
 from empathybench.models.prices import parse_price_option, price_for, price_table
 from empathybench.models.registry import create_backend, parse_model_spec
@@ -281,7 +282,7 @@ def cost_line(cost: Mapping[str, Any], prices: RunPrices) -> str:
     money = (
         "cost unknown (" + _no_price(prices) + ")"
         if usd is None
-        else f"cost ${usd:.4f}" + (" (batch price)" if prices.batch else "")
+        else f"cost ${number(usd, 4)}" + (" (batch price)" if prices.batch else "")
     )
     return (
         f"Judge calls made now: {judge.get('calls', 0):,}, {judge.get('input_tokens', 0):,} input and "

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from empathybench.errors import UserError
+from empathybench.formatting import number
 from empathybench.instruments.eqbench3.data import Protocol, Scenario
 from empathybench.instruments.eqbench3.pairwise import (
     BIN_SIZE,
@@ -528,7 +529,9 @@ def _output(
     notes = (
         "EQ-Bench 3 pairwise Elo: "
         + ", ".join(
-            f"{m} {ratings[m]['elo']:.0f} [{ratings[m]['ci_low']:.0f}, {ratings[m]['ci_high']:.0f}]" for m in ranked
+            f"{m} {number(ratings[m]['elo'], 0)} "
+            f"[{number(ratings[m]['ci_low'], 0)}, {number(ratings[m]['ci_high'], 0)}]"
+            for m in ranked
         ),
         f"  {len(judging.new_keys)} judge calls now, {from_file} verdicts from {judging.judgements_file}"
         + (f"; {len(failures)} calls failed (run the same command again to retry them)" if failures else ""),
