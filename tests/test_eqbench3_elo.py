@@ -316,7 +316,7 @@ def test_kill_9_mid_conversation_resumes_without_repeating_finished_turns(
 
 
 def test_the_judgements_file_skips_a_line_cut_short_by_a_kill(tmp_path: Path) -> None:
-    from empathybench.instruments.eqbench3.elo import JUDGEMENTS_FORMAT, read_judgements
+    from empathybench.run.comparisons import JUDGEMENTS_FORMAT, read_judgements
 
     path = tmp_path / "j.jsonl"
     whole = {"format": JUDGEMENTS_FORMAT, "key": "k1", "verdict": {"overall_eq": "A0493+"}}

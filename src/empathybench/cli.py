@@ -345,6 +345,35 @@ def report_command(
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="With --judge: call no model, print the judge requests, tokens and cost"),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="With --dry-run: print the estimate as JSON")] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            help="With --judge: budget in USD for this command's judge calls: stop before a request would exceed it "
+            "(exit 3); the same command with a larger budget asks only for the verdicts still missing",
+        ),
+    ] = None,
+    judge_price: Annotated[
+        str | None,
+        typer.Option("--judge-price", help="The judge's price: input=X,output=Y[,cached=Z] in USD per million tokens"),
+    ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="With --judge: send the judge calls as one batch of the provider's batch API (openai/, anthropic/); "
+            "a killed command resumes polling the same batch",
+        ),
+    ] = False,
+    batch_poll_interval: Annotated[
+        float,
+        typer.Option("--batch-poll-interval", min=0.001, max=3600, help="Seconds between polls of an open batch"),
+    ] = 30.0,
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid.
 
@@ -361,10 +390,46 @@ def report_command(
     runs = [load_run(directory) for directory in run_dirs]
     if judge is not None and len(runs) < 2:
         raise UserError("--judge compares several runs: give at least two run directories")
+    judge_only = {
+        "--dry-run": dry_run,
+        "--max-cost": max_cost is not None,
+        "--judge-price": judge_price,
+        "--batch": batch,
+    }
+    if judge is None and any(judge_only.values()):
+        raise UserError(f"{next(k for k, v in judge_only.items() if v)} applies to the judge calls of --judge")
+    if as_json and not dry_run:
+        raise UserError("--json prints the --dry-run estimate; add --dry-run")
     if judge is not None:
         from empathybench.models.registry import check_model_args
+        from empathybench.run.comparisons import JudgeSettings
 
         check_model_args(judge, judge_arg or [], "--judge-arg")
+        if base_url is not None:
+            from empathybench.run.options import check_base_url
+
+            check_base_url(base_url, "--base-url")
+        settings = JudgeSettings(
+            judge,
+            judge_args=judge_arg or [],
+            base_url=base_url,
+            use_cache=not no_cache,
+            max_concurrency=max_concurrency,
+            request_timeout_s=timeout,
+            judge_price=judge_price,
+            max_cost=max_cost,
+            batch=batch,
+            batch_poll_interval_s=batch_poll_interval,
+        )
+        if dry_run:
+            from empathybench.run.comparisons import estimate_comparisons, render_comparison_estimate
+
+            estimate = estimate_comparisons(runs, settings, target=out or Path("comparison.html"))
+            if as_json:
+                _emit(estimate, True)
+            else:
+                render_comparison_estimate(stdout, estimate)
+            return
     if len(runs) == 1:
         run = runs[0]
         target = out or run.directory / "report.html"
@@ -379,21 +444,7 @@ def report_command(
     if judge is not None:
         from empathybench.run.comparisons import judged_comparisons
 
-        if base_url is not None:
-            from empathybench.run.options import check_base_url
-
-            check_base_url(base_url, "--base-url")
-        judged = judged_comparisons(
-            runs,
-            judge=judge,
-            target=target,
-            judge_args=judge_arg or [],
-            base_url=base_url,
-            use_cache=not no_cache,
-            max_concurrency=max_concurrency,
-            request_timeout_s=timeout,
-            console=None if quiet else console,
-        )
+        judged = judged_comparisons(runs, settings, target=target, console=None if quiet else console)
         comparison["instrument_comparisons"] = {name: dict(output.result) for name, output in judged.items()}
     sections = {name: (output.title, output.section) for name, output in judged.items()}
     with _writing(target):

@@ -308,18 +308,49 @@ class ComparisonOutput:
 
 
 @dataclass(frozen=True)
+class ComparisonJudging:
+    """What run/comparisons.py hands back after asking the judge about a PreparedComparison's tasks."""
+
+    verdicts: Mapping[str, Mapping[str, Any]]  # task key -> its entry (from the judgements file or asked now)
+    new_keys: frozenset[str]  # asked now
+    stored_keys: frozenset[str]  # read from the judgements file
+    failures: tuple[str, ...]  # "<task label>: <why>" for calls that could not be answered (asked again next time)
+    usage: Mapping[str, Any]  # the engine's counters (calls, cache hits, tokens)
+    cost: Mapping[str, Any]  # the judge's tokens and USD of this command (run/cost.py CostMeter.session_record)
+    judgements_file: str
+
+
+@dataclass(frozen=True)
+class PreparedComparison:
+    """An instrument's judged comparison, prepared: the judge calls to make and how to read them. Pure: it makes no
+    call itself; run/comparisons.py owns the judge's backend, engine, cache, cost, batches and the judgements file.
+
+    `tasks`: each has `key` (str, unique: judge + exact prompt; the judgements file's key) and `label` (one line
+    naming it in a failure). `judge(task, ctx)` asks through `ctx.judge_generate` (one call) and returns the
+    JSON-able entry kept in the judgements file. `finish(judging)` turns the verdicts into the output.
+    """
+
+    tasks: Sequence[Any]
+    judge: Callable[[Any, ItemContext], Awaitable[Mapping[str, Any]]]
+    finish: Callable[[ComparisonJudging], ComparisonOutput]
+
+
+@dataclass(frozen=True)
 class RunComparison:
     """`empathybench report A B C ... --judge SPEC`: an instrument's comparison of several runs that needs new judge
     calls (e.g. pairwise ratings on matched transcripts). Optional: read with getattr(instrument, "comparison").
 
-    `run(runs, *, judge, judge_args, base_url, use_cache, max_concurrency, request_timeout_s, judgements_path,
-    console)` takes the loaded run directories that hold the instrument (rundir.reader.RunData, at least two) and
-    returns a ComparisonOutput; it keeps the judge's verdicts in `judgements_path` so a later comparison with one
-    more run asks the judge only about the new pairs. A bad input is a one-line UserError.
+    `prepare(runs, *, judge, judge_identity)` takes the loaded run directories that hold the instrument
+    (rundir.reader.RunData, at least two), the judge's spec and identity, and returns a PreparedComparison. Verdicts
+    are kept in a judgements file by task key, so a later comparison with one more run asks the judge only about the
+    new tasks. A bad input is a one-line UserError. The judge's requests carry `tag` (and `canned` answers a
+    scripted judge, and the dry run).
     """
 
     help: str  # one line: what the comparison computes
-    run: Callable[..., ComparisonOutput]
+    prepare: Callable[..., PreparedComparison]
+    tag: str  # the instrument's name: the request tag of the judge calls and the key of its canned answers
+    canned: Canned | None = None
 
 
 @runtime_checkable

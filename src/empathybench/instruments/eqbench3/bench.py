@@ -18,8 +18,8 @@ from empathybench.instruments.eqbench3.eras import judge_era, published_referenc
 from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section, sample_line, sample_text
 from empathybench.instruments.protocol import (
     BenchItem,
-    ComparisonOutput,
     PreparedBenchmark,
+    PreparedComparison,
     RescoreCommand,
     RunComparison,
 )
@@ -95,7 +95,9 @@ class EQBench3:
 
     comparison = RunComparison(
         help="EQ-Bench 3 pairwise Elo: every shared scenario of every pair of runs judged in both orders, TrueSkill",
-        run=lambda runs, **settings: _compare_elo(runs, **settings),
+        prepare=lambda runs, **settings: _prepare_elo(runs, **settings),
+        tag="eqbench3",
+        canned=canned_answer,
     )
 
     def configure(self, preset: str, options: Mapping[str, str]) -> EQBench3Config:
@@ -215,10 +217,10 @@ def summarize_records(
     return summary
 
 
-def _compare_elo(runs: Any, **settings: Any) -> ComparisonOutput:
-    from empathybench.instruments.eqbench3.elo import compare_elo
+def _prepare_elo(runs: Any, **settings: Any) -> PreparedComparison:
+    from empathybench.instruments.eqbench3.elo import prepare_comparison
 
-    return compare_elo(runs, **settings)
+    return prepare_comparison(runs, **settings)
 
 
 def rescore_file_checked(path: Path) -> dict[str, Any]:

@@ -15,21 +15,20 @@ Anchors. Upstream normalises o3 to 1500 and meta-llama/llama-3.2-1b-instruct to 
 their raw TrueSkill distance from it (scale 1): the numbers compare these runs with one another, never with the
 leaderboard.
 
-Caching: every judge call goes through the engine (response cache, retries, token counts); each verdict is also
-appended to a judgements file, keyed by the judge and the exact prompt, so a comparison with one more run asks the
-judge only about the pairs with the new run.
+This module is pure: `prepare_comparison` gives the matchups, how to judge one through an ItemContext and how to
+turn the verdicts into the output; run/comparisons.py asks the judge as a run asks (engine, response cache, retries,
+cost and --max-cost, --batch, --dry-run) and keeps each verdict in a judgements file keyed by the judge and the exact
+prompt, so a comparison with one more run asks the judge only about the pairs with the new run.
 """
 
-import asyncio
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from empathybench.errors import UserError
-from empathybench.formatting import interval, number
+from empathybench.formatting import number
 from empathybench.instruments.eqbench3.data import Protocol, Scenario
 from empathybench.instruments.eqbench3.pairwise import (
     BIN_SIZE,
@@ -50,9 +49,12 @@ from empathybench.instruments.eqbench3.pairwise import (
 )
 from empathybench.instruments.protocol import (
     ChartPoint,
+    ComparisonJudging,
     ComparisonOutput,
     FactsTable,
     HeatmapChart,
+    ItemContext,
+    PreparedComparison,
     ReportSection,
     StripChart,
 )
@@ -60,7 +62,6 @@ from empathybench.instruments.protocol import (
 INSTRUMENT = "eqbench3"
 FIRST_RUN_RATING = 1200.0  # the first run's fixed rating when the published anchors are not among the runs
 MAX_STORED_ERROR_REPLY = 2000  # characters of an unreadable judge reply kept in the judgements file
-JUDGEMENTS_FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,10 @@ class Matchup:
     prompt: str
     key: str  # judge + prompt: the judgements file's key
 
+    @property
+    def label(self) -> str:
+        return f"scenario {self.scenario_id}"
+
 
 def _sort_key(scenario_id: str) -> tuple[int, str]:
     return (int(scenario_id), scenario_id) if scenario_id.isdigit() else (10**9, scenario_id)
@@ -152,75 +157,26 @@ def matchups(protocol: Protocol, runs: Sequence[ComparedRun], judge_key: str) ->
     return result
 
 
-def read_judgements(path: Path) -> dict[str, dict[str, Any]]:
-    """The stored verdicts by key; a line cut short by a kill or not ours is skipped."""
-    stored: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return stored
-    try:
-        lines = path.read_text("utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        raise UserError(f"cannot read the judgements file {path}: {exc.strerror or exc}") from None
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("key"), str) and entry.get("format") == JUDGEMENTS_FORMAT:
-            stored[entry["key"]] = entry
-    return stored
-
-
 def _judge_key(identity: Mapping[str, Any]) -> str:
     return json.dumps({k: identity.get(k) for k in ("provider", "model", "base_url")}, sort_keys=True)
 
 
-async def _judge_all(
-    pending: Sequence[Matchup],
-    engine: Any,
-    path: Path,
-    on_done: Callable[[], None],
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Ask the judge about every pending matchup; each verdict is appended to the file as soon as it is read."""
-    from empathybench.engine.engine import CallFailedError, ItemContext
+async def judge_matchup(matchup: Matchup, ctx: ItemContext) -> dict[str, Any]:
+    """One judge call on one matchup; the verdict as the judgements file keeps it."""
     from empathybench.instruments.eqbench3.conversation import JUDGE_SAMPLING
 
-    new: dict[str, dict[str, Any]] = {}
-    failures: list[str] = []
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        sink = path.open("a", encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write the judgements file {path}: {exc.strerror or exc}") from None
-    with sink:
-
-        async def one(matchup: Matchup) -> None:
-            ctx = ItemContext(engine, f"pairwise:{matchup.key[:16]}", 0, judge_engine=engine, tag=INSTRUMENT)
-            try:
-                judged = await ctx.judge_generate(matchup.prompt, JUDGE_SAMPLING)
-            except CallFailedError as exc:
-                failures.append(f"scenario {matchup.scenario_id}: {exc}")
-                on_done()
-                return
-            parsed = parse_pairwise_reply(judged.text)
-            entry: dict[str, Any] = {
-                "format": JUDGEMENTS_FORMAT,
-                "key": matchup.key,
-                "scenario_id": matchup.scenario_id,
-                "judge_model": str(engine.identity.get("model", "")),
-                "verdict": parsed.verdict,
-                "error": parsed.error,
-                "repairs": list(parsed.repairs),
-            }
-            if parsed.verdict is None:
-                entry["raw_judge_response"] = judged.text[:MAX_STORED_ERROR_REPLY]
-            sink.write(json.dumps(entry, ensure_ascii=False) + "\n")
-            sink.flush()
-            new[matchup.key] = entry
-            on_done()
-
-        await asyncio.gather(*(one(m) for m in pending))
-    return new, failures
+    judged = await ctx.judge_generate(matchup.prompt, JUDGE_SAMPLING)
+    parsed = parse_pairwise_reply(judged.text)
+    entry: dict[str, Any] = {
+        "scenario_id": matchup.scenario_id,
+        "judge_model": str(ctx.judge_identity.get("model", "")),
+        "verdict": parsed.verdict,
+        "error": parsed.error,
+        "repairs": list(parsed.repairs),
+    }
+    if parsed.verdict is None:
+        entry["raw_judge_response"] = judged.text[:MAX_STORED_ERROR_REPLY]
+    return entry
 
 
 def judgements_of(
@@ -497,80 +453,47 @@ def _same_model(label: str, judge_model: str) -> bool:
     return bool(judge_model) and judge_model in (model, model.split("/", 1)[-1])
 
 
-def compare_elo(
-    runs: Sequence[Any],
-    *,
-    judge: str,
-    judgements_path: Path,
-    judge_args: Sequence[str] = (),
-    base_url: str | None = None,
-    use_cache: bool = True,
-    max_concurrency: int | None = None,
-    request_timeout_s: float | None = None,
-    console: Any = None,
-) -> ComparisonOutput:
-    """Judge every shared scenario of every pair of runs in both orders (cached), solve the Elo, draw the section."""
-    from rich.console import Console
-
-    from empathybench.engine.cache import ResponseCache
-    from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, Engine, RunStats
-    from empathybench.engine.progress import RunProgress
-    from empathybench.instruments.eqbench3.canned import canned_answer
-    from empathybench.instruments.eqbench3.conversation import JUDGE_SAMPLING
-    from empathybench.instruments.eqbench3.data import load_protocol, pins
-    from empathybench.instruments.eqbench3.eras import judge_era
-    from empathybench.models.registry import create_backend, parse_model_spec
-    from empathybench.paths import cache_dir
+def prepare_comparison(runs: Sequence[Any], *, judge: str, judge_identity: Mapping[str, Any]) -> PreparedComparison:
+    """Every shared scenario of every pair of runs in both orders, to judge; `finish` solves the Elo, draws the
+    section (run/comparisons.py asks the judge, through the engine and the judgements file)."""
+    from empathybench.instruments.eqbench3.data import load_protocol
 
     if len(runs) < 2:
         raise UserError("the EQ-Bench 3 pairwise Elo needs at least two runs of eqbench3")
-    # The backend first: a missing key or extra is the error to show, before any data is read.
-    backend = create_backend(
-        parse_model_spec(judge),
-        base_url=base_url,
-        model_args=list(judge_args),
-        args_option="--judge-arg",
-        canned={INSTRUMENT: canned_answer},
-    )
     modes = {
         str(run.summary["benchmarks"][INSTRUMENT].get("config", {}).get("parse_mode") or "upstream") for run in runs
     }
     protocol = load_protocol("all" if "all" in modes else "upstream")  # type: ignore[arg-type]
     compared = compared_runs(runs, protocol)
-    identity = backend.identity()
+    identity = dict(judge_identity)
     matches = matchups(protocol, compared, _judge_key(identity))
     if not matches:
         raise UserError("these EQ-Bench 3 runs share no finished scenario: nothing to judge pairwise")
-    stored = read_judgements(judgements_path)
-    pending = list({m.key: m for m in matches if m.key not in stored}.values())
-    stats = RunStats(items_total=len(pending))
-    cache = ResponseCache(cache_dir() / "responses.sqlite") if use_cache else None
-    engine = Engine(
-        backend,
-        cache=cache,
-        max_concurrency=max_concurrency,
-        stats=stats,
-        request_timeout_s=request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S,
-        label="judge",
-    )
-    progress = RunProgress(console or Console(quiet=True), stats, enabled=console is not None)
-    try:
-        with progress:
-            progress.set_description("eqbench3 pairwise")
 
-            def done() -> None:
-                stats.items_done += 1
-                progress.update()
+    def finish(judging: ComparisonJudging) -> ComparisonOutput:
+        return _output(judge, identity, compared, matches, judging)
 
-            new, failures = asyncio.run(_judge_all(pending, engine, judgements_path, done))
-    finally:
-        if cache is not None:
-            cache.close()
-    verdicts = {**stored, **new}
+    return PreparedComparison(tasks=matches, judge=judge_matchup, finish=finish)
+
+
+def _output(
+    judge: str,
+    identity: Mapping[str, Any],
+    compared: Sequence[ComparedRun],
+    matches: Sequence[Matchup],
+    judging: ComparisonJudging,
+) -> ComparisonOutput:
+    from empathybench.instruments.eqbench3.conversation import JUDGE_SAMPLING
+    from empathybench.instruments.eqbench3.data import pins
+    from empathybench.instruments.eqbench3.eras import judge_era
+
+    verdicts = judging.verdicts
     labels = [run.label for run in compared]
     judgements = judgements_of(matches, verdicts, compared)
     ratings, anchors = solve(judgements, labels)
     used = [verdicts[m.key] for m in matches if m.key in verdicts]
+    failures = list(judging.failures)
+    from_file = sum(1 for m in matches if m.key in judging.stored_keys)
     result: dict[str, Any] = {
         "judge": {"spec": judge, **identity},
         # the judge is pinned by its settings and the exact templates (pins.json of the instrument)
@@ -591,25 +514,26 @@ def compare_elo(
         "counts": {
             "matchups": len(matches),
             "judgements": len(judgements),
-            "new_judge_calls": len(new),
-            "from_judgements_file": sum(1 for m in matches if m.key in stored),
+            "new_judge_calls": len(judging.new_keys),
+            "from_judgements_file": from_file,
             "failed_calls": len(failures),
             "unreadable_verdicts": sum(1 for v in used if not isinstance(v.get("verdict"), dict)),
             "trailing_comma_repairs": sum(1 for v in used if "trailing_comma" in (v.get("repairs") or [])),
         },
         "self_judged": [r.label for r in compared if _same_model(r.label, str(identity.get("model", "")))],
-        "judgements_file": str(judgements_path),
-        "usage": stats.as_dict(),
+        "judgements_file": judging.judgements_file,
+        "usage": dict(judging.usage),
         "failures": failures[:20],
     }
     ranked = sorted(labels, key=lambda m: -ratings[m]["elo"])
     notes = (
         "EQ-Bench 3 pairwise Elo: "
         + ", ".join(
-            f"{m} {number(ratings[m]['elo'], 0)} {interval((ratings[m]['ci_low'], ratings[m]['ci_high']), 0)}"
+            f"{m} {number(ratings[m]['elo'], 0)} "
+            f"[{number(ratings[m]['ci_low'], 0)}, {number(ratings[m]['ci_high'], 0)}]"
             for m in ranked
         ),
-        f"  {len(new)} judge calls now, {result['counts']['from_judgements_file']} verdicts from {judgements_path}"
+        f"  {len(judging.new_keys)} judge calls now, {from_file} verdicts from {judging.judgements_file}"
         + (f"; {len(failures)} calls failed (run the same command again to retry them)" if failures else ""),
     )
     return ComparisonOutput("EQ-Bench 3 pairwise Elo", result, _section(result), notes)
