@@ -396,7 +396,7 @@ async def _dry_judge(
 
 def render_comparison_estimate(console: Console, estimate: Mapping[str, Any]) -> None:
     """The dry run as a table on `console` (every value printed literally)."""
-    from empathybench.run.cost import _usd
+    from empathybench.formatting import usd
 
     batch = " (batch price)" if estimate.get("batch") else ""
     title = f"dry run: judged comparisons by {estimate['judge']}{batch}; no model was called"
@@ -414,7 +414,7 @@ def render_comparison_estimate(console: Console, estimate: Mapping[str, Any]) ->
             f"{judge['requests']:,}" + (f" (+{judge['reasks']:,} re-asks)" if judge["reasks"] else ""),
             f"{judge['input_tokens']:,}",
             f"{judge['output_tokens']:,} / {judge['output_tokens_max']:,}",
-            f"{_usd(judge['cost_usd'])} / {_usd(judge['cost_usd_max'])}",
+            f"{usd(judge['cost_usd'])} / {usd(judge['cost_usd_max'])}",
         )
     console.print(table)
     price = estimate["prices"].get("judge")
