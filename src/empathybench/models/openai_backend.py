@@ -28,6 +28,14 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REQUEST_TIMEOUT_S = 600.0
 # The request options `chat.completions.create` passes to the SDK's POST (bearer-token auth from the API key).
 _BEARER_AUTH: Any = {"security": {"bearer_auth": True}}
+# Calls are spread over up to POOL_SHARDS SDK clients, each with its own connection pool. The HTTP stack under the
+# SDK checks every pooled connection of its pool twice per request (expiry, a socket probe), so at 64 calls in
+# flight one pool of 64 connections cost more CPU than the rest of a call's HTTP work (issue 13:
+# bench/bench_emotionbench_full.py). A call goes to the pool with the fewest calls in flight (the first on a tie);
+# another pool is opened only when every open one has CALLS_PER_POOL calls in flight, so a run with up to 8 calls
+# in flight keeps the one pool it always had, and 64 in flight make 8 pools of about 8 connections each.
+POOL_SHARDS = 8
+CALLS_PER_POOL = 8
 
 
 class OpenAIBackend:
@@ -62,26 +70,53 @@ class OpenAIBackend:
             key = "no-key"  # local servers (vLLM, llama.cpp, Ollama) ignore it, but the SDK wants one
         self._api_key = key
         self._client: Any = None  # made at the first call: a fully cached run never imports the SDK
+        # The SDK clients (see POOL_SHARDS), the first made at the first call, the others when needed; calls in
+        # flight per client; one TLS context for all of them (loading the CA bundle takes ~20 ms of CPU each time).
+        self._shards: list[Any] = []
+        self._in_flight: list[int] = []
+        self._tls_context: Any = None
         self._timeout_s = REQUEST_TIMEOUT_S
 
     def set_request_timeout(self, seconds: float) -> None:
         """The SDK's per-read timeout, set by the engine to its whole-request bound (before the first call)."""
         self._timeout_s = seconds
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            import openai
+    def _new_client(self) -> Any:
+        import httpx2
+        import openai
 
-            self._openai = openai
-            # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
-            self._client = openai.AsyncOpenAI(
-                base_url=self._request_url,
-                api_key=self._api_key,
-                default_query=self._default_query or None,
-                max_retries=0,
-                timeout=self._timeout_s,
-            )
+        self._openai = openai
+        if self._tls_context is None:
+            self._tls_context = httpx2.create_ssl_context()  # what the SDK's own HTTP client would make
+        # The SDK's default HTTP client (its timeout, connection limits, redirects), with the shared TLS context.
+        # The engine owns retries, so the SDK must not retry.
+        return openai.AsyncOpenAI(
+            base_url=self._request_url,
+            api_key=self._api_key,
+            default_query=self._default_query or None,
+            max_retries=0,
+            timeout=self._timeout_s,
+            http_client=openai.DefaultAsyncHttpxClient(verify=self._tls_context),
+        )
+
+    def _get_client(self) -> Any:
+        """The first SDK client (pool 0): the one the batch API and single calls use."""
+        if self._client is None:
+            self._client = self._new_client()
+            self._shards = [self._client]
+            self._in_flight = [0]
         return self._client
+
+    def _pick_shard(self) -> int:
+        """The pool with the fewest calls in flight (the first on a tie), or a new one when all are busy."""
+        self._get_client()
+        in_flight = self._in_flight
+        fewest = min(in_flight)
+        if fewest >= CALLS_PER_POOL and len(in_flight) < POOL_SHARDS:
+            self._shards.append(self._new_client())
+            in_flight.append(0)
+            return len(in_flight) - 1
+        return in_flight.index(fewest)
 
     def identity(self) -> dict[str, Any]:
         identity = {"provider": self.provider, "model": self.model, "base_url": self.base_url}
@@ -130,8 +165,11 @@ class OpenAIBackend:
         return body
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        client = self._get_client()
+        shard = self._pick_shard()
+        client = self._shards[shard]
         openai = self._openai
+        in_flight = self._in_flight  # this list, even if `aclose` starts a new one while the call is pending
+        in_flight[shard] += 1
         try:
             # The SDK's own POST with the finished body: `chat.completions.create` would first walk every message
             # through its type-driven transform, which changes nothing in plain role/content strings, and build
@@ -168,6 +206,8 @@ class OpenAIBackend:
             raise TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}")) from exc
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
+        finally:
+            in_flight[shard] -= 1
         response = _to_response(completion)
         response.text = redact(response.text)  # a server may echo what it was sent, the key included
         if response.reasoning is not None:
@@ -175,9 +215,9 @@ class OpenAIBackend:
         return response
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        shards, self._shards, self._client, self._in_flight = self._shards, [], None, []
+        for client in shards:
+            await client.close()
 
 
 def _get(value: Any, name: str) -> Any:

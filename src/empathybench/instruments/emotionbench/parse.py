@@ -57,19 +57,39 @@ def parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int)
     return parsed
 
 
+NameIndex = tuple[tuple[tuple[str, int], ...], dict[str, tuple[tuple[str, int], ...]] | None]
+
+
+@functools.lru_cache(maxsize=256)
+def _name_index(presented_items: tuple[str, ...]) -> NameIndex:
+    """The (lower-cased name, position) pairs in presented order (a repeated name keeps its first place and its
+    last position, as a dict built from the items does), and the same pairs grouped by first character, so that a
+    line is only tried against the names it can start with. No grouping when a name is empty (it fits any line).
+    Made once per presented order: every reply of a run is parsed against a few of them."""
+    names = {name.strip().lower(): position for position, name in enumerate(presented_items, start=1)}
+    pairs = tuple(names.items())
+    if "" in names:
+        return pairs, None
+    by_first: dict[str, list[tuple[str, int]]] = {}
+    for name, position in pairs:
+        by_first.setdefault(name[0], []).append((name, position))
+    return pairs, {first: tuple(group) for first, group in by_first.items()}
+
+
 def _parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int) -> ParsedReply:
     n = len(presented_items)
-    names = {name.strip().lower(): position for position, name in enumerate(presented_items, start=1)}
+    pairs, by_first = _name_index(tuple(presented_items))
     by_position: dict[int, int] = {}
     bare: list[int] = []
-    lines = [_clean(line) for line in reply.splitlines() if _clean(line)]
+    lines = [cleaned for cleaned in map(_clean, reply.splitlines()) if cleaned]
     for line in lines:
         numbered = _NUMBERED.match(line)
         rest = numbered.group(2) if numbered else line
         lowered = rest.lower()
-        # `startswith` first: a name can only match where the line starts with it, and the pattern is compiled
-        # once per name (this loop runs for every item of every line of every reply).
-        named = next((p for name, p in names.items() if lowered.startswith(name) and _name_at(name, lowered)), None)
+        # Only the names starting with the line's first character, in presented order (the first that fits wins);
+        # `startswith` before the compiled whole-word pattern. This loop runs for every line of every reply.
+        candidates = pairs if by_first is None else by_first.get(lowered[:1], ())
+        named = next((p for name, p in candidates if lowered.startswith(name) and _name_at(name, lowered)), None)
         if named is not None:
             value = _last_in_range(rest[len(presented_items[named - 1]) :], low, high)
             if value is not None:
