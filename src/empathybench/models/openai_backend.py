@@ -38,6 +38,38 @@ POOL_SHARDS = 8
 CALLS_PER_POOL = 8
 
 
+def sdk_failures(openai: Any) -> tuple[type[Exception], ...]:
+    """The exceptions of an OpenAI SDK call that `engine_error` maps (HTTP status errors, timeouts, dropped
+    connections, bodies the SDK or we could not read)."""
+    return (openai.APIStatusError, openai.APIConnectionError, openai.APIResponseValidationError, ValueError)
+
+
+def engine_error(
+    openai: Any, exc: Exception, *, where: str, not_found: Exception, message_chars: int | None = None
+) -> Exception:
+    """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408 retried (with
+    Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
+    at `message_chars`), timeouts, dropped connections and unreadable bodies retried."""
+    if isinstance(exc, openai.RateLimitError):
+        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+        return TransientBackendError("rate_limited", redact(f"429 {exc.message}"), retry_after)
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return BackendUnavailableError(f"{where} refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY")
+    if isinstance(exc, openai.NotFoundError):
+        return not_found
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status >= 500 or status == 408:
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            return TransientBackendError("server_error", f"HTTP {status}", retry_after)
+        return RequestRejectedError(status, redact(f"HTTP {status}: {exc.message}")[:message_chars])
+    if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its base class
+        return TransientBackendError("timeout", "request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        return TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}"))
+    return TransientBackendError("malformed", redact(f"malformed response body: {exc}"))
+
+
 class OpenAIBackend:
     provider = "openai"
     default_concurrency = 16
@@ -180,32 +212,11 @@ class OpenAIBackend:
                 "/chat/completions", cast_to=bytes, body=self.request_body(request), options=_BEARER_AUTH
             )
             completion = json.loads(raw)
-        except openai.RateLimitError as exc:
-            raise TransientBackendError(
-                "rate_limited",
-                redact(f"429 {exc.message}"),
-                parse_retry_after(exc.response.headers.get("retry-after")),
-            ) from exc
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise BackendUnavailableError(
-                f"{self.base_url} refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY"
-            ) from exc
-        except openai.NotFoundError as exc:
-            raise BackendUnavailableError(
+        except sdk_failures(openai) as exc:
+            not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no chat-completions endpoint (HTTP 404)"
-            ) from exc
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            if status >= 500 or status == 408:
-                raise TransientBackendError("server_error", f"HTTP {status}", retry_after) from exc
-            raise RequestRejectedError(status, redact(f"HTTP {status}: {exc.message}")) from exc
-        except openai.APITimeoutError as exc:
-            raise TransientBackendError("timeout", "request timed out") from exc
-        except openai.APIConnectionError as exc:
-            raise TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}")) from exc
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
+            )
+            raise engine_error(openai, exc, where=self.base_url, not_found=not_found) from exc
         finally:
             in_flight[shard] -= 1
         response = _to_response(completion)

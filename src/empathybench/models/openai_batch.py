@@ -17,10 +17,9 @@ from empathybench.models.base import (
     ChatResponse,
     RequestRejectedError,
     TransientBackendError,
-    parse_retry_after,
 )
 from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome
-from empathybench.models.openai_backend import OpenAIBackend, _to_response
+from empathybench.models.openai_backend import OpenAIBackend, _to_response, engine_error, sdk_failures
 from empathybench.redaction import redact
 
 OPENAI_BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
@@ -110,29 +109,13 @@ class OpenAIBatchClient:
         where = self.backend.base_url
         try:
             return await make()
-        except openai.RateLimitError as exc:
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            raise TransientBackendError("rate_limited", redact(f"429 {exc.message}"), retry_after) from exc
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise BackendUnavailableError(
-                f"{where} refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY"
-            ) from exc
-        except openai.NotFoundError as exc:
-            if lost:
-                raise RequestRejectedError(404, "batch not found (HTTP 404)") from exc
-            raise BackendUnavailableError(f"{where} has no Files/Batches API (HTTP 404); run without --batch") from exc
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            if status >= 500 or status == 408:
-                retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-                raise TransientBackendError("server_error", f"HTTP {status}", retry_after) from exc
-            raise RequestRejectedError(status, redact(f"HTTP {status}: {exc.message}")[:MAX_MESSAGE_CHARS]) from exc
-        except openai.APITimeoutError as exc:
-            raise TransientBackendError("timeout", "request timed out") from exc
-        except openai.APIConnectionError as exc:
-            raise TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}")) from exc
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
+        except sdk_failures(openai) as exc:
+            not_found = (
+                RequestRejectedError(404, "batch not found (HTTP 404)")
+                if lost
+                else BackendUnavailableError(f"{where} has no Files/Batches API (HTTP 404); run without --batch")
+            )
+            raise engine_error(openai, exc, where=where, not_found=not_found, message_chars=MAX_MESSAGE_CHARS) from exc
 
 
 def _parse_line(line: str) -> tuple[str, EntryOutcome] | None:
