@@ -130,6 +130,16 @@ def load(name: str) -> Instrument[Any, Any]:
     return _typed(instrument)
 
 
+def installed(name: str) -> Instrument[Any, Any] | None:
+    """The instrument `name` if it is installed and loads, else None (a run directory may name one that is not)."""
+    if name not in names():
+        return None
+    try:
+        return load(name)
+    except UserError:
+        return None
+
+
 def all_benchmarks() -> dict[str, Instrument[Any, Any]]:
     """Every instrument that loads, in profile order (built-ins first, then plugins by name)."""
     loaded: list[Instrument[Any, Any]] = []

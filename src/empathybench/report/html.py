@@ -114,15 +114,9 @@ def _reference_text(reference: dict[str, Any] | None) -> str:
 
 def _instrument(name: str) -> Any:
     """The installed instrument `name`, or None (a run directory may name one that is not installed)."""
-    from empathybench.errors import UserError
-    from empathybench.instruments.registry import load, names
+    from empathybench.instruments.registry import installed
 
-    if name not in names():
-        return None
-    try:
-        return load(name)
-    except UserError:
-        return None
+    return installed(name)
 
 
 def _domain(name: str, values: Sequence[float | None]) -> tuple[float, float]:

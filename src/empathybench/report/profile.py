@@ -10,15 +10,9 @@ UNPLACED = 10**6  # instruments without a position come after the placed ones, i
 
 def _instrument(name: str) -> Any:
     """The installed instrument `name`, or None (a run directory may name one that is not installed)."""
-    from empathybench.errors import UserError
-    from empathybench.instruments.registry import load, names
+    from empathybench.instruments.registry import installed
 
-    if name not in names():
-        return None
-    try:
-        return load(name)
-    except UserError:
-        return None
+    return installed(name)
 
 
 def _profile_facts(name: str) -> tuple[int, str, str]:
