@@ -117,6 +117,19 @@ console = Console(file=RedactingStream("stderr"), soft_wrap=True)  # an error st
 stdout = Console(file=RedactingStream("stdout"))
 
 
+# Options that several commands share, declared once.
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")]
+TimeoutOption = Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)]
+JudgeArgOption = Annotated[
+    list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the --judge, as -M")
+]
+DryRunJsonOption = Annotated[bool, typer.Option("--json", help="With --dry-run: print the estimate as JSON")]
+BatchPollIntervalOption = Annotated[
+    float, typer.Option("--batch-poll-interval", min=0.001, max=3600, help="Seconds between polls of an open batch")
+]
+
+
 def _parse_options(pairs: list[str]) -> dict[str, str]:
     options: dict[str, str] = {}
     for pair in pairs:
@@ -207,8 +220,8 @@ def run(
         bool,
         typer.Option(help="Accept data files whose checksum differs from the pin (recorded in run.json)"),
     ] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
+    no_cache: NoCacheOption = False,
+    quiet: QuietOption = False,
     judge: Annotated[
         str | None,
         typer.Option("--judge", help="Model spec of the judge for judged benchmarks (default: the model itself)"),
@@ -217,18 +230,16 @@ def run(
         int,
         typer.Option("--repeats", help="Run N times (1-100) with seeds seed..seed+N-1 and report run-to-run variation"),
     ] = 1,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help=MODEL_ARG_OPTION_HELP)] = None,
-    judge_arg: Annotated[
-        list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the --judge, as -M")
-    ] = None,
+    judge_arg: JudgeArgOption = None,
     dry_run: Annotated[
         bool,
         typer.Option(
             "--dry-run", help="Call no model: print the requests, estimated tokens and cost per benchmark, and exit"
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="With --dry-run: print the estimate as JSON")] = False,
+    as_json: DryRunJsonOption = False,
     max_cost: Annotated[
         float | None,
         typer.Option(
@@ -250,10 +261,7 @@ def run(
             "half the price, answers within 24 h; a killed run resumes polling the same batch",
         ),
     ] = False,
-    batch_poll_interval: Annotated[
-        float,
-        typer.Option("--batch-poll-interval", min=0.001, max=3600, help="Seconds between polls of an open batch"),
-    ] = 30.0,
+    batch_poll_interval: BatchPollIntervalOption = 30.0,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.report.terminal import demo_next_step, print_summary
@@ -335,21 +343,19 @@ def report_command(
             help="Judge for the instruments' judged comparisons of several runs (e.g. pairwise ratings)",
         ),
     ] = None,
-    judge_arg: Annotated[
-        list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the --judge, as -M")
-    ] = None,
+    judge_arg: JudgeArgOption = None,
     base_url: Annotated[str | None, typer.Option(help="Server URL of an openai/ judge (else OPENAI_BASE_URL)")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
+    no_cache: NoCacheOption = False,
     max_concurrency: Annotated[
         int | None, typer.Option("--max-concurrency", "-c", min=1, help="Most judge calls in flight")
     ] = None,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+    quiet: QuietOption = False,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", help="With --judge: call no model, print the judge requests, tokens and cost"),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="With --dry-run: print the estimate as JSON")] = False,
+    as_json: DryRunJsonOption = False,
     max_cost: Annotated[
         float | None,
         typer.Option(
@@ -370,10 +376,7 @@ def report_command(
             "a killed command resumes polling the same batch",
         ),
     ] = False,
-    batch_poll_interval: Annotated[
-        float,
-        typer.Option("--batch-poll-interval", min=0.001, max=3600, help="Seconds between polls of an open batch"),
-    ] = 30.0,
+    batch_poll_interval: BatchPollIntervalOption = 30.0,
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid.
 
@@ -606,12 +609,12 @@ def judge_validate(
         ),
     ] = None,
     attempts: Annotated[int, typer.Option(help="Judge asks per reply, the first included (1-10)")] = 3,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
+    no_cache: NoCacheOption = False,
     allow_unverified: Annotated[bool, typer.Option(help="Accept data whose checksum differs from the pin")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full figures as JSON instead of tables")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write the full figures as JSON here")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")] = False,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)] = DEFAULT_TIMEOUT_S,
+    quiet: QuietOption = False,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     judge_arg: Annotated[
         list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the judge, as run's -M")
     ] = None,
