@@ -366,7 +366,7 @@ class CostMeter:
     def reserve(self, label: str, request: ChatRequest) -> _Reservation:
         price = self.prices.for_label(label)
         estimate = 0.0
-        if price is not None:
+        if price is not None and self.budget_usd is not None:  # only a budget needs the estimate (a hot path)
             estimate = cost_usd(
                 price,
                 input_tokens=estimate_input_tokens(request.messages),
