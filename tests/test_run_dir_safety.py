@@ -323,6 +323,64 @@ def test_a_locked_cache_never_fails_a_call(server: FakeOpenAIServer, tmp_path: P
     assert elapsed < 3 * 0.3 + 5
 
 
+class _JournalModeLockedAtFirst:
+    """A real connection whose first journal-mode switches answer "database is locked" at once, as SQLite does
+    (without its busy timeout) while another process is opening the same new cache file."""
+
+    def __init__(self, db: sqlite3.Connection, refusals: int) -> None:
+        self._db = db
+        self.refusals_left = refusals
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql.startswith("PRAGMA journal_mode") and self.refusals_left > 0:
+            self.refusals_left -= 1
+            raise sqlite3.OperationalError("database is locked")
+        return self._db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+
+def _connect_refusing_wal(monkeypatch: pytest.MonkeyPatch, refusals: int) -> list[_JournalModeLockedAtFirst]:
+    opened: list[_JournalModeLockedAtFirst] = []
+    real_connect = sqlite3.connect
+
+    def connect(*args: Any, **kwargs: Any) -> _JournalModeLockedAtFirst:
+        opened.append(_JournalModeLockedAtFirst(real_connect(*args, **kwargs), refusals))
+        return opened[-1]
+
+    monkeypatch.setattr("empathybench.engine.cache.sqlite3.connect", connect)
+    return opened
+
+
+def test_a_new_cache_opened_by_two_processes_at_once_waits_for_the_journal_mode(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    opened = _connect_refusing_wal(monkeypatch, refusals=3)
+    warnings: list[str] = []
+    cache = ResponseCache(tmp_path / "responses.sqlite", warn=warnings.append)
+    try:
+        assert warnings == [] and cache.enabled and opened[0].refusals_left == 0
+        cache.put("k", ChatResponse(text="kept"))
+        assert cache.get("k") == ChatResponse(text="kept")
+        assert cache._db is not None and cache._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        cache.close()
+
+
+def test_a_journal_mode_that_stays_locked_is_bypassed_after_the_busy_timeout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _connect_refusing_wal(monkeypatch, refusals=10_000)
+    warnings: list[str] = []
+    started = time.monotonic()
+    cache = ResponseCache(tmp_path / "responses.sqlite", busy_timeout_s=0.3, warn=warnings.append)
+    elapsed = time.monotonic() - started
+    assert not cache.enabled and cache.get("k") is None
+    assert len(warnings) == 1 and "locked" in warnings[0] and "goes on without it" in warnings[0]
+    assert 0.1 < elapsed < 2
+
+
 # --- item 12: Ctrl-C, SIGTERM and an empty --out --------------------------------------------------------------
 
 

@@ -89,7 +89,7 @@ class ResponseCache:
                 raise ForeignCacheError(f"not an EmpathyBench cache (tables {', '.join(sorted(tables))})")
             if "responses" in tables:
                 self._check_columns(db)
-            db.execute("PRAGMA journal_mode=WAL")
+            self._use_wal(db)
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created REAL NOT NULL, body TEXT NOT NULL)"
@@ -98,6 +98,23 @@ class ResponseCache:
             db.close()
             raise
         return db
+
+    def _use_wal(self, db: sqlite3.Connection) -> None:
+        # Switching the journal mode needs the file to itself and SQLite answers "locked" at once, without the busy
+        # timeout, while another process is opening the same new file: so retry here for as long as a write would
+        # wait. The mode is stored in the file, so only the first opener of a new cache ever switches it.
+        deadline = time.monotonic() + self._busy_timeout_s
+        pause_s = 0.005
+        while True:
+            try:
+                if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc).lower() or time.monotonic() + pause_s > deadline:
+                    raise
+            time.sleep(pause_s)
+            pause_s = min(pause_s * 2, 0.1)
 
     @staticmethod
     def _check_columns(db: sqlite3.Connection) -> None:
