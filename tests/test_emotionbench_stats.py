@@ -68,3 +68,48 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_estimate() -> None:
     first = bootstrap_interval(len(values), mean_of, resamples=300, seed=3)
     assert first == bootstrap_interval(len(values), mean_of, resamples=300, seed=3)
     assert first[0] < sum(values) / len(values) < first[1]
+
+
+def test_the_shift_interval_from_situation_sums_equals_joining_the_resampled_runs() -> None:
+    """The clustered bootstrap of a shift: situations resampled with all their runs, default runs apart. Computed
+    from each situation's sum and run count; here against the plain computation that joins the runs."""
+    import random
+
+    import numpy as np
+
+    from empathybench.instruments.emotionbench.bench import _shift_metric
+    from empathybench.stats.bootstrap import generator, percentile_interval
+    from empathybench.stats.intervals import RESAMPLES
+
+    chance = random.Random(7)
+
+    def runs(count: int) -> list[dict[str, object]]:
+        # Some runs went unanswered (answers None): they count in neither the sum nor the number of runs.
+        return [
+            {"run": i, "answers": None if chance.random() < 0.1 else [1], "PA": chance.uniform(10, 50)}
+            for i in range(count)
+        ]
+
+    records = [{"item_id": f"s{i}", "factor": "f", "runs": runs(chance.randint(1, 10))} for i in range(60)]
+    records += [{"item_id": f"d{i}", "factor": None, "runs": runs(1)} for i in range(30)]
+    result = _shift_metric(records, "PA", None, seed=11)
+
+    default = np.asarray(
+        [run["PA"] for r in records if r["factor"] is None for run in r["runs"] if run["answers"] is not None]
+    )
+    situations = [
+        np.asarray([run["PA"] for run in r["runs"] if run["answers"] is not None])
+        for r in records
+        if r["factor"] is not None
+    ]
+    situations = [values for values in situations if len(values)]
+    rng = generator(11)
+    draws = []
+    for _ in range(RESAMPLES):
+        picked = rng.integers(0, len(situations), size=len(situations))
+        evoked = np.concatenate([situations[i] for i in picked])
+        baseline = default[rng.integers(0, len(default), size=len(default))]
+        draws.append(evoked.mean() - baseline.mean())
+    low, high = percentile_interval(draws)  # type: ignore[misc]
+    assert result["ci95"] == [round(low, 4), round(high, 4)]
+    assert result["ci95"][0] < result["value"] < result["ci95"][1]

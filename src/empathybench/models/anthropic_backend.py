@@ -95,6 +95,10 @@ class AnthropicBackend:
 
     def _get_client(self) -> Any:
         if self._client is None:
+            import httpx2
+
+            from empathybench.models.http_transport import sdk_http_client
+
             anthropic = self._anthropic
             headers: dict[str, str] = {}
             if not self._sampling_as_arguments:
@@ -109,6 +113,9 @@ class AnthropicBackend:
                 default_query=self._default_query or None,
                 max_retries=0,
                 timeout=REQUEST_TIMEOUT_S,
+                http_client=sdk_http_client(
+                    anthropic.DefaultAsyncHttpxClient, self._request_url, httpx2.create_ssl_context()
+                )[0],
             )
         return self._client
 

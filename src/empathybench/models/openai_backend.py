@@ -28,14 +28,6 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REQUEST_TIMEOUT_S = 600.0
 # The request options `chat.completions.create` passes to the SDK's POST (bearer-token auth from the API key).
 _BEARER_AUTH: Any = {"security": {"bearer_auth": True}}
-# Calls are spread over up to POOL_SHARDS SDK clients, each with its own connection pool. The HTTP stack under the
-# SDK checks every pooled connection of its pool twice per request (expiry, a socket probe), so at 64 calls in
-# flight one pool of 64 connections cost more CPU than the rest of a call's HTTP work (issue 13:
-# bench/bench_emotionbench_full.py). A call goes to the pool with the fewest calls in flight (the first on a tie);
-# another pool is opened only when every open one has CALLS_PER_POOL calls in flight, so a run with up to 8 calls
-# in flight keeps the one pool it always had, and 64 in flight make 8 pools of about 8 connections each.
-POOL_SHARDS = 8
-CALLS_PER_POOL = 8
 
 
 def sdk_failures(openai: Any) -> tuple[type[Exception], ...]:
@@ -102,53 +94,37 @@ class OpenAIBackend:
             key = "no-key"  # local servers (vLLM, llama.cpp, Ollama) ignore it, but the SDK wants one
         self._api_key = key
         self._client: Any = None  # made at the first call: a fully cached run never imports the SDK
-        # The SDK clients (see POOL_SHARDS), the first made at the first call, the others when needed; calls in
-        # flight per client; one TLS context for all of them (loading the CA bundle takes ~20 ms of CPU each time).
-        self._shards: list[Any] = []
-        self._in_flight: list[int] = []
-        self._tls_context: Any = None
+        self._transport: Any = None  # the client's LeanTransport (None behind a proxy)
+        self._replay: Any = None  # the SDK's chat-completions POST, learned from its first call (ReplayedPost)
         self._timeout_s = REQUEST_TIMEOUT_S
 
     def set_request_timeout(self, seconds: float) -> None:
         """The SDK's per-read timeout, set by the engine to its whole-request bound (before the first call)."""
         self._timeout_s = seconds
 
-    def _new_client(self) -> Any:
-        import httpx2
-        import openai
-
-        self._openai = openai
-        if self._tls_context is None:
-            self._tls_context = httpx2.create_ssl_context()  # what the SDK's own HTTP client would make
-        # The SDK's default HTTP client (its timeout, connection limits, redirects), with the shared TLS context.
-        # The engine owns retries, so the SDK must not retry.
-        return openai.AsyncOpenAI(
-            base_url=self._request_url,
-            api_key=self._api_key,
-            default_query=self._default_query or None,
-            max_retries=0,
-            timeout=self._timeout_s,
-            http_client=openai.DefaultAsyncHttpxClient(verify=self._tls_context),
-        )
-
     def _get_client(self) -> Any:
-        """The first SDK client (pool 0): the one the batch API and single calls use."""
+        """The one SDK client of the run (live calls and the batch API), made at the first call."""
         if self._client is None:
-            self._client = self._new_client()
-            self._shards = [self._client]
-            self._in_flight = [0]
-        return self._client
+            import httpx2
+            import openai
 
-    def _pick_shard(self) -> int:
-        """The pool with the fewest calls in flight (the first on a tie), or a new one when all are busy."""
-        self._get_client()
-        in_flight = self._in_flight
-        fewest = min(in_flight)
-        if fewest >= CALLS_PER_POOL and len(in_flight) < POOL_SHARDS:
-            self._shards.append(self._new_client())
-            in_flight.append(0)
-            return len(in_flight) - 1
-        return in_flight.index(fewest)
+            from empathybench.models.http_transport import sdk_http_client
+
+            self._openai = openai
+            # The SDK's default HTTP client (its timeout, connection limits, redirects) on the lean transport;
+            # the TLS context is what the SDK's own client would make. The engine owns retries: the SDK must not.
+            http_client, self._transport = sdk_http_client(
+                openai.DefaultAsyncHttpxClient, self._request_url, httpx2.create_ssl_context()
+            )
+            self._client = openai.AsyncOpenAI(
+                base_url=self._request_url,
+                api_key=self._api_key,
+                default_query=self._default_query or None,
+                max_retries=0,
+                timeout=self._timeout_s,
+                http_client=http_client,
+            )
+        return self._client
 
     def identity(self) -> dict[str, Any]:
         identity = {"provider": self.provider, "model": self.model, "base_url": self.base_url}
@@ -197,38 +173,78 @@ class OpenAIBackend:
         return body
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        shard = self._pick_shard()
-        client = self._shards[shard]
+        client = self._get_client()
         openai = self._openai
-        in_flight = self._in_flight  # this list, even if `aclose` starts a new one while the call is pending
-        in_flight[shard] += 1
         try:
-            # The SDK's own POST with the finished body: `chat.completions.create` would first walk every message
-            # through its type-driven transform, which changes nothing in plain role/content strings, and build
-            # pydantic models of the reply; together the largest costs of a call in the harness (issue 13:
-            # bench/bench_emotionbench_full.py). Same path, headers, auth, timeout and error handling (HTTP
-            # errors still raise the SDK's exceptions); the body is read as JSON and checked field by field.
-            raw = await client.post(
-                "/chat/completions", cast_to=bytes, body=self.request_body(request), options=_BEARER_AUTH
-            )
-            completion = json.loads(raw)
+            if self._replay is not None:
+                completion = await self._post_again(client, self.request_body(request))
+            else:
+                # The SDK's own POST with the finished body: `chat.completions.create` would first walk every
+                # message through its type-driven transform, which changes nothing in plain role/content strings,
+                # and build pydantic models of the reply (issue 13: bench/bench_emotionbench_full.py). Same path,
+                # headers, auth, timeout and error handling; the body is read as JSON, checked field by field.
+                raw = await client.post(
+                    "/chat/completions", cast_to=bytes, body=self.request_body(request), options=_BEARER_AUTH
+                )
+                completion = json.loads(raw)
+                self._learn_replay()
         except sdk_failures(openai) as exc:
             not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no chat-completions endpoint (HTTP 404)"
             )
             raise engine_error(openai, exc, where=self.base_url, not_found=not_found) from exc
-        finally:
-            in_flight[shard] -= 1
         response = _to_response(completion)
         response.text = redact(response.text)  # a server may echo what it was sent, the key included
         if response.reasoning is not None:
             response.reasoning = redact(response.reasoning)
         return response
 
+    def _learn_replay(self) -> None:
+        """After the SDK's first chat call: its request (URL, headers, timeouts) becomes the template of the next
+        ones, provided that the SDK wrote its JSON body exactly as `_encode_body` does."""
+        from empathybench.models.http_transport import ReplayedPost
+
+        sent = self._transport.last_request if self._transport is not None else None
+        if sent is None or sent.method != "POST" or not sent.url.path.endswith("/chat/completions"):
+            return
+        try:
+            same_encoding = _encode_body(json.loads(sent.content)) == sent.content
+        except ValueError:
+            return
+        if same_encoding:
+            self._replay = ReplayedPost(self._transport, sent)
+
+    async def _post_again(self, client: Any, body: dict[str, Any]) -> Any:
+        """The chat call as the SDK made it, with this body: the reply's JSON, or the SDK's own exception."""
+        import httpx2
+
+        openai, replay = self._openai, self._replay
+        try:
+            status, headers, raw = await replay.send(_encode_body(body))
+        except httpx2.TimeoutException as exc:
+            raise openai.APITimeoutError(request=replay.request) from exc
+        except httpx2.TransportError as exc:
+            raise openai.APIConnectionError(request=replay.request) from exc
+        if 200 <= status < 300 and not any(name.lower() == b"content-encoding" for name, _ in headers):
+            return json.loads(raw)
+        response = httpx2.Response(status, headers=headers, content=raw, request=replay.request)
+        if 300 <= status < 400:
+            # A redirect: the SDK follows it (and the base URL is no longer worth a template).
+            self._replay = None
+            return json.loads(await client.post("/chat/completions", cast_to=bytes, body=body, options=_BEARER_AUTH))
+        if status >= 400:
+            raise client._make_status_error_from_response(response)
+        return json.loads(response.content)  # decoded as the SDK's client would
+
     async def aclose(self) -> None:
-        shards, self._shards, self._client, self._in_flight = self._shards, [], None, []
-        for client in shards:
+        client, self._client, self._transport, self._replay = self._client, None, None, None
+        if client is not None:
             await client.close()
+
+
+def _encode_body(body: dict[str, Any]) -> bytes:
+    """A request body as the SDK and httpx2 write JSON (compact, UTF-8, no NaN)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def _get(value: Any, name: str) -> Any:

@@ -357,13 +357,16 @@ def _shift_metric(records: list[dict[str, Any]], affect: str, human_delta: float
     )
     rng = generator(seed)  # the one bootstrap RNG: situations and default runs drawn in turn from it
     default_values = np.asarray(default, dtype=float)
-    situation_values = [np.asarray([v for _, v in runs], dtype=float) for _, runs in situations]
+    # A resample's evoked mean from each situation's sum and run count (not by joining its runs: that loop was
+    # 0.2 ms per call of a full run, issue 13); the draws are the same, in the same order.
+    situation_sums = np.asarray([sum(v for _, v in runs) for _, runs in situations], dtype=float)
+    situation_runs = np.asarray([len(runs) for _, runs in situations], dtype=float)
     draws = []
     for _ in range(RESAMPLES):
-        picked = rng.integers(0, len(situation_values), size=len(situation_values))
-        evoked = np.concatenate([situation_values[i] for i in picked])
+        picked = rng.integers(0, len(situations), size=len(situations))
+        evoked_mean = situation_sums[picked].sum() / situation_runs[picked].sum()
         baseline = default_values[rng.integers(0, len(default_values), size=len(default_values))]
-        draws.append(evoked.mean() - baseline.mean())
+        draws.append(evoked_mean - baseline.mean())
     interval = percentile_interval(draws)
     result["ci95"] = None if interval is None else [round(interval[0], 4), round(interval[1], 4)]
     result["method"] = bootstrap_method(seed=seed, unit="situations (clustered runs) and default runs")
