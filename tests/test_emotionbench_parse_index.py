@@ -21,9 +21,7 @@ def plain_scan(lowered: str, presented_items: list[str]) -> int | None:
 
 
 def grouped_lookup(lowered: str, presented_items: list[str]) -> int | None:
-    pairs, by_first = parse._name_index(tuple(presented_items))
-    candidates = pairs if by_first is None else by_first.get(lowered[:1], ())
-    return next((p for name, p in candidates if lowered.startswith(name) and parse._name_at(name, lowered)), None)
+    return parse._named_position(lowered, parse._name_index(tuple(presented_items)))
 
 
 WORDS = ["upset", "upsetting", "up", "at ease", "at", "alert", "Afraid", " scared ", "Scared", "strong", "s"]
@@ -55,3 +53,19 @@ def test_replies_parse_by_name_with_shared_prefixes() -> None:
     assert parse.parse_reply(numbered, items, 1, 5).values == {1: 3, 2: 4, 3: 1, 4: 2}
     missing = parse.parse_reply("upset: 4", items, 1, 5)
     assert missing.values is None and missing.failure is not None and "3/4" in missing.failure
+
+
+def regex_last_in_range(text: str, low: int, high: int) -> int | None:
+    """The answer of a line's tail by the two regular expressions alone (no shortcut for a lone number)."""
+    numbers = [int(m) for m in parse._INTEGER.findall(parse._SCALE_MAXIMUM.sub("", text))]
+    return numbers[-1] if numbers and low <= numbers[-1] <= high else None
+
+
+def test_the_lone_number_shortcut_reads_what_the_regular_expressions_read() -> None:
+    rng = random.Random(5)
+    pieces = [" ", "\t", ":", "-", "=", "3", "4", "12", "123", "0", ".", "/", "/5", " out of 5", "x", "٣", "³", "**"]
+    texts = [": 4", " - 3 -", "=12", "4.5", "3/5", "2 out of 5", "--7", "123", ":0", "", " ", "٣", "³", "1.", ".5"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(20_000)]
+    for text in texts:
+        for low, high in ((1, 5), (0, 99)):
+            assert parse._last_in_range(text, low, high) == regex_last_in_range(text, low, high), repr(text)

@@ -461,7 +461,8 @@ class Engine:
         if self.request_timeout_s is None:
             return await self.backend.complete(request)
         try:
-            return await asyncio.wait_for(self.backend.complete(request), self.request_timeout_s)
+            async with asyncio.timeout(self.request_timeout_s):  # no task of its own, unlike wait_for in 3.11
+                return await self.backend.complete(request)
         except TimeoutError as exc:
             raise TransientBackendError("timeout", f"no complete reply within {self.request_timeout_s:g} s") from exc
 
@@ -596,10 +597,12 @@ class ItemContext:
             if reask:
                 record["budget_reask"] = reask
             self.calls.append(record)
+            if not generation.truncated or reask == budget_reasks:
+                return generation
             larger = replace(
                 sampling, max_tokens=min(TRUNCATION_MAX_TOKENS, sampling.max_tokens * TRUNCATION_BUDGET_FACTOR)
             )
-            if not generation.truncated or reask == budget_reasks or larger.max_tokens <= sampling.max_tokens:
+            if larger.max_tokens <= sampling.max_tokens:
                 return generation
             describe = getattr(engine.backend, "request_parameters", None)
             if callable(describe) and describe(ChatRequest.of(messages, larger, tag)) == generation.sent:

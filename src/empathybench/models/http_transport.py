@@ -383,7 +383,14 @@ class ReplayedPost:
             request, self._origin, connection, payload, read_timeout, write_timeout
         )
         try:
+            if stream._framing == "length" and stream._remaining and stream._connection is not None:
+                # The usual answer: its whole length in one read (one timeout, no async generator).
+                body = await stream._read(stream._connection.reader.readexactly(stream._remaining))
+                stream._remaining, stream._complete = 0, True
+                return status, headers, body
             chunks = [chunk async for chunk in stream]
+        except (OSError, asyncio.IncompleteReadError) as exc:
+            raise httpx2.ReadError(f"reading the response body failed: {exc!r}", request=request) from exc
         finally:
             await stream.aclose()
         return status, headers, chunks[0] if len(chunks) == 1 else b"".join(chunks)

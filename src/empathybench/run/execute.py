@@ -21,6 +21,7 @@ from rich.text import Text
 
 from empathybench.engine.batch import JOURNAL_FILE, BatchJournal, BatchRound
 from empathybench.engine.cache import ResponseCache
+from empathybench.engine.collector import collector_for_calls
 from empathybench.engine.engine import (
     BudgetExhaustedError,
     CallFailedError,
@@ -278,7 +279,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             if each is not None:
                 batch_round.attach(each)
     try:
-        with RunProgress(console, stats, enabled=options.show_progress) as progress:
+        with RunProgress(console, stats, enabled=options.show_progress) as progress, collector_for_calls():
             progress.set_description(", ".join(b.name for b in prepared))
             new_records = run_until_done(
                 _run_pending(engine, pending, store, options.seed, progress, judge_engine, batch_round)

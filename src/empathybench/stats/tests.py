@@ -17,6 +17,14 @@ def _scipy_stats() -> Any:
     return stats
 
 
+def _scipy_special() -> Any:
+    """scipy.special, for the distribution functions of the tests computed in every run's summary: the same
+    functions scipy.stats calls, without importing scipy.stats (~0.45 s of CPU more, issue 13)."""
+    from scipy import special
+
+    return special
+
+
 Marker = Literal["up", "down", "none"]
 
 
@@ -41,7 +49,7 @@ def f_test_p(sd_a: float, n_a: int, sd_b: float, n_b: int) -> float:
         ratio, df_num, df_den = var_a / var_b, n_a - 1, n_b - 1
     else:
         ratio, df_num, df_den = var_b / var_a, n_b - 1, n_a - 1
-    return float(2 * (1 - _scipy_stats().f.cdf(ratio, df_num, df_den)))
+    return float(2 * (1 - _scipy_special().fdtr(df_num, df_den, ratio)))  # scipy.stats.f.cdf is fdtr
 
 
 @dataclass(frozen=True)
@@ -70,13 +78,36 @@ def compare_independent(
     sd_t, sd_r = treated.sd + epsilon, reference.sd + epsilon
     f_p = f_test_p(sd_t, treated.n, sd_r, reference.n)
     equal_var = f_p > alpha
-    result = _scipy_stats().ttest_ind_from_stats(
-        treated.mean, sd_t, treated.n, reference.mean, sd_r, reference.n, equal_var=equal_var
-    )
-    t, p = float(result.statistic), float(result.pvalue)
+    t, p = t_test_from_stats(treated.mean, sd_t, treated.n, reference.mean, sd_r, reference.n, equal_var=equal_var)
     return Comparison(
         treated.mean - reference.mean, f_p, "student" if equal_var else "welch", t, p, marker_for(t, p, alpha)
     )
+
+
+def t_test_from_stats(
+    mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int, *, equal_var: bool
+) -> tuple[float, float]:
+    """Two-sided Student (pooled) or Welch t-test from summary statistics: t and p, computed as
+    scipy.stats.ttest_ind_from_stats computes them (tested equal), for groups of two or more."""
+    var_a, var_b = sd_a**2, sd_b**2
+    if equal_var:
+        df = n_a + n_b - 2.0
+        pooled = ((n_a - 1) * var_a + (n_b - 1) * var_b) / df
+        denominator = math.sqrt(pooled * (1.0 / n_a + 1.0 / n_b))
+    else:
+        share_a, share_b = var_a / n_a, var_b / n_b
+        try:
+            df = (share_a + share_b) ** 2 / (share_a**2 / (n_a - 1) + share_b**2 / (n_b - 1))
+        except ZeroDivisionError:
+            df = 1.0  # both variances zero: any df will do (scipy's choice)
+        denominator = math.sqrt(share_a + share_b)
+    difference = mean_a - mean_b
+    if denominator == 0:
+        t = math.nan if difference == 0 else math.copysign(math.inf, difference)
+    else:
+        t = difference / denominator
+    p = 2 * float(_scipy_special().stdtr(df, -abs(t)))
+    return t, p
 
 
 @dataclass(frozen=True)

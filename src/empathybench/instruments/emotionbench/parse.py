@@ -5,7 +5,7 @@ At most `bounds.MAX_PARSED_CHARS` characters of a reply are read (a failure says
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from empathybench.instruments.bounds import parse_head
@@ -25,22 +25,31 @@ class ParsedReply:
 
 @functools.lru_cache(maxsize=1024)
 def _name_pattern(name: str) -> re.Pattern[str]:
+    """The item name as a whole word (followed by a word boundary)."""
     return re.compile(rf"{re.escape(name)}\b")
-
-
-def _name_at(name: str, lowered: str) -> bool:
-    """Whether `lowered` starts with the item name as a whole word (the name followed by a word boundary)."""
-    return _name_pattern(name).match(lowered) is not None
 
 
 def _clean(line: str) -> str:
     return line.replace("**", "").replace("__", "").strip()
 
 
+# What may surround a lone answer ("Excited: 4", "- 4 -"): a text made of these and one or two ASCII digits has
+# those digits as its only integer, the regular expressions' answer too (tested against them).
+_SEPARATORS = " \t:-="
+
+
 def _last_in_range(text: str, low: int, high: int) -> int | None:
-    text = _SCALE_MAXIMUM.sub("", text)  # "2/5", "2 out of 5": the 5 is the scale, not the answer
-    numbers = [int(m) for m in _INTEGER.findall(text)]
-    return numbers[-1] if numbers and low <= numbers[-1] <= high else None
+    bare = text.strip(_SEPARATORS)
+    if 0 < len(bare) <= 2 and bare.isascii() and bare.isdigit():
+        value = int(bare)  # the common line, without the two regular expressions below
+    else:
+        if "/" in text or "out of" in text:
+            text = _SCALE_MAXIMUM.sub("", text)  # "2/5", "2 out of 5": the 5 is the scale, not the answer
+        numbers = _INTEGER.findall(text)
+        if not numbers:
+            return None
+        value = int(numbers[-1])
+    return value if low <= value <= high else None
 
 
 def parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int) -> ParsedReply:
@@ -57,7 +66,8 @@ def parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int)
     return parsed
 
 
-NameIndex = tuple[tuple[tuple[str, int], ...], dict[str, tuple[tuple[str, int], ...]] | None]
+NameEntry = tuple[str, int, Callable[[str], object]]  # lower-cased name, position, its whole-word match
+NameIndex = tuple[tuple[NameEntry, ...], dict[str, tuple[NameEntry, ...]] | None]
 
 
 @functools.lru_cache(maxsize=256)
@@ -67,29 +77,35 @@ def _name_index(presented_items: tuple[str, ...]) -> NameIndex:
     line is only tried against the names it can start with. No grouping when a name is empty (it fits any line).
     Made once per presented order: every reply of a run is parsed against a few of them."""
     names = {name.strip().lower(): position for position, name in enumerate(presented_items, start=1)}
-    pairs = tuple(names.items())
+    pairs = tuple((name, position, _name_pattern(name).match) for name, position in names.items())
     if "" in names:
         return pairs, None
-    by_first: dict[str, list[tuple[str, int]]] = {}
-    for name, position in pairs:
-        by_first.setdefault(name[0], []).append((name, position))
+    by_first: dict[str, list[NameEntry]] = {}
+    for entry in pairs:
+        by_first.setdefault(entry[0][0], []).append(entry)
     return pairs, {first: tuple(group) for first, group in by_first.items()}
+
+
+def _named_position(lowered: str, index: NameIndex) -> int | None:
+    """The position of the first presented name (in presented order) that starts the line as a whole word. Only
+    the names starting with the line's first character are tried; `startswith` before the compiled pattern."""
+    pairs, by_first = index
+    for name, position, match in pairs if by_first is None else by_first.get(lowered[:1], ()):
+        if lowered.startswith(name) and match(lowered) is not None:
+            return position
+    return None
 
 
 def _parse_reply(reply: str, presented_items: Sequence[str], low: int, high: int) -> ParsedReply:
     n = len(presented_items)
-    pairs, by_first = _name_index(tuple(presented_items))
+    index = _name_index(tuple(presented_items))
     by_position: dict[int, int] = {}
     bare: list[int] = []
     lines = [cleaned for cleaned in map(_clean, reply.splitlines()) if cleaned]
     for line in lines:
         numbered = _NUMBERED.match(line)
         rest = numbered.group(2) if numbered else line
-        lowered = rest.lower()
-        # Only the names starting with the line's first character, in presented order (the first that fits wins);
-        # `startswith` before the compiled whole-word pattern. This loop runs for every line of every reply.
-        candidates = pairs if by_first is None else by_first.get(lowered[:1], ())
-        named = next((p for name, p in candidates if lowered.startswith(name) and _name_at(name, lowered)), None)
+        named = _named_position(rest.lower(), index)  # this loop runs for every line of every reply
         if named is not None:
             value = _last_in_range(rest[len(presented_items[named - 1]) :], low, high)
             if value is not None:
