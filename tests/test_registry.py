@@ -100,6 +100,17 @@ def test_the_cli_lists_a_plugin(plugin_path: Path) -> None:
     assert "eqbench — " in listed.stdout
 
 
+def test_a_run_of_one_instrument_imports_only_that_one() -> None:
+    code = (
+        "import sys; from empathybench.instruments import registry;"
+        "chosen = registry.resolve_benchmarks(['seceu']);"
+        "print(sorted({m.split('.')[2] for m in sys.modules if m.startswith('empathybench.instruments.')"
+        " and m.count('.') > 2}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.strip() == "['seceu']"
+
+
 def test_naming_the_instruments_imports_none_of_them() -> None:
     code = (
         "import sys; from empathybench.instruments import registry; names = registry.names();"
