@@ -102,7 +102,8 @@ class RawServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def read_request(self, connection: socket.socket) -> bytes | None:
-        """One request (head and Content-Length body) from the connection; None when the client closed it."""
+        """One whole request (head, empty line, Content-Length body) from the connection, its request line noted;
+        None when the client closed it. The client sends one request at a time on a connection."""
         data = b""
         while b"\r\n\r\n" not in data:
             chunk = connection.recv(65536)
@@ -118,7 +119,7 @@ class RawServer:
         )
         while len(body) < length:
             body += connection.recv(65536)
-        return head
+        return head + b"\r\n\r\n" + body
 
 
 def answer_each_request(response: Callable[[], bytes]) -> Script:
@@ -380,25 +381,8 @@ def test_a_replayed_call_sends_what_the_sdk_sends() -> None:
     received: list[bytes] = []
 
     def record(connection: socket.socket, server: RawServer) -> None:
-        data = b""
-        while True:
-            while b"\r\n\r\n" not in data:
-                chunk = connection.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            head_bytes, _, rest = data.partition(b"\r\n\r\n")
-            length = int(
-                next(
-                    v
-                    for k, _, v in (line.partition(b": ") for line in head_bytes.split(b"\r\n"))
-                    if k.lower() == b"content-length"
-                )
-            )
-            while len(rest) < length:
-                rest += connection.recv(65536)
-            received.append(head_bytes + b"\r\n\r\n" + rest[:length])
-            data = rest[length:]
+        while (whole := server.read_request(connection)) is not None:
+            received.append(whole)
             connection.sendall(GOOD_ANSWER)
 
     same = request(0)

@@ -95,8 +95,6 @@ class AnthropicBackend:
 
     def _get_client(self) -> Any:
         if self._client is None:
-            import httpx2
-
             from empathybench.models.http_transport import sdk_http_client
 
             anthropic = self._anthropic
@@ -113,9 +111,7 @@ class AnthropicBackend:
                 default_query=self._default_query or None,
                 max_retries=0,
                 timeout=REQUEST_TIMEOUT_S,
-                http_client=sdk_http_client(
-                    anthropic.DefaultAsyncHttpxClient, self._request_url, httpx2.create_ssl_context()
-                )[0],
+                http_client=sdk_http_client(anthropic.DefaultAsyncHttpxClient, self._request_url)[0],
             )
         return self._client
 

@@ -53,11 +53,13 @@ def proxy_from_environment(url: str) -> bool:
 
 
 def sdk_http_client(
-    default_client: Any, base_url: str, ssl_context: ssl.SSLContext
+    default_client: Any, base_url: str, ssl_context: ssl.SSLContext | None = None
 ) -> tuple[Any, "LeanTransport | None"]:
     """The SDK's own default HTTP client (`DefaultAsyncHttpxClient`: its timeouts, limits, redirects) on this
     transport, and the transport; on its default transport (None) when the environment sends `base_url`
-    through a proxy."""
+    through a proxy. The TLS context is the one the SDK's own client would make unless one is given."""
+    if ssl_context is None:
+        ssl_context = httpx2.create_ssl_context()
     if proxy_from_environment(base_url):
         return default_client(verify=ssl_context), None
     transport = LeanTransport(ssl_context=ssl_context)
@@ -83,6 +85,10 @@ class _Connection:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def _origin(url: httpx2.URL) -> Origin:
+    return (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
 
 
 def _timeouts(request: httpx2.Request) -> tuple[float | None, float | None, float | None]:
@@ -144,6 +150,23 @@ class _ResponseStream(httpx2.AsyncByteStream):
             if self._complete:
                 await self.aclose()
 
+    async def read_all(self) -> bytes:
+        """The whole body, then the connection released or closed. A sized body (the usual answer) is read in
+        one go: one timeout, no async generator."""
+        connection = self._connection
+        try:
+            if self._framing == "length" and self._remaining and connection is not None:
+                try:
+                    body = await self._read(connection.reader.readexactly(self._remaining))
+                except (OSError, asyncio.IncompleteReadError) as exc:
+                    raise httpx2.ReadError(f"reading the response body failed: {exc!r}", request=self._request) from exc
+                self._remaining, self._complete = 0, True
+                return body
+            chunks = [chunk async for chunk in self]
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        finally:
+            await self.aclose()
+
     async def _chunks(self, reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
         while True:
             size_line = await self._read(reader.readuntil(b"\r\n"))
@@ -184,20 +207,21 @@ class LeanTransport(httpx2.AsyncBaseTransport):
         self.last_request: httpx2.Request | None = None
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        url = request.url
-        scheme = url.scheme
+        scheme = request.url.scheme
         if scheme not in ("http", "https"):
             raise httpx2.UnsupportedProtocol(f"unsupported URL scheme {scheme!r}", request=request)
-        origin = (scheme, url.host, url.port or (443 if scheme == "https" else 80))
-        connect_timeout, read_timeout, write_timeout = _timeouts(request)
         payload = self._request_bytes(request)
         if payload is not None:
             self.last_request = request
-        # A connection the server closed while it was idle is found out here only when no answer comes: that is
-        # raised like any dropped connection, for the engine to retry and count; the transport never sends a
-        # request twice on its own (the server may have taken the first one).
-        connection = self._idle_connection(origin) or await self._connect(request, origin, connect_timeout)
-        return await self._exchange(request, origin, connection, payload, read_timeout, write_timeout)
+        status, reason, headers, version, stream = await self._round_trip(
+            request, _origin(request.url), payload, _timeouts(request)
+        )
+        return httpx2.Response(
+            status,
+            headers=headers,
+            stream=stream,
+            extensions={"http_version": version, "reason_phrase": reason},
+        )
 
     @staticmethod
     def _request_bytes(request: httpx2.Request) -> bytes | None:
@@ -207,7 +231,7 @@ class LeanTransport(httpx2.AsyncBaseTransport):
             body = request.content
         except httpx2.RequestNotRead:
             return None
-        return _head(request) + body
+        return _head(request) + b"\r\n" + body
 
     def _idle_connection(self, origin: Origin) -> _Connection | None:
         idle = self._idle.get(origin)
@@ -246,35 +270,19 @@ class LeanTransport(httpx2.AsyncBaseTransport):
                     raw_socket.setsockopt(level, option, value)
         return _Connection(reader, writer)
 
-    async def _exchange(
+    async def _round_trip(
         self,
         request: httpx2.Request,
         origin: Origin,
-        connection: _Connection,
         payload: bytes | None,
-        read_timeout: float | None,
-        write_timeout: float | None,
-    ) -> httpx2.Response:
-        status, reason, headers, version, stream = await self._exchange_head(
-            request, origin, connection, payload, read_timeout, write_timeout
-        )
-        return httpx2.Response(
-            status,
-            headers=headers,
-            stream=stream,
-            extensions={"http_version": version, "reason_phrase": reason},
-        )
-
-    async def _exchange_head(
-        self,
-        request: httpx2.Request,
-        origin: Origin,
-        connection: _Connection,
-        payload: bytes | None,
-        read_timeout: float | None,
-        write_timeout: float | None,
+        timeouts: tuple[float | None, float | None, float | None],
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]], bytes, "_ResponseStream"]:
-        """Send the request and read the response head; the body is left to the returned stream."""
+        """Send the request on an idle connection or a new one and read the response head; the body is left to
+        the returned stream. A connection the server closed while it was idle is found out here only when no
+        answer comes: that is raised like any dropped connection, for the engine to retry and count; the
+        transport never sends a request twice on its own (the server may have taken the first one)."""
+        connect_timeout, read_timeout, write_timeout = timeouts
+        connection = self._idle_connection(origin) or await self._connect(request, origin, connect_timeout)
         try:
             await self._send(request, connection, payload, write_timeout)
             status, reason, headers, version = await self._read_head(request, connection, read_timeout)
@@ -294,7 +302,7 @@ class LeanTransport(httpx2.AsyncBaseTransport):
                 if payload is not None:
                     writer.write(payload)
                 else:
-                    writer.write(_head(request))
+                    writer.write(_head(request) + b"\r\n")
                     chunked = request.headers.get("transfer-encoding", "").lower() == "chunked"
                     async for part in request.stream:  # type: ignore[union-attr]
                         if part:
@@ -359,48 +367,27 @@ class ReplayedPost:
     hands failures back to the SDK to become its exceptions."""
 
     def __init__(self, transport: LeanTransport, request: httpx2.Request) -> None:
-        url = request.url
         self.request = request
         self._transport = transport
-        self._origin: Origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
+        self._origin = _origin(request.url)
         self._timeouts = _timeouts(request)
-        lines = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), url.raw_path)]
-        lines.extend(
-            b"%s: %s\r\n" % (name, value) for name, value in request.headers.raw if name.lower() != b"content-length"
-        )
-        self._head = b"".join(lines)
+        self._head = _head(request, without=b"content-length")
 
     async def send(self, body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """Status, headers and the whole body (as received: a Content-Encoding is left to the caller); failures
         raise the httpx2 exceptions of `handle_async_request`."""
-        transport, request = self._transport, self.request
-        connect_timeout, read_timeout, write_timeout = self._timeouts
         payload = b"%sContent-Length: %d\r\n\r\n%s" % (self._head, len(body), body)
-        connection = transport._idle_connection(self._origin) or await transport._connect(
-            request, self._origin, connect_timeout
+        status, _, headers, _, stream = await self._transport._round_trip(
+            self.request, self._origin, payload, self._timeouts
         )
-        status, _, headers, _, stream = await transport._exchange_head(
-            request, self._origin, connection, payload, read_timeout, write_timeout
-        )
-        try:
-            if stream._framing == "length" and stream._remaining and stream._connection is not None:
-                # The usual answer: its whole length in one read (one timeout, no async generator).
-                body = await stream._read(stream._connection.reader.readexactly(stream._remaining))
-                stream._remaining, stream._complete = 0, True
-                return status, headers, body
-            chunks = [chunk async for chunk in stream]
-        except (OSError, asyncio.IncompleteReadError) as exc:
-            raise httpx2.ReadError(f"reading the response body failed: {exc!r}", request=request) from exc
-        finally:
-            await stream.aclose()
-        return status, headers, chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return status, headers, await stream.read_all()
 
 
-def _head(request: httpx2.Request) -> bytes:
-    url = request.url
-    lines = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), url.raw_path)]
-    lines.extend(b"%s: %s\r\n" % (name, value) for name, value in request.headers.raw)
-    lines.append(b"\r\n")
+def _head(request: httpx2.Request, *, without: bytes = b"") -> bytes:
+    """The request line and the header lines (but a header named `without`, lower case), without the empty line
+    that ends the head."""
+    lines = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), request.url.raw_path)]
+    lines.extend(b"%s: %s\r\n" % (name, value) for name, value in request.headers.raw if name.lower() != without)
     return b"".join(lines)
 
 

@@ -105,17 +105,14 @@ class OpenAIBackend:
     def _get_client(self) -> Any:
         """The one SDK client of the run (live calls and the batch API), made at the first call."""
         if self._client is None:
-            import httpx2
             import openai
 
             from empathybench.models.http_transport import sdk_http_client
 
             self._openai = openai
-            # The SDK's default HTTP client (its timeout, connection limits, redirects) on the lean transport;
-            # the TLS context is what the SDK's own client would make. The engine owns retries: the SDK must not.
-            http_client, self._transport = sdk_http_client(
-                openai.DefaultAsyncHttpxClient, self._request_url, httpx2.create_ssl_context()
-            )
+            # The SDK's default HTTP client (its timeout, connection limits, redirects) on the lean transport.
+            # The engine owns retries: the SDK must not.
+            http_client, self._transport = sdk_http_client(openai.DefaultAsyncHttpxClient, self._request_url)
             self._client = openai.AsyncOpenAI(
                 base_url=self._request_url,
                 api_key=self._api_key,
@@ -179,14 +176,7 @@ class OpenAIBackend:
             if self._replay is not None:
                 completion = await self._post_again(client, self.request_body(request))
             else:
-                # The SDK's own POST with the finished body: `chat.completions.create` would first walk every
-                # message through its type-driven transform, which changes nothing in plain role/content strings,
-                # and build pydantic models of the reply (issue 13: bench/bench_emotionbench_full.py). Same path,
-                # headers, auth, timeout and error handling; the body is read as JSON, checked field by field.
-                raw = await client.post(
-                    "/chat/completions", cast_to=bytes, body=self.request_body(request), options=_BEARER_AUTH
-                )
-                completion = json.loads(raw)
+                completion = await _sdk_post(client, self.request_body(request))
                 self._learn_replay()
         except sdk_failures(openai) as exc:
             not_found = BackendUnavailableError(
@@ -227,11 +217,11 @@ class OpenAIBackend:
             raise openai.APIConnectionError(request=replay.request) from exc
         if 200 <= status < 300 and not any(name.lower() == b"content-encoding" for name, _ in headers):
             return json.loads(raw)
-        response = httpx2.Response(status, headers=headers, content=raw, request=replay.request)
         if 300 <= status < 400:
             # A redirect: the SDK follows it (and the base URL is no longer worth a template).
             self._replay = None
-            return json.loads(await client.post("/chat/completions", cast_to=bytes, body=body, options=_BEARER_AUTH))
+            return await _sdk_post(client, body)
+        response = httpx2.Response(status, headers=headers, content=raw, request=replay.request)
         if status >= 400:
             raise client._make_status_error_from_response(response)
         return json.loads(response.content)  # decoded as the SDK's client would
@@ -240,6 +230,14 @@ class OpenAIBackend:
         client, self._client, self._transport, self._replay = self._client, None, None, None
         if client is not None:
             await client.close()
+
+
+async def _sdk_post(client: Any, body: dict[str, Any]) -> Any:
+    """The chat call through the SDK's own POST with the finished body, the reply read as JSON (checked field by
+    field later). `chat.completions.create` would first walk every message through its type-driven transform,
+    which changes nothing in plain role/content strings, and build pydantic models of the reply (issue 13:
+    bench/bench_emotionbench_full.py); the path, headers, auth, timeout and error handling are the same."""
+    return json.loads(await client.post("/chat/completions", cast_to=bytes, body=body, options=_BEARER_AUTH))
 
 
 def _encode_body(body: dict[str, Any]) -> bytes:
