@@ -419,3 +419,25 @@ def test_lm_eval_protocol_sends_lm_evals_body_and_headlines_its_figure(
     assert "invalid" not in result.get("headline_note", "")
     assert result["pipeline_valid"] is False  # the upstream gate stays, as secondary information
     assert f"{expected:.2f}" in out
+
+
+def test_the_heap_is_frozen_at_process_exit_only(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # main() freezes the heap at exit (the interpreter's last cycle scan took ~0.2 s after the OpenAI SDK), never
+    # while its caller goes on: a program that calls main() keeps collecting.
+    import gc
+
+    frozen_before = gc.get_freeze_count()
+    for _ in range(2):
+        code, out, _ = invoke(capsys, "list")
+        assert code == 0 and "eqbench" in out
+    assert gc.get_freeze_count() == frozen_before
+    # Exit hooks run last-registered first: this one, registered before main(), sees what main's hook did.
+    script = (
+        "import atexit, gc, sys; from empathybench import cli;"
+        "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0, file=sys.stderr));"
+        "sys.argv = ['empathybench', 'list'];"
+        "cli.main()"
+    )
+    ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert ended.returncode == 0 and "eqbench" in ended.stdout
+    assert ended.stderr.strip() == "frozen at exit: True"

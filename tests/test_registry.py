@@ -111,6 +111,19 @@ def test_a_run_of_one_instrument_imports_only_that_one() -> None:
     assert out.strip() == "['seceu']"
 
 
+def test_checking_a_runs_options_imports_only_the_named_instrument(tmp_path: Path) -> None:
+    # The options check loaded every instrument for every run (~0.3 s of start-up), --option or not.
+    code = (
+        "import sys; from pathlib import Path; from empathybench.run.options import RunOptions, check_run_options;"
+        f"check_run_options(RunOptions(model='openai/x', benchmarks=['seceu'], out=Path({str(tmp_path / 'run')!r}),"
+        " options={'seceu.headline': 'best'}, use_cache=False));"
+        "print(sorted({m.split('.')[2] for m in sys.modules if m.startswith('empathybench.instruments.')"
+        " and m.count('.') > 2}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.strip() == "['seceu']"
+
+
 def test_naming_the_instruments_imports_none_of_them() -> None:
     code = (
         "import sys; from empathybench.instruments import registry; names = registry.names();"
