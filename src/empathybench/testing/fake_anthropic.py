@@ -33,19 +33,14 @@ Every request (body, anthropic-version, credential headers, outcome) is recorded
         assert server.requests[0].body["system"] == "..."
 """
 
-import contextlib
 import hashlib
 import json
-import socket
-import socketserver
-import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
+from typing import Any, cast
 
 from empathybench.testing.fake_anthropic_batch import FakeMessageBatches
 from empathybench.testing.fake_openai import (
@@ -55,8 +50,8 @@ from empathybench.testing.fake_openai import (
     fill_score_lines,
     truncate_words,
 )
+from empathybench.testing.loopback import LOOPBACK, LoopbackFake, LoopbackHandler
 
-LOOPBACK = "127.0.0.1"
 API_VERSIONS = ("2023-06-01", "2026-10-21")
 VERSIONS_WITHOUT_SAMPLING = frozenset({"2026-10-21"})
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k")
@@ -97,45 +92,10 @@ def error_body(status: int, message: str, index: int) -> dict[str, Any]:
     }
 
 
-class _LoopbackHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    request_queue_size = 64
-    allow_reuse_address = True
-
-    def __init__(self, fake: "FakeAnthropicServer", port: int) -> None:
-        self.fake = fake
-        super().__init__((LOOPBACK, port), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], OSError):
-            return  # a client hanging up is not a server bug
-        super().handle_error(request, client_address)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on a box without DNS.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name = LOOPBACK
-        self.server_port = self.server_address[1]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _LoopbackHTTPServer
-    timeout = 30  # an idle keep-alive connection ends its thread after this
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.fake._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.fake._track(self.connection, add=False)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
+class _Handler(LoopbackHandler):
+    @property
+    def fake(self) -> "FakeAnthropicServer":
+        return cast("FakeAnthropicServer", self.server.fake)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -145,27 +105,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(length) if length > 0 else b""
         if self.path.split("?", 1)[0].rstrip("/").startswith("/v1/messages/batches"):
-            self.server.fake.batches.serve(self, "POST", raw)
+            self.fake.batches.serve(self, "POST", raw)
             return
-        self.server.fake._serve(self, raw)
+        self.fake._serve(self, raw)
 
     def do_GET(self) -> None:
-        self.server.fake.batches.serve(self, "GET", b"")
-
-    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        body = json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        self.fake.batches.serve(self, "GET", b"")
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(LoopbackFake):
     """A fake Anthropic Messages API on 127.0.0.1; use as a context manager or call start()/stop()."""
+
+    handler = _Handler
+    thread_name = "fake-anthropic"
 
     def __init__(
         self,
@@ -178,59 +130,17 @@ class FakeAnthropicServer:
         thinking_text: AnswerFunction | None = None,
         cache_min_tokens: int = 1024,
     ) -> None:
+        super().__init__(port)
         self.thinking_text: AnswerFunction = thinking_text or decoy_thinking
         self.cache_min_tokens = cache_min_tokens
         self._cached_prefixes: set[str] = set()  # hashes of the marked prefixes written to the "cache"
         self.api_key = api_key  # None: any key is accepted (one must still be sent)
-        self.requested_port = port
         self.retry_after = retry_after
         self.answer: AnswerFunction = answer or fill_score_lines
         self.echo_auth = echo_auth
-        self._lock = threading.Lock()
         self._scripted: deque[str] = deque()
-        self._connections: set[socket.socket] = set()
-        self._httpd: _LoopbackHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._requests: list[RecordedRequest] = []
         self.batches = FakeMessageBatches(self, error_body)  # the Message Batches endpoints (fake_anthropic_batch.py)
-
-    # --- lifecycle -------------------------------------------------------------------------------------
-
-    def start(self) -> "FakeAnthropicServer":
-        if self._httpd is None:
-            self._httpd = _LoopbackHTTPServer(self, self.requested_port)
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-anthropic", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        httpd.shutdown()
-        httpd.server_close()
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> "FakeAnthropicServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("the fake server is not running")
-        return int(self._httpd.server_address[1])
 
     @property
     def base_url(self) -> str:
@@ -256,13 +166,6 @@ class FakeAnthropicServer:
     def requests_total(self) -> int:
         with self._lock:
             return len(self._requests)
-
-    def _track(self, connection: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._connections.add(connection)
-            else:
-                self._connections.discard(connection)
 
     # --- serving ---------------------------------------------------------------------------------------
 

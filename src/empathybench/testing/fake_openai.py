@@ -69,19 +69,17 @@ import random
 import re
 import signal
 import socket
-import socketserver
-import sys
 import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
+from typing import Any, cast
 
 from empathybench.testing.fake_openai_batch import FakeOpenAIBatches
+from empathybench.testing.loopback import LOOPBACK, LoopbackFake, LoopbackHandler
 
-LOOPBACK = "127.0.0.1"
 FAULT_KINDS = (
     "429",
     "503",
@@ -220,51 +218,14 @@ class RequestLogEntry:
     model: str | None
 
 
-class _LoopbackHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    # Keep-alive connections keep their threads; never wait for them when closing.
-    block_on_close = False
-    request_queue_size = 256
-    allow_reuse_address = True
-
-    def __init__(self, fake: "FakeOpenAIServer", port: int) -> None:
-        self.fake = fake
-        super().__init__((LOOPBACK, port), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients hanging up mid-request are part of the job here (kill tests, drops); only report real bugs.
-        if isinstance(sys.exc_info()[1], OSError):
-            return
-        super().handle_error(request, client_address)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on a box without DNS.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name = LOOPBACK
-        self.server_port = self.server_address[1]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as real servers and the SDK's pooled client expect
-    server: _LoopbackHTTPServer
-    timeout = 60  # an idle keep-alive connection ends its thread after this
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.fake._track_connection(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.fake._track_connection(self.connection, add=False)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return  # quiet: tests and benchmarks read the counters instead
+class _Handler(LoopbackHandler):
+    @property
+    def fake(self) -> "FakeOpenAIServer":
+        return cast("FakeOpenAIServer", self.server.fake)
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
-        fake = self.server.fake
+        fake = self.fake
         if path == "/v1/models":
             data = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in fake.models]
             self.send_json(200, {"object": "list", "data": data})
@@ -280,25 +241,12 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length > 0 else b""
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/v1/files" or path.startswith("/v1/batches"):
-            self.server.fake.batches.serve_post(self, path, raw)
+            self.fake.batches.serve_post(self, path, raw)
             return
         if path != "/v1/chat/completions":
             self.send_json(404, _error_body(f"no route POST {path}", "not_found_error"))
             return
-        self.server.fake._serve_chat(self, raw)
-
-    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        self.send_raw(status, json.dumps(payload).encode("utf-8"), headers)
-
-    def send_raw(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        self.fake._serve_chat(self, raw)
 
     def drip(self, status: int, body: bytes, interval_s: float, stopping: threading.Event) -> None:
         """Send the headers, then the body one byte at a time: every read succeeds, the reply never ends soon."""
@@ -338,8 +286,11 @@ def _error_body(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopbackFake):
     """A fake OpenAI-compatible server on 127.0.0.1; use as a context manager or call start()/stop()."""
+
+    handler = _Handler
+    thread_name = "fake-openai"
 
     def __init__(
         self,
@@ -371,7 +322,7 @@ class FakeOpenAIServer:
         self.thinking_text: AnswerFunction = thinking_text or decoy_thinking
         if rate_429 + rate_500 + rate_drop + rate_malformed > 1.0:
             raise ValueError("fault rates add up to more than 1")
-        self.requested_port = port
+        super().__init__(port)
         self.latency_s = latency_s
         self.rate_429 = rate_429
         self.retry_after = retry_after
@@ -382,14 +333,9 @@ class FakeOpenAIServer:
         self.models = tuple(models)
         self.hang_s = hang_s
         self.drip_interval_s = drip_interval_s
-        self._stopping = threading.Event()  # wakes "hang" and "drip" replies when the server stops
         self.echo_auth = echo_auth
         self._rng = random.Random(seed)
-        self._lock = threading.Lock()
         self._scripted: deque[str] = deque()
-        self._connections: set[socket.socket] = set()
-        self._httpd: _LoopbackHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self.capacity = capacity
         self._in_flight = 0
         self._admitted = 0  # requests being served within the capacity (those answered 429 for it excluded)
@@ -399,48 +345,6 @@ class FakeOpenAIServer:
         self.cache_step_tokens = max(1, cache_step_tokens)
         self._cached_prefixes: set[str] = set()  # hashes of prompt prefixes at the 128-token steps, per model
         self.reset_counters()
-
-    # --- lifecycle -------------------------------------------------------------------------------------
-
-    def start(self) -> "FakeOpenAIServer":
-        if self._httpd is not None:
-            return self
-        self._stopping.clear()
-        self._httpd = _LoopbackHTTPServer(self, self.requested_port)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        self._stopping.set()
-        httpd.shutdown()
-        httpd.server_close()
-        # Wake handler threads blocked on idle keep-alive connections so they end now.
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> "FakeOpenAIServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("the fake server is not running")
-        return int(self._httpd.server_address[1])
 
     @property
     def base_url(self) -> str:
@@ -536,13 +440,6 @@ class FakeOpenAIServer:
                 "over_capacity": self._over_capacity,
                 "authorizations": sorted(self._authorizations),
             }
-
-    def _track_connection(self, connection: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._connections.add(connection)
-            else:
-                self._connections.discard(connection)
 
     def _choose_outcome(self) -> str:
         # Called under the lock: the seeded RNG is consumed in arrival order.

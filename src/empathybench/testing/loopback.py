@@ -1,0 +1,134 @@
+"""What the loopback fakes share: a threaded HTTP/1.1 server on 127.0.0.1, quiet handlers that send JSON, and a
+start/stop lifecycle that also ends idle keep-alive connections, so a stopped fake leaves no thread behind.
+
+A fake subclasses `LoopbackFake` (its API: state, counters, answers) and `LoopbackHandler` (its routes).
+"""
+
+import contextlib
+import json
+import socket
+import socketserver
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar, Self
+
+LOOPBACK = "127.0.0.1"
+
+
+class LoopbackHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # Keep-alive connections keep their threads; never wait for them when closing.
+    block_on_close = False
+    request_queue_size = 256
+    allow_reuse_address = True
+
+    def __init__(self, fake: "LoopbackFake", port: int, handler: type["LoopbackHandler"]) -> None:
+        self.fake = fake
+        super().__init__((LOOPBACK, port), handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up mid-request are part of the job here (kill tests, drops); only report real bugs.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on a box without DNS.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = LOOPBACK
+        self.server_port = self.server_address[1]
+
+
+class LoopbackHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers and the SDKs' pooled clients expect
+    server: LoopbackHTTPServer
+    timeout = 60  # an idle keep-alive connection ends its thread after this
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.fake._track(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # quiet: tests and benchmarks read the counters instead
+
+    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self.send_raw(status, json.dumps(payload).encode("utf-8"), headers)
+
+    def send_raw(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+
+class LoopbackFake:
+    """A fake API on 127.0.0.1 (port 0: a free one); use as a context manager or call start()/stop()."""
+
+    handler: ClassVar[type[LoopbackHandler]]
+    thread_name: ClassVar[str]
+
+    def __init__(self, port: int = 0) -> None:
+        self.requested_port = port
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()  # set when the server stops: wakes replies that wait on purpose
+        self._connections: set[socket.socket] = set()
+        self._httpd: LoopbackHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        self._httpd = LoopbackHTTPServer(self, self.requested_port, self.handler)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name=self.thread_name, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        # Wake handler threads blocked on idle keep-alive connections so they end now.
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the fake server is not running")
+        return int(self._httpd.server_address[1])
+
+    def _track(self, connection: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
