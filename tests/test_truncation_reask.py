@@ -22,20 +22,25 @@ def thinking_of(words: int) -> Any:
     return lambda request: " ".join(["hmm"] * words)
 
 
+def run_quietly(server: FakeOpenAIServer, out: Path, bench: str, preset: str, limit: int, **fields: Any) -> RunResult:
+    """One run of `bench` against the fake server, without progress display or cache; `fields`: more RunOptions."""
+    options = RunOptions(
+        model="openai/fake",
+        base_url=server.base_url,
+        benchmarks=[bench],
+        preset=preset,
+        limit=limit,
+        out=out,
+        show_progress=False,
+        use_cache=False,
+        **fields,
+    )
+    return execute_run(options, Console(file=io.StringIO()))
+
+
 def run_eqbench(server: FakeOpenAIServer, out: Path, limit: int, preset: str = "paper", **options: str) -> RunResult:
-    return execute_run(
-        RunOptions(
-            model="openai/fake",
-            base_url=server.base_url,
-            benchmarks=["eqbench"],
-            preset=preset,
-            limit=limit,
-            out=out,
-            show_progress=False,
-            use_cache=False,
-            options={f"eqbench.{key}": value for key, value in options.items()},
-        ),
-        Console(file=io.StringIO()),
+    return run_quietly(
+        server, out, "eqbench", preset, limit, options={f"eqbench.{key}": value for key, value in options.items()}
     )
 
 
@@ -112,20 +117,7 @@ def test_an_answer_truncated_at_every_budget_is_counted_once_per_ask(tmp_path: P
 def test_no_reask_when_the_budget_sent_is_fixed_by_a_model_arg(tmp_path: Path, mirror: Path) -> None:
     # `-M max_tokens=70` fixes the whole budget sent: a re-ask would send the very same request, so none is made.
     with FakeOpenAIServer(reasoning="reasoning_content", thinking_text=thinking_of(100)) as server:
-        result = execute_run(
-            RunOptions(
-                model="openai/fake",
-                base_url=server.base_url,
-                benchmarks=["eqbench"],
-                preset="paper",
-                limit=1,
-                out=tmp_path / "run",
-                show_progress=False,
-                use_cache=False,
-                model_args=["max_tokens=70"],
-            ),
-            Console(file=io.StringIO()),
-        )
+        result = run_quietly(server, tmp_path / "run", "eqbench", "paper", 1, model_args=["max_tokens=70"])
         asked = server.requests_total
     [record] = records_of(tmp_path / "run")
     assert asked == 3 and [c["sent"]["max_tokens"] for c in record["calls"]] == [70, 70, 70]  # the 3 attempts
@@ -140,20 +132,7 @@ def test_a_truncated_judge_answer_is_reasked_in_a_protocol_that_reasks(tmp_path:
     with FakeOpenAIServer(
         reasoning="reasoning_content", thinking_text=thinking_of(20), answer=lambda _: "Good"
     ) as server:
-        result = execute_run(
-            RunOptions(
-                model="openai/fake",
-                judge="openai/fake-judge",
-                base_url=server.base_url,
-                benchmarks=["empathetic"],
-                preset="quick",
-                limit=1,
-                out=tmp_path / "run",
-                show_progress=False,
-                use_cache=False,
-            ),
-            Console(file=io.StringIO()),
-        )
+        result = run_quietly(server, tmp_path / "run", "empathetic", "quick", 1, judge="openai/fake-judge")
     [record] = records_of(tmp_path / "run")
     judge_calls = [c for c in record["calls"] if c.get("role") == "judge"]
     model_calls = [c for c in record["calls"] if c.get("role") != "judge"]
@@ -169,19 +148,7 @@ def test_a_truncated_judge_answer_is_reasked_in_a_protocol_that_reasks(tmp_path:
 def test_emotionbench_reasks_a_truncated_questionnaire(tmp_path: Path, mirror: Path) -> None:
     # EmotionBench asks up to 3 times per run; 1,500 words of thinking fill its 1,024 tokens, not 2,048.
     with FakeOpenAIServer(reasoning="reasoning_content", thinking_text=thinking_of(1500)) as server:
-        result = execute_run(
-            RunOptions(
-                model="openai/fake",
-                base_url=server.base_url,
-                benchmarks=["emotionbench"],
-                preset="quick",
-                limit=1,
-                out=tmp_path / "run",
-                show_progress=False,
-                use_cache=False,
-            ),
-            Console(file=io.StringIO()),
-        )
+        result = run_quietly(server, tmp_path / "run", "emotionbench", "quick", 1)
     calls = [call for record in records_of(tmp_path / "run") for call in record["calls"]]
     assert [c["sampling"]["max_tokens"] for c in calls] == [1024, 2048] * (len(calls) // 2)
     assert [c.get("budget_reask", 0) for c in calls] == [0, 1] * (len(calls) // 2)
