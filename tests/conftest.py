@@ -1,12 +1,17 @@
 """Shared fixtures: every test reads upstream data through the project's fetch code from the offline mirror."""
 
 import os
+import signal
+import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("EMPATHYBENCH_TEST_MIRROR", REPO_ROOT.parent / "shared" / "mirror")).resolve()
+GIEBENCH_FIXTURES = Path(__file__).parent / "fixtures" / "giebench" / "official"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -37,3 +42,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "mirror" in getattr(item, "fixturenames", ()):
             item.add_marker(skip)
+
+
+def kill_once_polled(command: list[str], env: dict[str, str], batches: Any, polls: int = 3) -> None:
+    """Start `command`; once it has polled the fake's held batch `polls` times, kill it with SIGKILL (kill -9)."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while batches.retrieves < polls and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert batches.retrieves >= polls, "the command never polled its batch"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def two_scripted_runs(root: Path, *options: str) -> tuple[Path, Path]:
+    """`empathybench run OPTIONS` of scripted/plausible into root/a and of scripted/plausible-2 into root/b, offline
+    (GIEBench's data from the test fixtures); skipped without the mirror."""
+    from typer.testing import CliRunner
+
+    from empathybench.cli import app
+
+    if not MIRROR.is_dir():
+        pytest.skip(f"the offline mirror is not at {MIRROR}")
+    runs = root / "a", root / "b"
+    for out, model in zip(runs, ("scripted/plausible", "scripted/plausible-2"), strict=True):
+        command = ["run", "-m", model, "-o", str(out), "--quiet", "--no-cache", "--allow-unverified"]
+        result = CliRunner().invoke(app, [*command, "-O", f"giebench.data_dir={GIEBENCH_FIXTURES}", *options])
+        assert result.exit_code == 0, result.output
+    return runs

@@ -5,10 +5,8 @@ failed and expired entries retried, several rounds for judged instruments, no se
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from conftest import kill_once_polled
 from empathybench.engine.batch import BatchJournal, BatchRound
 from empathybench.engine.engine import RunStats
 from empathybench.instruments.empathetic.testing import FakeJudge
@@ -121,17 +120,7 @@ def test_kill_while_polling_then_rerun_polls_the_same_batch(provider: str, tmp_p
         fake.hold = True  # the batch stays in progress until released
         env = env_for(tmp_path / "cache", mirror, oa.base_url, an.base_url)
         command = [sys.executable, "-m", "empathybench", *eqbench(model, run_dir, "--batch", *POLL)]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 120
-            while fake.retrieves < 3 and time.monotonic() < deadline and process.poll() is None:
-                time.sleep(0.05)
-            assert fake.retrieves >= 3, "the run never polled its batch"
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-        finally:
-            if process.poll() is None:
-                process.kill()
+        kill_once_polled(command, env, fake)
         assert fake.batches_created == 1 and not (run_dir / "summary.json").exists()
         fake.hold = False
         rerun = cli(eqbench(model, run_dir, "--batch", *POLL), env)
@@ -344,16 +333,7 @@ def test_a_batch_cancelled_while_the_run_was_dead_is_sent_again(tmp_path: Path, 
         oa.batches.hold = True
         env = env_for(tmp_path / "cache", mirror, oa.base_url)
         command = [sys.executable, "-m", "empathybench", *eqbench("openai/fake", run_dir, "--batch", *POLL)]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 120
-            while oa.batches.retrieves < 3 and time.monotonic() < deadline and process.poll() is None:
-                time.sleep(0.05)
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-        finally:
-            if process.poll() is None:
-                process.kill()
+        kill_once_polled(command, env, oa.batches)
         [batch_id] = oa.batches.batches
         request = urllib.request.Request(f"{oa.base_url}/batches/{batch_id}/cancel", data=b"", method="POST")
         with urllib.request.urlopen(request, timeout=10) as response:

@@ -9,16 +9,15 @@ Offline: the two EQ-Bench 3 runs are made in process by scripted models from the
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import kill_once_polled
 from empathybench.cli import app
 from empathybench.instruments.eqbench3.canned import canned_answer
 from empathybench.models.base import ChatRequest, Draw
@@ -197,17 +196,7 @@ def test_batch_sends_one_batch_that_a_killed_command_resumes(runs: list[Path], t
         fake = server.batches
         fake.hold = True  # the batch stays in progress until released
         command = [*_report(runs, server, out, *PRICE), "--batch", *POLL]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 120
-            while fake.retrieves < 3 and time.monotonic() < deadline and process.poll() is None:
-                time.sleep(0.05)
-            assert fake.retrieves >= 3, "the command never polled its batch"
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-        finally:
-            if process.poll() is None:
-                process.kill()
+        kill_once_polled(command, env, fake)
         assert fake.batches_created == 1 and journal.exists() and not out.with_suffix(".json").exists()
         fake.hold = False
         rerun = _cli(command, env)

@@ -80,6 +80,19 @@ def test_a_0_1_run_compares_with_itself(old_run: Path, tmp_path: Path) -> None:
     assert out.exists()
 
 
+def refusal_of_report(run_dir: Path) -> str:
+    """What `empathybench report RUN_DIR` prints on stderr, as a separate process; it must fail."""
+    result = subprocess.run(
+        [sys.executable, "-m", "empathybench", "report", str(run_dir)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "300"},
+        timeout=120,
+    )
+    assert result.returncode != 0
+    return result.stderr.strip()
+
+
 @pytest.mark.parametrize("version", [99, None, "1"])
 def test_an_unknown_schema_version_is_refused_in_one_line(old_run: Path, version: object) -> None:
     summary = json.loads((old_run / "summary.json").read_text("utf-8"))
@@ -88,15 +101,7 @@ def test_an_unknown_schema_version_is_refused_in_one_line(old_run: Path, version
     else:
         summary["schema_version"] = version
     (old_run / "summary.json").write_text(json.dumps(summary), "utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "empathybench", "report", str(old_run)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "300"},
-        timeout=120,
-    )
-    assert result.returncode != 0
-    message = result.stderr.strip()
+    message = refusal_of_report(old_run)
     assert len(message.splitlines()) == 1, message
     assert f"summary schema {version!r}" in message and "0.1.0" in message and "Traceback" not in message
 
@@ -105,14 +110,6 @@ def test_a_summary_that_breaks_its_schema_is_refused_in_one_line(old_run: Path) 
     summary = json.loads((old_run / "summary.json").read_text("utf-8"))
     summary["benchmarks"]["eqbench"]["n_items"] = -1
     (old_run / "summary.json").write_text(json.dumps(summary), "utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "empathybench", "report", str(old_run)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "300"},
-        timeout=120,
-    )
-    assert result.returncode != 0
-    message = result.stderr.strip()
+    message = refusal_of_report(old_run)
     assert len(message.splitlines()) == 1 and "Traceback" not in message, message
     assert "does not follow its schema" in message and "benchmarks.eqbench" in message and "n_items" in message

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import two_scripted_runs
 from empathybench.cli import app
 
-FIXTURES = Path(__file__).parent / "fixtures" / "giebench" / "official"
 # Without the background-networking flags Chromium keeps trying to reach Google's hosts, which this network refuses.
 CHROMIUM_ARGS = [
     "--headless",
@@ -55,29 +55,11 @@ def browser(reports: dict[str, Path]) -> Any:
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    if not (Path(__file__).resolve().parents[2] / "shared" / "mirror").is_dir():
-        pytest.skip("the offline mirror is not beside the repository")
     root = tmp_path_factory.mktemp("browser")
-    for name, model in (("a", "scripted/plausible"), ("b", "scripted/plausible-2")):
-        result = CliRunner().invoke(
-            app,
-            [
-                "run",
-                "-m",
-                model,
-                "-o",
-                str(root / name),
-                "--quiet",
-                "--no-cache",
-                "--allow-unverified",
-                "-O",
-                f"giebench.data_dir={FIXTURES}",
-            ],
-        )
-        assert result.exit_code == 0, result.output
-    result = CliRunner().invoke(app, ["report", str(root / "a"), str(root / "b"), "--out", str(root / "cmp.html")])
+    first, second = two_scripted_runs(root)
+    result = CliRunner().invoke(app, ["report", str(first), str(second), "--out", str(root / "cmp.html")])
     assert result.exit_code == 0, result.output
-    return {"run": root / "a" / "report.html", "comparison": root / "cmp.html"}
+    return {"run": first / "report.html", "comparison": root / "cmp.html"}
 
 
 def _open(browser: Any, path: Path, screenshot: Path) -> tuple[Any, list[str]]:

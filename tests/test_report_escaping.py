@@ -16,6 +16,7 @@ import pytest
 from markupsafe import escape
 from typer.testing import CliRunner
 
+from conftest import two_scripted_runs
 from empathybench.cli import app
 from empathybench.instruments.protocol import (
     ChartLine,
@@ -35,7 +36,6 @@ from empathybench.instruments.protocol import (
 )
 from empathybench.report import html
 
-FIXTURES = Path(__file__).parent / "fixtures" / "giebench" / "official"
 INSTRUMENTS = "eqbench,seceu,emotionbench,giebench,empathetic,emobench,eqbench3"
 
 SCRIPT = "<script>alert(1)</script>"
@@ -147,33 +147,9 @@ def _assert_only_escaped(page: str) -> None:
 
 @pytest.fixture(scope="module")
 def poisoned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    if not (Path(__file__).resolve().parents[2] / "shared" / "mirror").is_dir():
-        pytest.skip("the offline mirror is not beside the repository")
     root = tmp_path_factory.mktemp("hostile")
-    for name, model in (("a", "scripted/plausible"), ("b", "scripted/plausible-2")):
-        result = CliRunner().invoke(
-            app,
-            [
-                "run",
-                "-m",
-                model,
-                "-o",
-                str(root / name),
-                "--quiet",
-                "--no-cache",
-                "--allow-unverified",
-                "-O",
-                f"giebench.data_dir={FIXTURES}",
-                "--bench",
-                INSTRUMENTS,
-                "--judge",
-                "scripted/plausible",
-                "--limit",
-                "3",
-            ],
-        )
-        assert result.exit_code == 0, result.output
-        _poison_run(root / name)
+    for run_dir in two_scripted_runs(root, "--bench", INSTRUMENTS, "--judge", "scripted/plausible", "--limit", "3"):
+        _poison_run(run_dir)
     for name in ("a", "b"):
         result = CliRunner().invoke(app, ["report", str(root / name)])
         assert result.exit_code == 0, result.output
