@@ -233,6 +233,8 @@ def test_the_install_hint_keeps_its_extra(
         (["--repeats", "1000000"], "--repeats must be between 1 and 100"),
         (["--repeats", "0"], "--repeats must be between 1 and 100"),
         (["--limit", "0"], "--limit must be at least 1"),
+        (["--preset", "huge"], "unknown preset 'huge'; choose quick, paper, full or demo"),
+        (["--preset", "huge", "--dry-run"], "unknown preset 'huge'"),
         (["--max-concurrency", "0"], "--max-concurrency must be between 1 and 256"),
         (["--max-concurrency", "100000"], "--max-concurrency must be between 1 and 256"),
         (["--seed", "4294967295", "--repeats", "2"], "--seed must be between 0 and 4294967294 with --repeats 2"),

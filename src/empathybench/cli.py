@@ -271,8 +271,6 @@ def run(
     from empathybench.run.repeats import execute_repeats
 
     preset = preset or default_preset(model, bench, limit)
-    if preset not in ("quick", "paper", "full", "demo"):
-        raise UserError(f"unknown preset {preset!r}; choose quick, paper, full or demo")
     options = RunOptions(
         model=model,
         benchmarks=bench,

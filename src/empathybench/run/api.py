@@ -14,11 +14,9 @@ from pathlib import Path
 from rich.console import Console
 
 from empathybench.errors import UserError
-from empathybench.run.options import DEMO_PRESET, RunOptions, default_preset
+from empathybench.run.options import RunOptions, default_preset
 from empathybench.run.repeats import execute_repeats
 from empathybench.rundir.reader import RunDirectory, open_run
-
-PRESETS = ("quick", "paper", "full", DEMO_PRESET)
 
 
 def run(
@@ -48,8 +46,6 @@ def run(
     """
     names = [instruments] if isinstance(instruments, str) else list(instruments) if instruments is not None else None
     chosen = preset or default_preset(model, names, limit)
-    if chosen not in PRESETS:
-        raise UserError(f"unknown preset {chosen!r}; choose {', '.join(PRESETS[:-1])} or {PRESETS[-1]}")
     for key in options or {}:
         if "." not in key:
             raise UserError(f"option {key!r} is not BENCHMARK.NAME (the instrument, a dot, its option)")

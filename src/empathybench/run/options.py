@@ -49,6 +49,8 @@ BATCH_PROVIDERS = ("openai", "anthropic")  # the providers whose batch APIs `--b
 
 def check_run_options(options: RunOptions, repeats: int = 1) -> None:
     """Every mistake in a run's options as one UserError, before any data is fetched or any model is called."""
+    if options.preset not in PRESETS:
+        raise UserError(f"unknown preset {options.preset!r}; choose {', '.join(PRESETS[:-1])} or {PRESETS[-1]}")
     if not 1 <= repeats <= MAX_REPEATS:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}, not {repeats}")
     if options.limit is not None and options.limit < 1:
@@ -147,6 +149,7 @@ def check_base_url(url: str, what: str) -> None:
 # each instrument's quick preset cut down by its `demo` (items, options; user --option values win). Its figures
 # mean nothing.
 DEMO_PRESET = "demo"
+PRESETS = ("quick", "paper", "full", DEMO_PRESET)
 
 
 def demo_of(benchmark: Any) -> DemoPreset:
