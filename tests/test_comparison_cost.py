@@ -163,6 +163,9 @@ def test_max_cost_stops_the_judging_and_a_larger_budget_asks_only_for_the_rest(
         assert unpriced.returncode == 2 and "--max-cost needs prices" in unpriced.stderr
         no_judge = _cli([sys.executable, "-m", "empathybench", "report", *map(str, runs), "--max-cost", "1"], env)
         assert no_judge.returncode == 2 and "--judge" in no_judge.stderr
+        for budget in ("0", "inf"):  # `run`'s own check: infinity was once a budget here
+            refused = _cli([*_report(runs, server, out, *PRICE), "--max-cost", budget], env)
+            assert refused.returncode == 2 and "--max-cost must be a positive number" in refused.stderr
         estimate = json.loads(_cli([*_report(runs, server, out, *PRICE), "--dry-run", "--json"], env).stdout)
         total = estimate["total"]["judge"]
         # room for about one and a half requests at their most (input and the max tokens as output)

@@ -258,7 +258,8 @@ class BatchRound:
         shown = open_states or [status]
         phases = Counter(s.state for s in shown)
         phase = ", ".join(f"{n} {state}" if n > 1 else state for state, n in phases.items())
-        self.stats.batch_state = f"batch {phase}" + (f" ({_counts_text(shown)})" if _counts_text(shown) else "")
+        counts = _counts_text(shown)
+        self.stats.batch_state = f"batch {phase}" + (f" ({counts})" if counts else "")
 
     async def aclose(self) -> None:
         if self._check_handle is not None:
@@ -320,9 +321,7 @@ class Batcher:
                 raise CallFailedError(f"request rejected in batch: {outcome.message}")
             if retries >= policy.max_retries:
                 raise CallFailedError(f"gave up after {retries} retries: batch entry {outcome.kind}: {outcome.message}")
-            stats.retries += 1
-            kind = f"batch_{outcome.kind}"
-            stats.retries_by_kind[kind] = stats.retries_by_kind.get(kind, 0) + 1
+            stats.count_retry(f"batch_{outcome.kind}")
             self.round.counts["entries_retried"] += 1
             retries += 1
 
@@ -447,8 +446,7 @@ class Batcher:
             except TransientBackendError as exc:
                 if retries >= policy.max_retries:
                     raise CallFailedError(f"batch API: gave up after {retries} retries: {exc}") from exc
-                stats.retries += 1
-                stats.retries_by_kind["batch_api"] = stats.retries_by_kind.get("batch_api", 0) + 1
+                stats.count_retry("batch_api")
                 await asyncio.sleep(policy.backoff(retries, exc.retry_after, _RNG))
                 retries += 1
 

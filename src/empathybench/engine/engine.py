@@ -80,6 +80,10 @@ class RunStats:
     batch_state: str = ""  # with --batch: the open batches' state and counts, for the progress display
     started: float = field(default_factory=time.monotonic)
 
+    def count_retry(self, kind: str) -> None:
+        self.retries += 1
+        self.retries_by_kind[kind] = self.retries_by_kind.get(kind, 0) + 1
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "items_total": self.items_total,
@@ -503,8 +507,7 @@ class Engine:
                 raise BackendUnavailableError(f"cannot reach {where}: {failure}") from failure
             if retries >= self.retry.max_retries:
                 raise CallFailedError(f"gave up after {retries} retries: {failure}") from failure
-            self.stats.retries += 1
-            self.stats.retries_by_kind[failure.kind] = self.stats.retries_by_kind.get(failure.kind, 0) + 1
+            self.stats.count_retry(failure.kind)
             await asyncio.sleep(self.retry.backoff(retries, failure.retry_after, self._rng))
             retries += 1
 

@@ -12,10 +12,6 @@ from typing import Any, Protocol
 
 from empathybench.models.base import ChatRequest, ChatResponse
 
-# The states the progress display shows, common to both providers (OpenAI's "completed"/"failed"/"expired"/
-# "cancelled" and Anthropic's "ended" all count as ended).
-BATCH_STATES = ("validating", "in_progress", "finalizing", "ended")
-
 
 @dataclass(frozen=True)
 class EntryFailure:
@@ -33,7 +29,9 @@ EntryOutcome = ChatResponse | EntryFailure
 class BatchStatus:
     """A batch as one poll saw it."""
 
-    state: str  # one of BATCH_STATES
+    # Common to both providers: validating, in_progress, finalizing or ended (OpenAI's completed, failed,
+    # expired and cancelled, and Anthropic's ended, are all ended); the progress display shows it.
+    state: str
     raw_status: str  # the provider's own word for it
     counts: dict[str, int] = field(default_factory=dict)
     # Why the provider refused the whole batch (OpenAI's "failed": the input did not validate), else None.

@@ -50,8 +50,7 @@ class OpenAIBatchClient:
         self.backend = backend
 
     def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
-        body = self.backend.request_arguments(request)
-        body.update(body.pop("extra_body", {}))  # what the SDK would merge into the live request's body
+        body = self.backend.request_body(request)  # the live request's body, byte for byte
         return {"custom_id": custom_id, "method": "POST", "url": CHAT_ENDPOINT, "body": body}
 
     async def submit(self, entries: Sequence[dict[str, Any]]) -> str:

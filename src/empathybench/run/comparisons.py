@@ -42,7 +42,7 @@ from empathybench.models.prices import parse_price_option, price_for, price_tabl
 from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
 from empathybench.run.cost import CostMeter, DryRunBackend, RoleTally, RunPrices, budget_stop
-from empathybench.run.options import BATCH_PROVIDERS
+from empathybench.run.options import check_cost_and_batch
 
 JUDGEMENTS_FORMAT = 1
 
@@ -133,18 +133,8 @@ def _no_price(prices: RunPrices) -> str:
 
 def check_settings(settings: JudgeSettings) -> RunPrices:
     """The settings' one-line errors, before any data is read; the prices."""
-    if settings.max_cost is not None and not settings.max_cost > 0:
-        raise UserError(f"--max-cost must be a positive amount of USD, not {settings.max_cost}")
-    if not 0 < settings.batch_poll_interval_s <= 3600:
-        raise UserError(
-            f"--batch-poll-interval must be above 0 and at most 3600 s, not {settings.batch_poll_interval_s}"
-        )
     prices = judge_prices(settings)
-    if settings.batch and prices.model_spec.provider not in BATCH_PROVIDERS:
-        raise UserError(
-            f"--batch needs a provider with a batch API (openai/, anthropic/); {prices.model_spec} has none: "
-            "run it without --batch"
-        )
+    check_cost_and_batch(settings.max_cost, settings.batch, settings.batch_poll_interval_s, [prices.model_spec])
     if settings.max_cost is not None and prices.judge is None:
         raise UserError(f"--max-cost needs prices: {_no_price(prices)}")
     return prices

@@ -2,6 +2,7 @@
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, RetryPolicy
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import DemoPreset
 from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
-from empathybench.models.registry import check_model_args, parse_model_spec
+from empathybench.models.registry import ModelSpec, check_model_args, parse_model_spec
 from empathybench.paths import cache_dir, check_writable_dir
 
 
@@ -55,25 +56,15 @@ def check_run_options(options: RunOptions, repeats: int = 1) -> None:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}, not {repeats}")
     if options.limit is not None and options.limit < 1:
         raise UserError(f"--limit must be at least 1, not {options.limit}")
-    if options.max_cost is not None and not (math.isfinite(options.max_cost) and options.max_cost > 0):
-        raise UserError(f"--max-cost must be a positive number of USD, not {options.max_cost}")
     if options.max_concurrency is not None and not 1 <= options.max_concurrency <= MAX_CONCURRENCY:
         raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {options.max_concurrency}")
-    if options.batch and not 0 < options.batch_poll_interval_s <= 3600:
-        interval = options.batch_poll_interval_s
-        raise UserError(f"--batch-poll-interval must be above 0 and at most 3600 s, not {interval}")
     highest_seed = MAX_SEED - (repeats - 1)
     if not 0 <= options.seed <= highest_seed:
         with_repeats = f" with --repeats {repeats}" if repeats > 1 else ""
         raise UserError(f"--seed must be between 0 and {highest_seed}{with_repeats}, not {options.seed}")
     specs = [parse_model_spec(options.model)] + ([parse_model_spec(options.judge)] if options.judge else [])
     check_model_args(specs[0], options.model_args, "--model-arg")
-    no_batch_api = [str(spec) for spec in specs if spec.provider not in BATCH_PROVIDERS]
-    if options.batch and no_batch_api:
-        raise UserError(
-            f"--batch needs a provider with a batch API (openai/, anthropic/); {no_batch_api[0]} has none: "
-            "run it without --batch"
-        )
+    check_cost_and_batch(options.max_cost, options.batch, options.batch_poll_interval_s, specs)
     if options.judge_args and not options.judge:
         raise UserError("--judge-arg needs --judge (without it the model under test judges itself, with -M)")
     if options.judge:
@@ -98,6 +89,22 @@ def check_run_options(options: RunOptions, repeats: int = 1) -> None:
             check_writable_dir(where, "the cache directory")
         except UserError as exc:
             raise UserError(f"{exc}; set EMPATHYBENCH_CACHE_DIR to a writable directory or pass --no-cache") from None
+
+
+def check_cost_and_batch(
+    max_cost: float | None, batch: bool, batch_poll_interval_s: float, specs: Sequence[ModelSpec]
+) -> None:
+    """`--max-cost`, `--batch` and `--batch-poll-interval` of any command that calls models (`specs`)."""
+    if max_cost is not None and not (math.isfinite(max_cost) and max_cost > 0):
+        raise UserError(f"--max-cost must be a positive number of USD, not {max_cost}")
+    if not 0 < batch_poll_interval_s <= 3600:
+        raise UserError(f"--batch-poll-interval must be above 0 and at most 3600 s, not {batch_poll_interval_s}")
+    no_batch_api = [str(spec) for spec in specs if spec.provider not in BATCH_PROVIDERS]
+    if batch and no_batch_api:
+        raise UserError(
+            f"--batch needs a provider with a batch API (openai/, anthropic/); {no_batch_api[0]} has none: "
+            "run it without --batch"
+        )
 
 
 def _check_benchmark_options(options: RunOptions, chosen: list[Any]) -> None:
