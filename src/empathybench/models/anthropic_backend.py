@@ -42,6 +42,38 @@ def sdk_takes_sampling_arguments(create: Any) -> bool:
     return all(name in parameters for name in SAMPLING_ARGUMENTS)
 
 
+def sdk_failures(anthropic: Any) -> tuple[type[Exception], ...]:
+    """The exceptions of an Anthropic SDK call that `engine_error` maps (HTTP status errors, timeouts, dropped
+    connections, bodies the SDK or we could not read)."""
+    return (anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APIResponseValidationError, ValueError)
+
+
+def engine_error(
+    anthropic: Any, exc: Exception, *, where: str, not_found: Exception, message_chars: int | None = None
+) -> Exception:
+    """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408/529 retried (with
+    Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
+    at `message_chars`), timeouts, dropped connections and unreadable bodies retried."""
+    if isinstance(exc, anthropic.RateLimitError):
+        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+        return TransientBackendError("rate_limited", "HTTP 429 rate limited", retry_after)
+    if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+        return BackendUnavailableError(f"{where} refused the API key (HTTP {exc.status_code}); check ANTHROPIC_API_KEY")
+    if isinstance(exc, anthropic.NotFoundError):
+        return not_found
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        if status >= 500 or status == 408:  # 529 is Anthropic's "overloaded"
+            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+            return TransientBackendError("server_error", f"HTTP {status}", retry_after)
+        return RequestRejectedError(status, redact(f"HTTP {status}: {_error_message(exc)}")[:message_chars])
+    if isinstance(exc, anthropic.APITimeoutError):  # before APIConnectionError, its base class
+        return TransientBackendError("timeout", "request timed out")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}"))
+    return TransientBackendError("malformed", redact(f"malformed response body: {exc}"))
+
+
 def sampling_fields(sampling: Sampling) -> dict[str, Any]:
     """The sampling settings as Messages API body fields.
 
@@ -165,39 +197,21 @@ class AnthropicBackend:
         kwargs.update(kwargs.pop("extra_body", {}))
         return kwargs
 
+    @property
+    def where(self) -> str:
+        """The server as messages name it."""
+        return "Anthropic" if self.base_url == ANTHROPIC_DEFAULT_BASE_URL else self.base_url
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         client = self._get_client()
         anthropic = self._anthropic
         try:
             message = await client.messages.create(**self.request_arguments(request))
-        except anthropic.RateLimitError as exc:
-            raise TransientBackendError(
-                "rate_limited", "HTTP 429 rate limited", parse_retry_after(exc.response.headers.get("retry-after"))
-            ) from exc
-        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-            where = "Anthropic" if self.base_url == ANTHROPIC_DEFAULT_BASE_URL else self.base_url
-            raise BackendUnavailableError(
-                f"{where} refused the API key (HTTP {exc.status_code}); check ANTHROPIC_API_KEY"
-            ) from exc
-        except anthropic.NotFoundError as exc:
-            raise BackendUnavailableError(
+        except sdk_failures(anthropic) as exc:
+            not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no Messages endpoint (HTTP 404)"
-            ) from exc
-        except anthropic.APIStatusError as exc:
-            status = exc.status_code
-            if status >= 500 or status == 408:  # 529 is Anthropic's "overloaded"
-                raise TransientBackendError(
-                    "server_error",
-                    f"HTTP {status}",
-                    parse_retry_after(exc.response.headers.get("retry-after")),
-                ) from exc
-            raise RequestRejectedError(status, redact(f"HTTP {status}: {_error_message(exc)}")) from exc
-        except anthropic.APITimeoutError as exc:
-            raise TransientBackendError("timeout", "request timed out") from exc
-        except anthropic.APIConnectionError as exc:
-            raise TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}")) from exc
-        except (anthropic.APIResponseValidationError, ValueError) as exc:
-            raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
+            )
+            raise engine_error(anthropic, exc, where=self.where, not_found=not_found) from exc
         return _to_response(message)
 
     async def aclose(self) -> None:

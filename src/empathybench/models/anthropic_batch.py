@@ -12,13 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from empathybench.errors import BackendUnavailableError
-from empathybench.models.anthropic_backend import AnthropicBackend, _error_message, _to_response
-from empathybench.models.base import (
-    ChatRequest,
-    RequestRejectedError,
-    TransientBackendError,
-    parse_retry_after,
-)
+from empathybench.models.anthropic_backend import AnthropicBackend, _to_response, engine_error, sdk_failures
+from empathybench.models.base import ChatRequest, RequestRejectedError, TransientBackendError
 from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome
 from empathybench.redaction import redact
 
@@ -75,35 +70,18 @@ class AnthropicBatchClient:
     async def _call(self, make: Callable[[], Awaitable[T]], *, lost: bool = False) -> T:
         """One SDK call with the live path's error mapping; `lost`: a 404 means the batch is gone (rejected)."""
         anthropic = self.backend._anthropic
-        where = self.backend.base_url
         try:
             return await make()
-        except anthropic.RateLimitError as exc:
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            raise TransientBackendError("rate_limited", "HTTP 429 rate limited", retry_after) from exc
-        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-            raise BackendUnavailableError(
-                f"{where} refused the API key (HTTP {exc.status_code}); check ANTHROPIC_API_KEY"
-            ) from exc
-        except anthropic.NotFoundError as exc:
-            if lost:
-                raise RequestRejectedError(404, "batch not found (HTTP 404)") from exc
-            raise BackendUnavailableError(
-                f"{where} has no Message Batches API (HTTP 404); run without --batch"
-            ) from exc
-        except anthropic.APIStatusError as exc:
-            status = exc.status_code
-            if status >= 500 or status == 408:
-                retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-                raise TransientBackendError("server_error", f"HTTP {status}", retry_after) from exc
-            message = redact(f"HTTP {status}: {_error_message(exc)}")[:MAX_MESSAGE_CHARS]
-            raise RequestRejectedError(status, message) from exc
-        except anthropic.APITimeoutError as exc:
-            raise TransientBackendError("timeout", "request timed out") from exc
-        except anthropic.APIConnectionError as exc:
-            raise TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}")) from exc
-        except anthropic.APIResponseValidationError as exc:
-            raise TransientBackendError("malformed", redact(f"malformed response body: {exc}")) from exc
+        except sdk_failures(anthropic) as exc:
+            not_found = (
+                RequestRejectedError(404, "batch not found (HTTP 404)")
+                if lost
+                else BackendUnavailableError(
+                    f"{self.backend.base_url} has no Message Batches API (HTTP 404); run without --batch"
+                )
+            )
+            where, chars = self.backend.where, MAX_MESSAGE_CHARS
+            raise engine_error(anthropic, exc, where=where, not_found=not_found, message_chars=chars) from exc
 
 
 def _outcome(result: Any) -> EntryOutcome:
