@@ -183,11 +183,7 @@ class OpenAIBackend:
                 f"{self.base_url} has no model {self.model!r} or no chat-completions endpoint (HTTP 404)"
             )
             raise engine_error(openai, exc, where=self.base_url, not_found=not_found) from exc
-        response = _to_response(completion)
-        response.text = redact(response.text)  # a server may echo what it was sent, the key included
-        if response.reasoning is not None:
-            response.reasoning = redact(response.reasoning)
-        return response
+        return _to_response(completion)
 
     def _learn_replay(self) -> None:
         """After the SDK's first chat call: its request (URL, headers, timeouts) becomes the template of the next
@@ -246,15 +242,13 @@ def _encode_body(body: dict[str, Any]) -> bytes:
 
 
 def _get(value: Any, name: str) -> Any:
-    """A field of a JSON object (dict) or of an SDK model (attribute); None when absent or not an object."""
-    if isinstance(value, dict):
-        return value.get(name)
-    return getattr(value, name, None)
+    """A field of a JSON object; None when absent or when `value` is not an object."""
+    return value.get(name) if isinstance(value, dict) else None
 
 
 def _to_response(completion: Any) -> ChatResponse:
-    """Turn a completion (the JSON body as a dict, or an SDK model) into our record; a body without a message
-    counts as malformed."""
+    """Turn a completion (the JSON body, parsed) into our record, secrets redacted (a server may echo what it was
+    sent, the key included); a body without a message counts as malformed."""
     choices = _get(completion, "choices")
     if not choices or not isinstance(choices, list | tuple):
         raise TransientBackendError("malformed", "response has no choices")
@@ -273,8 +267,8 @@ def _to_response(completion: Any) -> ChatResponse:
     # Nothing validates the body: usage may be "abc", 1e400 or -5, text may hold lone surrogates.
     return normalise_response(
         ChatResponse(
-            text=answer,
-            reasoning=reasoning,
+            text=redact(answer),
+            reasoning=None if reasoning is None else redact(reasoning),
             truncated=is_truncated(text and answer, finish_reason, unclosed),
             finish_reason=finish_reason,
             prompt_tokens=_get(usage, "prompt_tokens"),
@@ -290,8 +284,6 @@ def _reasoning_field(message: Any) -> str | None:
     """The thinking a server returned beside the content (`reasoning_content`, or `reasoning`), if any text."""
     for name in ("reasoning_content", "reasoning"):
         value = _get(message, name)
-        if value is None and not isinstance(message, dict):
-            value = (getattr(message, "model_extra", None) or {}).get(name)
         if isinstance(value, str) and value:
             return value
     return None
