@@ -10,7 +10,6 @@ from typing import Any
 from rich.console import Console
 
 from empathybench.engine.engine import Engine, RunStats
-from empathybench.errors import UserError
 from empathybench.instruments.registry import resolve_benchmarks
 from empathybench.run.cost import DryRunBackend, dry_run_items, estimate_record, run_prices
 from empathybench.run.execute import prepare_benchmarks
@@ -40,7 +39,5 @@ def dry_run(options: RunOptions, console: Console) -> dict[str, Any]:
             label="judge",
         )
     prepared, skipped = prepare_benchmarks(options, console)
-    if not prepared:
-        raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     tallies = asyncio.run(dry_run_items(prepared, engine, judge_engine, options.seed))
     return estimate_record(tallies, prices, skipped)

@@ -41,7 +41,7 @@ from empathybench.paths import cache_dir
 from empathybench.report.profile import attach_score_interval, build_profile
 from empathybench.report.validity import attach_validity
 from empathybench.run.cost import CostMeter, budget_stop, cost_totals, run_prices, spent_in_sessions
-from empathybench.run.options import DEMO_PRESET, RunOptions, check_run_options, demo_of
+from empathybench.run.options import RunOptions, benchmark_settings, check_run_options
 from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
@@ -99,21 +99,8 @@ def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[Prep
     prepared: list[PreparedBenchmark] = []
     skipped: dict[str, str] = {}
     chosen = resolve_benchmarks(options.benchmarks)
-    for benchmark in chosen:
-        if options.preset not in benchmark.presets and options.preset != DEMO_PRESET:
-            raise UserError(
-                f"benchmark {benchmark.name} has no preset {options.preset!r}; "
-                f"choose one of {', '.join(benchmark.presets)}"
-            )
-        scoped = {
-            key.split(".", 1)[1]: value
-            for key, value in options.options.items()
-            if key.startswith(f"{benchmark.name}.")
-        }
-        preset, limit = options.preset, options.limit
-        if preset == DEMO_PRESET:
-            demo = demo_of(benchmark)
-            preset, limit, scoped = "quick", min(limit or demo.items, demo.items), {**demo.options, **scoped}
+    for benchmark in chosen:  # presets and options were checked by check_run_options
+        preset, limit, scoped = benchmark_settings(options, benchmark)
         try:
             prepared.append(
                 benchmark.prepare(
@@ -129,6 +116,8 @@ def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[Prep
                 raise  # the one benchmark asked for cannot run: that is the error to show
             skipped[benchmark.name] = str(exc)
             console.print(Text.assemble((f"skipping {benchmark.name}", "yellow"), f": {exc}"))
+    if not prepared:
+        raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     return prepared, skipped
 
 
@@ -174,8 +163,6 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     if options.max_cost is not None and prices.unknown():
         raise UserError(f"--max-cost needs prices: {'; '.join(prices.unknown())}")
     prepared, skipped = prepare_benchmarks(options, console)
-    if not prepared:
-        raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     identity = backend.identity()
     judge_identity = judge_backend.identity() if judge_backend is not None else None
     fingerprint = _fingerprint(identity, options, prepared, judge_identity)
@@ -278,6 +265,18 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         for each in (engine, judge_engine):
             if each is not None:
                 batch_round.attach(each)
+
+    def end_session(status: str) -> dict[str, Any]:
+        """This session's end in run_info (its adaptive limit, batches, counters and cost; the cost over all
+        sessions); the session's record."""
+        run_info["concurrency"] = concurrency_record(engine, judge_engine)
+        if batch_round is not None:
+            run_info["batch"] = batch_round.as_dict()
+        ended = store.end_session(run_info, status, stats.as_dict())
+        ended["cost"] = meter.session_record()
+        run_info["cost"] = cost_totals(run_info["sessions"])
+        return ended
+
     try:
         with RunProgress(console, stats, enabled=options.show_progress) as progress, collector_for_calls():
             progress.set_description(", ".join(b.name for b in prepared))
@@ -285,13 +284,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
                 _run_pending(engine, pending, store, options.seed, progress, judge_engine, batch_round)
             )
     except BaseException as exc:
-        run_info["concurrency"] = concurrency_record(engine, judge_engine)  # this session's adaptive limit
-        if batch_round is not None:
-            run_info["batch"] = batch_round.as_dict()
         # Finished items are in samples.jsonl; run.json says why the rest are not.
-        ended = store.end_session(run_info, "failed" if isinstance(exc, Exception) else "interrupted", stats.as_dict())
-        ended["cost"] = meter.session_record()
-        run_info["cost"] = cost_totals(run_info["sessions"])
+        ended = end_session("failed" if isinstance(exc, Exception) else "interrupted")
         ended["error"] = run_info["error"] = str(exc) or type(exc).__name__
         store.write_run(run_info)
         store.close()
@@ -303,19 +297,12 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     finally:
         if cache is not None:
             cache.close()
-    run_info["concurrency"] = concurrency_record(engine, judge_engine)  # this session's adaptive limit
-    if batch_round is not None:
-        run_info["batch"] = batch_round.as_dict()
     if meter.stopped:  # --max-cost: the finished items are in samples.jsonl, the same command continues
-        ended = store.end_session(run_info, "budget", stats.as_dict())
-        ended["cost"] = meter.session_record()
-        run_info["cost"] = cost_totals(run_info["sessions"])
+        end_session("budget")
         store.write_run(run_info)
         store.close()
         raise budget_stop(meter, stats.items_total - stats.items_done, directory)
-    session = store.end_session(run_info, "complete" if stats.items_failed == 0 else "incomplete", stats.as_dict())
-    session["cost"] = meter.session_record()
-    run_info["cost"] = cost_totals(run_info["sessions"])
+    session = end_session("complete" if stats.items_failed == 0 else "incomplete")
 
     records_by_bench: dict[str, list[dict[str, Any]]] = {b.name: [] for b in prepared}
     for (bench_name, _), record in finished.items():

@@ -127,13 +127,21 @@ def _check_benchmark_options(options: RunOptions, chosen: list[Any]) -> None:
                 f"benchmark {benchmark.name} has no preset {options.preset!r}; "
                 f"choose one of {', '.join(benchmark.presets)}"
             )
-        scoped = {k.split(".", 1)[1]: v for k, v in options.options.items() if k.startswith(f"{benchmark.name}.")}
-        preset = options.preset
-        if preset == DEMO_PRESET:  # the demo is the quick preset cut down (see demo_of)
-            preset, scoped = "quick", {**demo_of(benchmark).options, **scoped}
+        preset, _, scoped = benchmark_settings(options, benchmark)
         check = getattr(benchmark, "check_options", None)
         if check is not None:
             check(preset, scoped)
+
+
+def benchmark_settings(options: RunOptions, benchmark: Any) -> tuple[str, int | None, dict[str, str]]:
+    """The preset, item limit and `--option`s (without the instrument's prefix) one instrument runs with; the demo
+    is its quick preset cut down (see demo_of), the user's --limit and --option values winning."""
+    prefix = f"{benchmark.name}."
+    scoped = {key.removeprefix(prefix): value for key, value in options.options.items() if key.startswith(prefix)}
+    if options.preset != DEMO_PRESET:
+        return options.preset, options.limit, scoped
+    demo = demo_of(benchmark)
+    return "quick", min(options.limit or demo.items, demo.items), {**demo.options, **scoped}
 
 
 def check_base_url(url: str, what: str) -> None:
