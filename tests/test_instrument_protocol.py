@@ -96,3 +96,14 @@ def test_report_html_draws_the_section_the_instrument_gives() -> None:
     assert "EQ-Bench score beside published reference models" in body
     assert '<td class="">2/3</td>' in body and '<td class="">no</td>' in body and "40.00" in body
     assert "&lt;b&gt;odd&lt;/b&gt;: 1" in body and "<b>odd</b>" not in body  # text from the run is escaped
+
+
+def test_a_table_with_fewer_digits_than_columns_renders_in_html_and_markdown() -> None:
+    # report.md indexed the digits tuple by column and failed where report.html used 2 decimals; both ask the table.
+    from empathybench.instruments.protocol import FactsTable, ReportSection
+    from empathybench.report.markdown import section_markdown
+
+    table = FactsTable(headers=("a", "b", "c"), rows=((1.23456, 2.34567, 3.45678),), digits=(3,))
+    assert [table.digits_of(i) for i in range(3)] == [3, 2, 2]
+    text = section_markdown("T", ReportSection(tables=(table,)))
+    assert "1.235" in text and "2.35" in text and "3.46" in text

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def _finite(value: object) -> float | None:
+def finite(value: object) -> float | None:
     """A finite float, or None for None, NaN, infinities and anything that is not a number."""
     try:
         converted = float(value)  # type: ignore[arg-type]
@@ -59,7 +59,7 @@ def interval(ci: Sequence[float | None] | None, digits: int = 2, missing: str = 
 def compact(value: object, unit: str = "") -> str:
     """A chart label: 1234, 45.2, 3.14, 0.62, 0.0123 (the digits a chart has room for); "n/a" when missing; the
     unit appended ("45%", "12 ms")."""
-    x = _finite(value)
+    x = finite(value)
     if x is None:
         return "n/a"
     a = abs(x)
@@ -74,13 +74,13 @@ def compact(value: object, unit: str = "") -> str:
 
 def compact_interval(value: object, low: object, high: object, unit: str = "") -> str:
     """ "45.2 [40.1, 50.3]" in chart digits, or the value alone without a complete interval."""
-    lo, hi = _finite(low), _finite(high)
-    if _finite(value) is None or lo is None or hi is None:
+    lo, hi = finite(low), finite(high)
+    if finite(value) is None or lo is None or hi is None:
         return compact(value, unit)
     return f"{compact(value, unit)} [{compact(min(lo, hi))}, {compact(max(lo, hi))}]"
 
 
 def fixed(value: object, digits: int = 1) -> str:
     """A chart cell value to a fixed number of decimals ("" when missing): heatmap cells line up this way."""
-    x = _finite(value)
+    x = finite(value)
     return "" if x is None else f"{x:.{digits}f}"

@@ -272,6 +272,12 @@ class FactsTable:
     numeric: tuple[int, ...] = ()  # columns aligned as numbers
     title: str | None = None  # a heading above the table
 
+    def digits_of(self, column: int) -> int:
+        """The decimals of `column`'s float cells (2 for a column the tuple leaves out)."""
+        if isinstance(self.digits, int):
+            return self.digits
+        return self.digits[column] if column < len(self.digits) else 2
+
 
 Chart = (
     StripChart

@@ -2,6 +2,6 @@
 from here. The functions live in empathybench.formatting, below every layer, so that instruments write the numbers
 in their own section texts, sample lines and judge-validation tables with the very same functions."""
 
-from empathybench.formatting import compact, compact_interval, fixed, interval, number, significant
+from empathybench.formatting import compact, compact_interval, finite, fixed, interval, number, significant
 
-__all__ = ["compact", "compact_interval", "fixed", "interval", "number", "significant"]
+__all__ = ["compact", "compact_interval", "finite", "fixed", "interval", "number", "significant"]

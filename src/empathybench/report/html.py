@@ -200,8 +200,7 @@ def draw_section(section: ReportSection, name: str = "") -> DrawnSection:
         Table(
             headers=tuple(table.headers),
             rows=tuple(
-                tuple(_section_cell(cell, _digits(table.digits, i), name) for i, cell in enumerate(row))
-                for row in table.rows
+                tuple(_section_cell(cell, table.digits_of(i), name) for i, cell in enumerate(row)) for row in table.rows
             ),
             numeric=tuple(table.numeric),
             title=table.title,
@@ -225,10 +224,6 @@ def _section_cell(cell: SectionCell, digits: int, name: str) -> Cell:
     if isinstance(cell, Marked):
         return _cell(f"{number(cell.value, digits)} ", *_marker(cell.marker))
     return _cell(number(cell, digits))
-
-
-def _digits(digits: int | tuple[int, ...], column: int) -> int:
-    return digits if isinstance(digits, int) else (digits[column] if column < len(digits) else 2)
 
 
 def _section_body(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> str:

@@ -112,8 +112,7 @@ def section_markdown(title: str, section: ReportSection) -> str:
     lines += [_cell(section.note), ""] if section.note else []
     for table in section.tables:
         lines += [f"### {_cell(table.title)}", ""] if table.title else []
-        digits = [table.digits if isinstance(table.digits, int) else table.digits[i] for i in range(len(table.headers))]
-        rows = [[_section_cell(c, digits[i] if i < len(digits) else 2) for i, c in enumerate(r)] for r in table.rows]
+        rows = [[_section_cell(c, table.digits_of(i)) for i, c in enumerate(r)] for r in table.rows]
         lines += [_table(list(table.headers), rows), ""]
     return "\n".join(lines)
 

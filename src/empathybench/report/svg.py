@@ -16,7 +16,7 @@ from html import escape
 
 from markupsafe import Markup
 
-from empathybench.report.format import compact, compact_interval, fixed
+from empathybench.report.format import compact, compact_interval, finite, fixed
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
@@ -56,15 +56,6 @@ class Reference:
 # ---------------------------------------------------------------------------------------------------- numbers
 
 
-def _val(value: object) -> float | None:
-    """A finite float, or None for None, NaN, infinities and anything that is not a number."""
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 def _tick(value: float, unit: str) -> str:
     return compact(value, unit if len(unit) <= 2 else "")  # short units ("%") on every tick, longer ones as a caption
 
@@ -79,7 +70,7 @@ def _item(items: object, i: int) -> object:
 
 def _fix_domain(low: object, high: object) -> tuple[float, float]:
     """A finite, ordered, non-empty domain (zero-width domains are padded)."""
-    lo, hi = _val(low), _val(high)
+    lo, hi = finite(low), finite(high)
     lo, hi = (hi if lo is None else lo), (lo if hi is None else hi)
     if lo is None or hi is None:
         return 0.0, 1.0
@@ -110,7 +101,7 @@ def _axis(
         d0, d1 = _fix_domain(_item(domain, 0), _item(domain, 1))
         eps = (d1 - d0) * 1e-9
         return d0, d1, [t for t in nice_ticks(d0, d1, count) if d0 - eps <= t <= d1 + eps]
-    vals = [v for v in map(_val, values) if v is not None] + ([0.0] if zero else [])
+    vals = [v for v in map(finite, values) if v is not None] + ([0.0] if zero else [])
     lo, hi = _fix_domain(min(vals, default=0.0), max(vals, default=1.0))
     span = hi - lo
     ticks = nice_ticks(lo - (0 if lo == 0 else pad * span), hi + (0 if hi == 0 else pad * span), count)
@@ -365,7 +356,7 @@ def interval_strip(
     width = max(width, math.ceil(label_w + value_w + width * 0.4))  # wider rather than cut a value off
     left, right = _inside_ticks(label_w, width - value_w, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
-    refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
+    refs = [(r, v) for r in references if (v := finite(r.value)) is not None and d0 <= v <= d1]
     y0 = _TITLE_H if title else 4
     placed = _lanes([(sx(v), r.label) for r, v in refs], 4, width - 4)
     lanes, row_h = _lane_count(placed), 22
@@ -381,7 +372,7 @@ def interval_strip(
     body += [_ref_line(sx(v), y0 + _LANE * lanes - 2, bottom, r, unit) for r, v in refs]
     for i, (p, text) in enumerate(zip(points, texts, strict=True)):
         yc, color, tip = top + row_h * i + row_h / 2, _color(p.series), f"{p.label}: {text}"
-        v, lo, hi = _val(p.value), _val(p.low), _val(p.high)
+        v, lo, hi = finite(p.value), finite(p.low), finite(p.high)
         if v is None:
             continue
         if lo is not None and hi is not None and max(lo, hi) >= d0 and min(lo, hi) <= d1:
@@ -417,7 +408,7 @@ def grouped_bars(
     if not categories or not names:
         return _no_data(kind, title, width)
     cells = [[_item(series[n], i) for n in names] for i in range(len(categories))]
-    grid = [[c if isinstance(c, Point) else Point("", _val(c)) for c in row] for row in cells]
+    grid = [[c if isinstance(c, Point) else Point("", finite(c)) for c in row] for row in cells]
     d0, d1, ticks = _axis(domain, [x for row in grid for p in row for x in (p.value, p.low, p.high)], zero=True)
     label_w = min(max(_tw(str(c)) for c in categories) + 14, width * 0.3)
     left, right = _inside_ticks(label_w + (44 if d0 < 0 else 6), width - 48, width, ticks, unit)
@@ -438,7 +429,7 @@ def grouped_bars(
     for ci, cat in enumerate(categories):
         for k, name in enumerate(names):
             p, color, y = grid[ci][k], _color(k, colors), top + group_h * ci + 6 + bar_h * k
-            v, lo, hi, yc = _val(p.value), _val(p.low), _val(p.high), y + bar_h / 2
+            v, lo, hi, yc = finite(p.value), finite(p.low), finite(p.high), y + bar_h / 2
             text = compact_interval(v, lo, hi, unit)
             lines.append(f"{cat} {name} {text}")
             if v is None:
@@ -483,7 +474,7 @@ def stacked_bars(
     for row in rows:
         values = _item(row, 1)
         values = values if isinstance(values, Mapping) else {}
-        data.append((str(_item(row, 0)), [_val(values.get(s)) for s in segments]))
+        data.append((str(_item(row, 0)), [finite(values.get(s)) for s in segments]))
     total = max([100.0] + [sum(v for v in vals if v and v > 0) for _, vals in data])
     label_w = min(max(_tw(label) for label, _ in data) + 14, width * 0.3)
     left, right, row_h = label_w, width - 14, 28
@@ -535,8 +526,8 @@ def heatmap(
     kind = "heatmap"
     if not row_labels or not col_labels:
         return _no_data(kind, title, 320)
-    grid = [[_val(_item(_item(values, i), j)) for j in range(len(col_labels))] for i in range(len(row_labels))]
-    mid = _val(center) or 0.0
+    grid = [[finite(_item(_item(values, i), j)) for j in range(len(col_labels))] for i in range(len(row_labels))]
+    mid = finite(center) or 0.0
     span = max([abs(v - mid) for row in grid for v in row if v is not None], default=0.0)
     texts = [[fixed(v, 1) for v in row] for row in grid]
     cw, ch = max(int(cell), max(_tw(t) for row in texts for t in row) + 8), max(int(cell), 20)
@@ -600,12 +591,12 @@ def normal_curve(
     (unless percentile=False), its interval as a band and reference lines. domain defaults to mean±4sd, widened
     to show every mark."""
     kind = "normal_curve"
-    m, s = _val(mean), _val(sd)
+    m, s = finite(mean), finite(sd)
     if m is None or s is None or s <= 0:
         return _no_data(kind, title, width)
-    mk, lo, hi = _val(marker), _val(_item(interval, 0)), _val(_item(interval, 1))
+    mk, lo, hi = finite(marker), finite(_item(interval, 0)), finite(_item(interval, 1))
     iv = (min(lo, hi), max(lo, hi)) if lo is not None and hi is not None else None
-    refs = [(r, v) for r in references if (v := _val(r.value)) is not None]
+    refs = [(r, v) for r in references if (v := finite(r.value)) is not None]
     if domain is None:
         extra = [v for _, v in refs] + list(iv or ()) + ([mk] if mk is not None else [])
         pad = 0.03 * (max([m + 4 * s, *extra]) - min([m - 4 * s, *extra]))
@@ -676,10 +667,10 @@ def histogram(
     """Counts per bin (`bins` equal bins over the domain, or explicit bin edges); values outside the bins are left
     out and counted in a note; references as labelled vertical lines."""
     kind = "histogram"
-    vals = [v for v in map(_val, values or ()) if v is not None]
+    vals = [v for v in map(finite, values or ()) if v is not None]
     if not vals:
         return _no_data(kind, title, width)
-    edges = sorted({e for e in map(_val, bins) if e is not None}) if isinstance(bins, Sequence) else []
+    edges = sorted({e for e in map(finite, bins) if e is not None}) if isinstance(bins, Sequence) else []
     if len(edges) < 2:
         lo, hi = _fix_domain(min(vals), max(vals)) if domain is None else _axis(domain)[:2]
         n = max(1, min(bins if isinstance(bins, int) else 10, 200))
@@ -692,7 +683,7 @@ def histogram(
     yticks = [t for t in nice_ticks(0, max(max(counts), 1), 4) if t == int(t)]
     left, right = _inside_ticks(14 + max(_tw(compact(t)) for t in yticks), width - 14, width, ticks, unit)
     sx = _scale(d0, d1, left, right)
-    refs = [(r, v) for r in references if (v := _val(r.value)) is not None and d0 <= v <= d1]
+    refs = [(r, v) for r in references if (v := finite(r.value)) is not None and d0 <= v <= d1]
     y0 = _TITLE_H if title else 4
     placed = _lanes([(sx(v), r.label) for r, v in refs], 4, width - 4)
     top = y0 + _LANE * _lane_count(placed) + 22
@@ -752,7 +743,7 @@ def scatter(
     kind = "scatter"
     pts: list[tuple[float, float, str, int]] = []
     for i, item in enumerate(points or ()):
-        x, y, label, s = _val(_item(item, 0)), _val(_item(item, 1)), _item(item, 2), _item(series, i)
+        x, y, label, s = finite(_item(item, 0)), finite(_item(item, 1)), _item(item, 2), _item(series, i)
         if x is not None and y is not None:
             pts.append((x, y, "" if label is None else str(label), s if isinstance(s, int) else 0))
     if not pts:
@@ -806,7 +797,7 @@ def line_chart(
     """Lines with dot markers per series (gaps at None), legend, x labels thinned when crowded."""
     kind = "line_chart"
     n, names = len(x_labels or ()), list(series or {})
-    data = {name: [_val(_item(series[name], i)) for i in range(n)] for name in names}
+    data = {name: [finite(_item(series[name], i)) for i in range(n)] for name in names}
     found = [v for vals in data.values() for v in vals if v is not None]
     if not n or not found:
         return _no_data(kind, title, width)

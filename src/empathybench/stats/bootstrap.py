@@ -23,20 +23,17 @@ def generator(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def index_draws(
-    n: int, *, resamples: int = RESAMPLES, seed: int = 0, rng: np.random.Generator | None = None
-) -> np.ndarray:
-    """`resamples` rows of `n` unit indices drawn with replacement (shape (resamples, n))."""
-    return (rng if rng is not None else generator(seed)).integers(0, n, size=(resamples, n))
+def index_draws(n: int, *, resamples: int = RESAMPLES, seed: int = 0) -> np.ndarray:
+    """`resamples` rows of `n` unit indices drawn with replacement (shape (resamples, n)): the draws `index_blocks`
+    yields block by block, whole (the reference the tests hold the blocks to)."""
+    return generator(seed).integers(0, n, size=(resamples, n))
 
 
-def index_blocks(
-    n: int, *, resamples: int = RESAMPLES, seed: int = 0, rng: np.random.Generator | None = None
-) -> Iterator[np.ndarray]:
+def index_blocks(n: int, *, resamples: int = RESAMPLES, seed: int = 0) -> Iterator[np.ndarray]:
     """The rows of `index_draws(n, ...)`, a block of rows at a time, as the very same draws: numpy draws any range
     below 2**32 with its 32-bit generator, whose spare half-word stays in the bit generator between calls, so blocks
     of int32 indices continue the stream of the one int64 matrix (tests/test_intervals.py checks it)."""
-    draw = rng if rng is not None else generator(seed)
+    draw = generator(seed)
     index_type = np.int32 if n < 2**31 else np.int64
     rows = max(1, BLOCK_ELEMENTS // max(n, 1))
     for start in range(0, resamples, rows):

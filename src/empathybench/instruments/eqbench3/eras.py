@@ -70,8 +70,7 @@ def published_reference(judge_model: str) -> dict[str, object] | None:
 
 def judge_era(judge_model: str) -> str:
     """The published judge era a run's rubric numbers are comparable with (none for any other judge)."""
-    lowered = judge_model.lower()
-    for _, markers, era in JUDGE_ERAS:
-        if any(marker in lowered for marker in markers):
-            return era
-    return f"no published era: comparable only with runs judged by {judge_model or 'the same judge'}"
+    era = era_id(judge_model)
+    if era is None:
+        return f"no published era: comparable only with runs judged by {judge_model or 'the same judge'}"
+    return next(description for known, _, description in JUDGE_ERAS if known == era)
