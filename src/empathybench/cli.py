@@ -3,6 +3,7 @@
 import atexit
 import gc
 import inspect
+import re
 import signal
 import sys
 import threading
@@ -386,11 +387,10 @@ def report_command(
     from empathybench.report.html import render_comparison, write_run_reports
     from empathybench.report.markdown import render_comparison_markdown
     from empathybench.report.terminal import print_comparison
-    from empathybench.rundir.reader import load_run
 
     if out is not None:
         _check_report_target(out)
-    runs = [load_run(directory) for directory in run_dirs]
+    runs = _load_runs(run_dirs)
     if judge is not None and len(runs) < 2:
         raise UserError("--judge compares several runs: give at least two run directories")
     judge_only = {
@@ -435,7 +435,9 @@ def report_command(
             return
     if len(runs) == 1:
         run = runs[0]
-        target = out or run.directory / "report.html"
+        # A run read from inspect logs gets its report beside the logs, under a name of its own.
+        own_name = "report.html" if run.origin is None else f"empathybench-{_slug(run.label)}.html"
+        target = out or run.directory / own_name
         with _writing(target):
             write_run_reports(target, run.summary, run.run_info, run.samples())
         stdout.print(Text.assemble("report: ", (str(target), "bold")))
@@ -459,6 +461,38 @@ def report_command(
     for output in judged.values():
         for note in output.notes:
             stdout.print(Text(redact(note)), soft_wrap=True)
+
+
+def _load_runs(paths: list[Path]) -> list[Any]:
+    """Run directories and inspect logs (files or directories of `inspect eval empathybench/<name>` logs), in order."""
+    from empathybench.rundir.reader import load_run
+
+    runs: list[Any] = []
+    for path in paths:
+        if (path / "summary.json").exists() or not (path.is_file() or path.is_dir()):
+            runs.append(load_run(path))  # a run directory (a missing path is load_run's one-line error)
+            continue
+        try:
+            from empathybench.inspect_bridge.logs import is_inspect_log_path, load_inspect_runs
+        except ImportError:
+            if path.suffix in (".eval", ".json") or path.is_dir():
+                raise UserError(
+                    f"{path} is not a run directory; to read inspect logs install the extra: "
+                    "pip install 'empathybench[inspect]'"
+                ) from None
+            raise
+        if not is_inspect_log_path(path):
+            runs.append(load_run(path))
+            continue
+        found = load_inspect_runs([path])
+        for run in found:
+            console.print(Text.assemble("read ", (run.label, "bold"), " from ", Text(str(run.origin))), soft_wrap=True)
+        runs.extend(found)
+    return runs
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
 
 
 def _check_report_target(out: Path) -> None:

@@ -32,6 +32,11 @@ P_co = TypeVar("P_co", covariant=True)
 # long free text that the canned answers only sketch.
 ExpectedOutputTokens = Callable[[ChatRequest], "int | None"]
 
+# Optional on an instrument (read with getattr): an item's own value(s) from its record fields and the prepared config,
+# e.g. {"score": 7.5} or {"correct": True} (None: the item has none, e.g. unparsed). Shown per sample where another
+# harness runs the instrument (the inspect bridge); without it the first of score / correct / distance is taken.
+ItemValue = Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, "float | bool | None"]]
+
 # What one item's run returns (the record fields in samples.jsonl) and what summarising all of them returns
 # (summary.json `benchmarks.<name>`; the envelope keys: headline_metric, metrics, score, score_ci95, n_items).
 ItemFields = dict[str, Any]

@@ -495,6 +495,8 @@ def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[di
         )
     if model.startswith("scripted/"):
         banners.append("A scripted model: the figures exercise the pipeline and mean nothing.")
+    if summary.get("source"):  # read from another harness's logs (the inspect bridge)
+        banners.append(f"Read from {summary['source']}: inspect made every model call; the figures are EmpathyBench's.")
     instruments = tuple(
         _instrument_part(name, result, [s for s in samples if s.get("benchmark") == name])
         for name, result in summary.get("benchmarks", {}).items()

@@ -35,6 +35,7 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
     parts = [
         f"# EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}",
         "",
+        *([f"Read from {_cell(str(summary['source']))}.", ""] if summary.get("source") else []),
         "## Emotional-intelligence profile",
         "",
         _table(

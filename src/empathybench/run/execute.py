@@ -38,10 +38,9 @@ from empathybench.instruments.registry import resolve_benchmarks
 from empathybench.models.base import Backend, valid_text
 from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
-from empathybench.report.profile import attach_score_interval, build_profile
-from empathybench.report.validity import attach_validity
 from empathybench.run.cost import CostMeter, budget_stop, cost_totals, run_prices, spent_in_sessions
 from empathybench.run.options import RunOptions, benchmark_settings, check_run_options
+from empathybench.run.summary import benchmark_result, calls_usage, finish_benchmarks
 from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
@@ -320,30 +319,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         "benchmarks": {},
     }
     for bench in prepared:
-        records = [r for r in records_by_bench[bench.name] if r.get("status") == "ok"]
-        order = {item.id: i for i, item in enumerate(bench.items)}
-        records.sort(key=lambda r: order.get(r["item_id"], len(order)))
-        result = bench.summarize(records)
-        failed = sum(1 for r in records_by_bench[bench.name] if r.get("status") != "ok")
-        result.setdefault("n_items", len(bench.items))
-        result["n_failed_calls"] = failed
-        # Answers that never arrived (a reasoning model out of budget), beside the parse rate: they are why a
-        # reasoning model's items fail to parse, not what it answered.
-        calls = [call for r in records_by_bench[bench.name] for call in r.get("calls") or ()]
-        result["n_calls"] = len(calls)
-        result["n_truncated_calls"] = sum(1 for call in calls if call.get("truncated"))
-        result["truncated_rate"] = round(result["n_truncated_calls"] / len(calls), 4) if calls else None
-        # Truncated answers re-asked with a larger budget (where the protocol re-asks), and those left without an
-        # answer (not re-asked, or truncated at every budget).
-        result["n_truncated_reasks"] = sum(1 for call in calls if call.get("budget_reask"))
-        result["n_truncated_unanswered"] = sum(1 for c in calls if c.get("truncated") and not c.get("reasked"))
-        result["status"] = "complete" if len(records) == len(bench.items) else "incomplete"
-        attach_score_interval(result)
-        summary["benchmarks"][bench.name] = result
-    for name, reason in skipped.items():
-        summary["benchmarks"][name] = {"status": "skipped", "error": reason}
-    attach_validity(summary["benchmarks"])  # valid / invalid / insufficient / self-judged, read by every renderer
-    summary["profile"] = build_profile(summary["benchmarks"])
+        summary["benchmarks"][bench.name] = benchmark_result(bench, records_by_bench[bench.name])
+    summary["profile"] = finish_benchmarks(summary["benchmarks"], skipped)
     summary["usage"] = run_info["usage"]  # totals over every session of this run
     summary["elapsed_s"] = run_info["elapsed_s"]
     summary["session"] = session  # this session alone (the same as the totals on a first run)
@@ -447,12 +424,7 @@ async def _run_pending(
                 record.update(status="error", error=valid_text(f"unexpected {type(exc).__name__}: {str(exc)[:500]}")[0])
                 stats.items_failed += 1
             record["calls"] = ctx.calls
-            record["usage"] = {
-                "prompt_tokens": sum(c["prompt_tokens"] for c in ctx.calls if not c["cached"]),
-                "completion_tokens": sum(c["completion_tokens"] for c in ctx.calls if not c["cached"]),
-                "cached_input_tokens": sum(c["cached_input_tokens"] for c in ctx.calls if not c["cached"]),
-                "cached_calls": sum(1 for c in ctx.calls if c["cached"]),
-            }
+            record["usage"] = calls_usage(ctx.calls)
             record["elapsed_s"] = round(time.monotonic() - started, 3)
             store.append(record)
             new_records.append(record)

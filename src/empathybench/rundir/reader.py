@@ -22,16 +22,21 @@ __all__ = ["RunData", "RunDirectory", "load_run", "open_run", "read_samples"]
 
 @dataclass
 class RunData:
+    """A run's files as plain dicts. A run read from another harness's logs (the inspect bridge) carries its item
+    records itself and names where they came from in `origin`; its `directory` is where its logs are."""
+
     directory: Path
     summary: dict[str, Any]
     run_info: dict[str, Any]
+    records: list[dict[str, Any]] | None = None
+    origin: str | None = None
 
     @property
     def label(self) -> str:
         return str(self.summary.get("model", self.directory.name))
 
     def samples(self) -> list[dict[str, Any]]:
-        return read_samples(self.directory)
+        return list(self.records) if self.records is not None else read_samples(self.directory)
 
 
 @dataclass(frozen=True)

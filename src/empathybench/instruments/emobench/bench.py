@@ -260,6 +260,17 @@ class EmoBench:
         "Does it understand emotions and their causes in complex scenarios, and pick effective responses?"
     )
     canned = staticmethod(plausible_answer)
+
+    @staticmethod
+    def item_value(fields: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, float | None]:
+        """The share of the item's option orders answered right (EU: emotion and cause) in the headline condition,
+        read with the configured parser (None when the item was not asked)."""
+        conditions = list(fields.get("conditions") or {})
+        if not conditions:
+            return {"correct": None}
+        results = item_results([dict(fields)], conditions[0], str(config.get("parser") or "robust"))
+        return {"correct": sum(r.correct for r in results) / len(results) if results else None}
+
     report_section = staticmethod(report_section)
     rescore = RescoreCommand(
         help="Recompute the released EmoBench runs' accuracies (4 orders x majority of 5) per task, model, language, "

@@ -138,6 +138,18 @@ class EmotionBench:
     limit_unit = (  # what `--limit N` bounds
         "situations besides the default measure, and at most N runs per measure (the default measure at least 2)"
     )
+
+    @staticmethod
+    def item_value(fields: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, float | None]:
+        """One measure's PANAS scores: the mean positive and negative affect over its parsed runs."""
+        runs = [run for run in fields.get("runs") or () if run.get("failure") is None]
+
+        def mean(scale: str) -> float | None:
+            values = [float(run[scale]) for run in runs if isinstance(run.get(scale), int | float)]
+            return sum(values) / len(values) if values else None
+
+        return {"PA": mean("PA"), "NA": mean("NA")}
+
     data_keys = (QUESTIONNAIRES_KEY, SITUATIONS_KEY, TESTED_SOURCE_KEY, CROWD_KEY)
     chart_domain = SHIFT_DOMAIN
     demo = DemoPreset(items=1, options={"orders": "1", "default_runs": "2", "evoked_runs": "1", "attempts": "1"})

@@ -273,6 +273,13 @@ class EmpatheticResponding:
     profile_question = "Are its replies to people's emotional messages rated Good as often as human replies?"
     canned = staticmethod(plausible_answer)
     report_section = staticmethod(report_section)
+
+    @staticmethod
+    def item_value(fields: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, float | bool | None]:
+        """The judge's rating of the model's reply (1 Bad, 2 Okay, 3 Good) and whether it is Good."""
+        rating = ((fields.get("verdicts") or {}).get(MODEL) or {}).get("rating")
+        return {"rating": rating, "good": None if rating is None else rating == GOOD}
+
     sample_line = staticmethod(sample_line)
     rescore = RescoreCommand(
         help="The paper's statistics from released ratings: Good %, Good increase, chi-square; by valence and emotion.",

@@ -114,7 +114,8 @@ def _config_from(preset: str, options: Mapping[str, str]) -> EQBenchConfig:
         },
     )
     if (config.version, config.language) not in QUESTION_FILES:
-        raise UserError(f"EQ-Bench {config.version} has no language {config.language!r}")
+        languages = ", ".join(language for version, language in QUESTION_FILES if version == config.version)
+        raise UserError(f"EQ-Bench {config.version} has no language {config.language!r}; choose one of {languages}")
     return config.with_protocol_defaults()
 
 

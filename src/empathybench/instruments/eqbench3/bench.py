@@ -78,6 +78,13 @@ class EQBench3:
     chart_domain = SCORE_DOMAIN
     profile_position = 7  # after EmoBench
     profile_title = "EQ-Bench 3"
+
+    @staticmethod
+    def item_value(fields: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, float | None]:
+        """The judge's rubric score of the task, 0-20 (None when it was not scored)."""
+        score = fields.get("score_0_20")
+        return {"score_0_20": float(score) if isinstance(score, int | float) else None}
+
     profile_question = "How emotionally intelligent are its role-play replies and analyses, as judged?"
     canned = staticmethod(canned_answer)
     expected_output_tokens = staticmethod(expected_reply_tokens)  # for --dry-run: its replies are long free text
