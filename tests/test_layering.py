@@ -1,6 +1,7 @@
 """The package's import graph keeps its layers: every import points down (or sideways), and there is no circle.
 
-    L7 cli, testing, __main__        L4 instruments (protocol, support, registry, <name>/)
+    L7 cli, testing, __main__,       L4 instruments (protocol, support, registry, <name>/)
+       inspect_bridge
     L6 run (orchestration)           L3 engine, rundir (the run-directory format: one writer, one reader)
     L5 report                        L2 models, data, stats, schema        L1 paths, errors, redaction, formatting
 
@@ -20,6 +21,7 @@ LAYERS = {
     "cli": 7,
     "__main__": 7,
     "testing": 7,
+    "inspect_bridge": 7,  # the inspect_ai entry point: above run/, the only importer of inspect_ai
     "run": 6,
     "report": 5,
     "instruments": 4,
@@ -184,6 +186,21 @@ def test_no_import_circle() -> None:
     in_circles = {(a, b) for c in circles for a in c for b in c if a != b}
     stale = allowed - in_circles
     assert not stale, f"remove from ALLOWED_FOR_NOW, these circles are gone: {sorted(stale)}"
+
+
+def test_only_the_inspect_bridge_imports_inspect_ai() -> None:
+    """inspect_ai is an optional extra: nothing but inspect_bridge/ imports it (so --help and a run stay as fast)."""
+    importing: list[str] = []
+    for path in _sources():
+        if "inspect_bridge" in path.relative_to(PACKAGE).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            if any(name == "inspect_ai" or name.startswith("inspect_ai.") for name in names):
+                importing.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert not importing, "\n".join(importing)
 
 
 def test_report_reads_run_directories_only_through_the_reader() -> None:

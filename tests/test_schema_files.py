@@ -99,10 +99,11 @@ def test_a_run_whose_summary_breaks_the_contract_stops_with_one_line(
 ) -> None:
     """summary.json is validated before it is written: a broken envelope is one line, and nothing wrong is written
     (the finished items stay in samples.jsonl, so the same command resumes once the cause is fixed)."""
-    import empathybench.run.execute as execute
+    import empathybench.run.summary as run_summary
     from empathybench.errors import UserError
 
-    monkeypatch.setattr(execute, "build_profile", lambda benchmarks: [{"benchmark": "eqbench"}])  # no title, no value
+    broken_profile = [{"benchmark": "eqbench"}]  # no title, no value
+    monkeypatch.setattr(run_summary, "build_profile", lambda benchmarks: broken_profile)
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app, ["run", "--model", "scripted/plausible", "--bench", "eqbench", "--limit", "2", "--out", str(out), "-q"]
