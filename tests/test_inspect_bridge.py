@@ -100,7 +100,13 @@ def run_empathybench(name: str, server: CannedServer, out: Path) -> Path:
 
 
 def run_inspect(
-    name: str, server: CannedServer, log_dir: Path, *, grader: bool | None = None, **task_args: Any
+    name: str,
+    server: CannedServer,
+    log_dir: Path,
+    *,
+    grader: bool | None = None,
+    log_format: str = "eval",
+    **task_args: Any,
 ) -> EvalLog:
     options, judged = INSTRUMENTS[name]
     judged = judged if grader is None else grader
@@ -113,6 +119,7 @@ def run_inspect(
         model_roles=roles,
         task_args=args,
         log_dir=str(log_dir),
+        log_format=log_format,
         display="none",
         log_level="error",
     )
@@ -223,7 +230,8 @@ def test_report_reads_inspect_logs_as_runs(tmp_path: Path, openai_key: None) -> 
     with CannedServer("eqbench") as server:
         run_inspect("eqbench", server, logs)
     with CannedServer("seceu") as server:
-        run_inspect("seceu", server, logs)
+        run_inspect("seceu", server, logs, log_format="json")  # both of inspect's log formats
+    assert {p.suffix for p in logs.iterdir()} == {".eval", ".json"}
     result = CliRunner().invoke(app, ["report", str(logs), "--out", str(tmp_path / "one.html")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "one.html").read_text("utf-8")
@@ -232,6 +240,10 @@ def test_report_reads_inspect_logs_as_runs(tmp_path: Path, openai_key: None) -> 
     assert 'id="bench-eqbench"' in page and 'id="bench-seceu"' in page
     markdown = (tmp_path / "one.md").read_text("utf-8")
     assert "inspect_ai" in markdown
+    # Without --out the report goes beside the logs, under a name of its own.
+    beside = CliRunner().invoke(app, ["report", str(logs)])
+    assert beside.exit_code == 0, beside.output
+    assert (logs / f"empathybench-openai-{MODEL}.html").is_file()
     # A comparison of an inspect log directory with an EmpathyBench run directory of another model.
     with CannedServer("eqbench") as server:
         run_dir = run_empathybench("eqbench", server, tmp_path / "run")
@@ -239,4 +251,7 @@ def test_report_reads_inspect_logs_as_runs(tmp_path: Path, openai_key: None) -> 
     assert compared.exit_code == 0, compared.output
     comparison = json.loads((tmp_path / "cmp.json").read_text("utf-8"))
     assert [r["directory"] for r in comparison["runs"]] == [str(logs), str(run_dir)]
+    board = comparison["benchmarks"]["eqbench"]["leaderboard"]["score"]
+    assert [row["run"] for row in board] == [r["label"] for r in comparison["runs"]]
+    assert all(row["value"] is not None for row in board)
     assert API_KEY not in page + markdown + (tmp_path / "cmp.html").read_text("utf-8")

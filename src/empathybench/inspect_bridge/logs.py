@@ -185,7 +185,8 @@ def is_inspect_log_path(path: Path) -> bool:
     """Whether `path` is an inspect log file, or a directory of them that is not an EmpathyBench run directory."""
     if path.is_file():
         return path.suffix in LOG_SUFFIXES
-    if path.is_dir() and not (path / "summary.json").exists():
+    run_files = ("summary.json", "run.json", "samples.jsonl")  # an EmpathyBench run directory, finished or not
+    if path.is_dir() and not any((path / name).exists() for name in run_files):
         return any(p.suffix in LOG_SUFFIXES for p in path.rglob("*") if p.is_file())
     return False
 
