@@ -22,7 +22,13 @@ from empathybench.models.base import (
     TransientBackendError,
     parse_retry_after,
 )
-from empathybench.models.capabilities import ModelArgs, is_truncated, resolve_capabilities, token_budget
+from empathybench.models.capabilities import (
+    ModelArgs,
+    is_truncated,
+    merge_extra_body,
+    resolve_capabilities,
+    token_budget,
+)
 from empathybench.models.prompt_cache import mark_anthropic_prefix
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
@@ -103,6 +109,7 @@ class AnthropicBackend:
         self.model = model
         self.args = args or ModelArgs()
         self.capabilities = resolve_capabilities("anthropic", model, self.args, args_option)
+        self._args_option = args_option
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         register_secret(key)
         if not key:
@@ -127,7 +134,7 @@ class AnthropicBackend:
 
     def _get_client(self) -> Any:
         if self._client is None:
-            from empathybench.models.http_transport import sdk_http_client
+            from empathybench.models.http_clients import sdk_http_client
 
             anthropic = self._anthropic
             headers: dict[str, str] = {}
@@ -143,7 +150,7 @@ class AnthropicBackend:
                 default_query=self._default_query or None,
                 max_retries=0,
                 timeout=REQUEST_TIMEOUT_S,
-                http_client=sdk_http_client(anthropic.DefaultAsyncHttpxClient, self._request_url)[0],
+                http_client=sdk_http_client(anthropic),
             )
         return self._client
 
@@ -181,10 +188,11 @@ class AnthropicBackend:
             body_fields.update(fields)
         if thinking:  # in the body, whatever the SDK's signature knows
             body_fields["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
-        if body_fields:
-            kwargs["extra_body"] = body_fields
         if s.stop:
             kwargs["stop_sequences"] = list(s.stop)
+        body_fields = merge_extra_body(body_fields, self.args, self._args_option, request_fields=kwargs)
+        if body_fields:
+            kwargs["extra_body"] = body_fields
         if marked_system:
             kwargs["system"] = marked_system
         return kwargs

@@ -16,7 +16,9 @@ Sources for the rows (provider documentation, read 2026-11):
   stays in the content between `<think>` and `</think>`.
 """
 
+import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,10 +75,20 @@ class ModelArgs:
     reasoning_effort: str | None = None
     thinking_budget: int | None = None
     max_tokens: int | None = None
+    # `extra_body.KEY=JSON`: fields the server reads beyond the OpenAI API (vLLM, SGLang, llama.cpp servers), as
+    # (key, compact JSON) pairs in the order given, so the dataclass stays frozen and hashable.
+    extra_body: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """The given arguments only (part of the model's identity, so they separate cache entries)."""
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        """The given arguments only (part of the model's identity, so they separate cache entries and runs)."""
+        given: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v is not None and k != "extra_body"}
+        if self.extra_body:
+            given["extra_body"] = self.body_fields()
+        return given
+
+    def body_fields(self) -> dict[str, Any]:
+        """The `extra_body.KEY=JSON` fields, decoded."""
+        return {key: json.loads(text) for key, text in self.extra_body}
 
 
 MODEL_ARG_HELP: dict[str, str] = {
@@ -86,7 +98,16 @@ MODEL_ARG_HELP: dict[str, str] = {
     "reasoning_effort": "minimal|low|medium|high (OpenAI reasoning models)",
     "thinking_budget": "N tokens of thinking (Anthropic: extended thinking, N >= 1024; others: added to the budget)",
     "max_tokens": "N: the whole token budget of every call (answer and thinking), overriding the instruments'",
+    "extra_body.KEY": "JSON: a field of the request body the server reads beyond the OpenAI API, e.g. "
+    "extra_body.chat_template_kwargs='{\"enable_thinking\": false}' (vLLM, SGLang, llama.cpp servers)",
 }
+EXTRA_BODY_PREFIX = "extra_body."
+# Request fields the protocol owns, never taken from extra_body: what the request is (model, messages, one answer,
+# not streamed) and the sampling every instrument sets (a protocol's sampling is part of the measurement). The
+# sampling fields an instrument sets only sometimes (top_k, min_p, repeat_penalty, seed, stop) are refused where
+# an instrument's request sets them (see `merge_extra_body`).
+PROTOCOL_FIELDS = ("model", "messages", "n", "stream", "system")
+ALWAYS_SAMPLED_FIELDS = ("temperature", "top_p", "max_tokens", "max_completion_tokens")
 
 
 def _parse_bool(key: str, value: str, what: str) -> bool:
@@ -108,6 +129,45 @@ def _parse_int(key: str, value: str, what: str, low: int) -> int:
     return number
 
 
+def _check_body_field(field: str, what: str) -> None:
+    if not field:
+        raise ModelConfigError(f"{what} extra_body.KEY=JSON needs a KEY, e.g. extra_body.top_k=20")
+    if field in PROTOCOL_FIELDS:
+        raise ModelConfigError(f"{what} extra_body.{field}: {field} is the protocol's own, not a server option")
+    if field in ALWAYS_SAMPLED_FIELDS:
+        raise ModelConfigError(
+            f"{what} extra_body.{field}: the instruments set {field} (a protocol's sampling is part of the "
+            "measurement)" + ("; max_tokens=N sets the token budget" if "tokens" in field else "")
+        )
+
+
+def _json_value(key: str, value: str, what: str) -> str:
+    """The value of `extra_body.KEY=VALUE` as compact JSON; a value that is not JSON is one line."""
+    try:
+        decoded = json.loads(value)
+    except ValueError as exc:
+        raise ModelConfigError(
+            f'{what} {key}: the value must be JSON (e.g. 20, 0.05, true, "text", {{"a": 1}}): {exc.msg}'
+        ) from None
+    return json.dumps(decoded, separators=(",", ":"), sort_keys=True, allow_nan=False)
+
+
+def merge_extra_body(
+    protocol: dict[str, Any], args: ModelArgs, what: str = "--model-arg", *, request_fields: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The request's body fields beyond the API (`protocol`: what the instrument's sampling puts there, e.g. min_p)
+    with the user's `extra_body.KEY` fields; a user field that the request sets itself (in `protocol` or among its
+    `request_fields`, e.g. seed or stop) is refused."""
+    user = args.body_fields()
+    clash = sorted(set(user) & (set(protocol) | set(request_fields)))
+    if clash:
+        raise ModelConfigError(
+            f"{what} extra_body.{clash[0]}: this instrument's requests set {clash[0]} themselves (a protocol's "
+            "sampling is part of the measurement); drop it"
+        )
+    return {**protocol, **user}
+
+
 def parse_model_args(pairs: list[str] | tuple[str, ...], what: str = "--model-arg") -> ModelArgs:
     """`KEY=VALUE` strings as ModelArgs; any mistake is one ModelConfigError line naming the option."""
     values: dict[str, Any] = {}
@@ -116,6 +176,13 @@ def parse_model_args(pairs: list[str] | tuple[str, ...], what: str = "--model-ar
         key = key.strip()
         if not sep or not key:
             raise ModelConfigError(f"{what} {pair!r} is not KEY=VALUE; keys: {', '.join(MODEL_ARG_HELP)}")
+        if key.startswith(EXTRA_BODY_PREFIX):
+            field = key.removeprefix(EXTRA_BODY_PREFIX)
+            _check_body_field(field, what)
+            if any(field == given for given, _ in values.get("extra_body", ())):
+                raise ModelConfigError(f"{what} {key} is given twice")
+            values["extra_body"] = (*values.get("extra_body", ()), (field, _json_value(key, value, what)))
+            continue
         if key not in MODEL_ARG_HELP:
             raise ModelConfigError(f"{what} {key}: unknown key; known: {', '.join(MODEL_ARG_HELP)}")
         if key in values:

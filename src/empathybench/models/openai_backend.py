@@ -16,6 +16,7 @@ from empathybench.models.base import (
 from empathybench.models.capabilities import (
     ModelArgs,
     is_truncated,
+    merge_extra_body,
     resolve_capabilities,
     split_think_tags,
     token_budget,
@@ -77,6 +78,7 @@ class OpenAIBackend:
         self.model = model
         self.args = args or ModelArgs()
         self.capabilities = resolve_capabilities("openai", model, self.args, args_option)
+        self._args_option = args_option
         url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
         register_url(url)
         # Credentials in the URL (user:password@, ?key=) are sent but never recorded or shown: base_url is the
@@ -94,8 +96,6 @@ class OpenAIBackend:
             key = "no-key"  # local servers (vLLM, llama.cpp, Ollama) ignore it, but the SDK wants one
         self._api_key = key
         self._client: Any = None  # made at the first call: a fully cached run never imports the SDK
-        self._transport: Any = None  # the client's LeanTransport (None behind a proxy)
-        self._replay: Any = None  # the SDK's chat-completions POST, learned from its first call (ReplayedPost)
         self._timeout_s = REQUEST_TIMEOUT_S
 
     def set_request_timeout(self, seconds: float) -> None:
@@ -107,19 +107,17 @@ class OpenAIBackend:
         if self._client is None:
             import openai
 
-            from empathybench.models.http_transport import sdk_http_client
+            from empathybench.models.http_clients import sdk_http_client
 
             self._openai = openai
-            # The SDK's default HTTP client (its timeout, connection limits, redirects) on the lean transport.
-            # The engine owns retries: the SDK must not.
-            http_client, self._transport = sdk_http_client(openai.DefaultAsyncHttpxClient, self._request_url)
+            # The engine owns retries: the SDK must not. The HTTP client is the SDK's own (models/http_clients.py).
             self._client = openai.AsyncOpenAI(
                 base_url=self._request_url,
                 api_key=self._api_key,
                 default_query=self._default_query or None,
                 max_retries=0,
                 timeout=self._timeout_s,
-                http_client=http_client,
+                http_client=sdk_http_client(openai),
             )
         return self._client
 
@@ -153,8 +151,10 @@ class OpenAIBackend:
         extra = {k: v for k, v in (("top_k", s.top_k), ("min_p", s.min_p)) if v is not None}
         if s.repeat_penalty is not None:
             extra["repeat_penalty"] = s.repeat_penalty
-        if extra and caps.sampling:
-            kwargs["extra_body"] = extra  # understood by vLLM / llama.cpp servers, not by api.openai.com
+        # Understood by vLLM / llama.cpp servers, not by api.openai.com; the user's `extra_body.KEY` fields join them.
+        body = merge_extra_body(extra if caps.sampling else {}, self.args, self._args_option, request_fields=kwargs)
+        if body:
+            kwargs["extra_body"] = body
         return kwargs
 
     def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
@@ -173,11 +173,7 @@ class OpenAIBackend:
         client = self._get_client()
         openai = self._openai
         try:
-            if self._replay is not None:
-                completion = await self._post_again(client, self.request_body(request))
-            else:
-                completion = await _sdk_post(client, self.request_body(request))
-                self._learn_replay()
+            completion = await _sdk_post(client, self.request_body(request))
         except sdk_failures(openai) as exc:
             not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no chat-completions endpoint (HTTP 404)"
@@ -185,45 +181,8 @@ class OpenAIBackend:
             raise engine_error(openai, exc, where=self.base_url, not_found=not_found) from exc
         return _to_response(completion)
 
-    def _learn_replay(self) -> None:
-        """After the SDK's first chat call: its request (URL, headers, timeouts) becomes the template of the next
-        ones, provided that the SDK wrote its JSON body exactly as `_encode_body` does."""
-        from empathybench.models.http_transport import ReplayedPost
-
-        sent = self._transport.last_request if self._transport is not None else None
-        if sent is None or sent.method != "POST" or not sent.url.path.endswith("/chat/completions"):
-            return
-        try:
-            same_encoding = _encode_body(json.loads(sent.content)) == sent.content
-        except ValueError:
-            return
-        if same_encoding:
-            self._replay = ReplayedPost(self._transport, sent)
-
-    async def _post_again(self, client: Any, body: dict[str, Any]) -> Any:
-        """The chat call as the SDK made it, with this body: the reply's JSON, or the SDK's own exception."""
-        import httpx2
-
-        openai, replay = self._openai, self._replay
-        try:
-            status, headers, raw = await replay.send(_encode_body(body))
-        except httpx2.TimeoutException as exc:
-            raise openai.APITimeoutError(request=replay.request) from exc
-        except httpx2.TransportError as exc:
-            raise openai.APIConnectionError(request=replay.request) from exc
-        if 200 <= status < 300 and not any(name.lower() == b"content-encoding" for name, _ in headers):
-            return json.loads(raw)
-        if 300 <= status < 400:
-            # A redirect: the SDK follows it (and the base URL is no longer worth a template).
-            self._replay = None
-            return await _sdk_post(client, body)
-        response = httpx2.Response(status, headers=headers, content=raw, request=replay.request)
-        if status >= 400:
-            raise client._make_status_error_from_response(response)
-        return json.loads(response.content)  # decoded as the SDK's client would
-
     async def aclose(self) -> None:
-        client, self._client, self._transport, self._replay = self._client, None, None, None
+        client, self._client = self._client, None
         if client is not None:
             await client.close()
 
@@ -234,11 +193,6 @@ async def _sdk_post(client: Any, body: dict[str, Any]) -> Any:
     which changes nothing in plain role/content strings, and build pydantic models of the reply (issue 13:
     bench/bench_emotionbench_full.py); the path, headers, auth, timeout and error handling are the same."""
     return json.loads(await client.post("/chat/completions", cast_to=bytes, body=body, options=_BEARER_AUTH))
-
-
-def _encode_body(body: dict[str, Any]) -> bytes:
-    """A request body as the SDK and httpx2 write JSON (compact, UTF-8, no NaN)."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def _get(value: Any, name: str) -> Any:
