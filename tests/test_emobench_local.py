@@ -16,7 +16,7 @@ from empathybench.run.execute import RunOptions, execute_run
 
 pytestmark = pytest.mark.model
 
-LIMIT = 2  # items per task and language: 4 EU (2 calls each) + 4 EA = 12 calls
+LIMIT = 1  # items per task and language: 2 EU (2 calls each) + 2 EA = 6 calls
 
 
 def test_quick_preset_on_the_embedded_model_records_every_item_and_labels_its_number(

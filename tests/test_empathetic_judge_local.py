@@ -1,6 +1,7 @@
 """`judge validate --judge local`: the embedded model as judge on a few released replies (needs the `local` extra).
 
-About 30 s on 2 cores: ten judge prompts of ~775 tokens each, plus re-asks when an answer cannot be read.
+About 15 s on 2 cores: five judge prompts (one per released source) of ~775 tokens each, plus re-asks when an
+answer cannot be read.
 """
 
 import json
@@ -16,7 +17,7 @@ from empathybench.cli import app
 
 pytestmark = pytest.mark.model
 
-LIMIT = 10
+LIMIT = 5  # one reply of each of the five released sources
 SOURCES = {"human", "chatgpt_empathy", "llama_empathy", "gemini_empathy", "mixtral_empathy"}
 
 

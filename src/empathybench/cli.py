@@ -27,8 +27,12 @@ app = typer.Typer(
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help (click's formatter): typer's rich panels print a type beside every flag (`--help <bool>`).
+    rich_markup_mode=None,
 )
-data_app = typer.Typer(help="Fetch, verify and locate the pinned upstream data files.", no_args_is_help=True)
+data_app = typer.Typer(
+    help="Fetch, verify and locate the pinned upstream data files.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 class InstrumentRescoreGroup(TyperGroup):
@@ -59,7 +63,7 @@ def _instrument_rescore_commands() -> dict[str, Any]:
 
 def _rescore_command(name: str, rescore: Any) -> Any:
     """A command from an instrument's RescoreCommand: its FILE argument and --json, like the commands below."""
-    single = typer.Typer(add_completion=False)
+    single = typer.Typer(add_completion=False, rich_markup_mode=None)
 
     def command(file: Path, as_json: bool = False, **flags: bool) -> None:
         from empathybench.instruments.protocol import RescoreOutput
@@ -101,9 +105,12 @@ rescore_app = typer.Typer(
     cls=InstrumentRescoreGroup,
     help="Score stored upstream result files with EmpathyBench's scorers.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(data_app, name="data")
-judge_app = typer.Typer(help="Check an LLM judge against published human ratings.", no_args_is_help=True)
+judge_app = typer.Typer(
+    help="Check an LLM judge against published human ratings.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(rescore_app, name="rescore")
 app.add_typer(judge_app, name="judge")
 
@@ -267,7 +274,7 @@ def run(
     batch_poll_interval: BatchPollIntervalOption = 30.0,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
-    from empathybench.report.terminal import demo_next_step, print_summary
+    from empathybench.report.terminal import demo_lines, demo_next_step, print_summary
     from empathybench.run.options import RunOptions, default_preset
     from empathybench.run.repeats import execute_repeats
 
@@ -309,6 +316,8 @@ def run(
     print_summary(stdout, result.summary)
     stdout.print(Text.assemble("run directory: ", (str(result.directory), "bold")))
     if preset == "demo":
+        for line in demo_lines(result.summary, model):
+            stdout.print(Text(line), soft_wrap=True)
         stdout.print(demo_next_step(model), markup=False, highlight=False, soft_wrap=True)
     if result.stats.items_failed:
         console.print(
@@ -335,7 +344,12 @@ def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="One run directory (re-render) or several (compare)")],
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Output .html (also writes .md and .json beside it for a comparison)"),
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output name: writes NAME.html and NAME.md (and NAME.json for a comparison); a .html, .md or .json "
+            "ending is taken as NAME's",
+        ),
     ] = None,
     judge: Annotated[
         str | None,
@@ -390,6 +404,7 @@ def report_command(
 
     if out is not None:
         _check_report_target(out)
+        out = _report_target(out)
     runs = _load_runs(run_dirs)
     if judge is not None and len(runs) < 2:
         raise UserError("--judge compares several runs: give at least two run directories")
@@ -493,6 +508,16 @@ def _load_runs(paths: list[Path]) -> list[Any]:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
+
+
+REPORT_SUFFIXES = (".html", ".htm", ".md", ".json")
+
+
+def _report_target(out: Path) -> Path:
+    """The .html file of `report --out NAME`: NAME.html (a .html/.md/.json ending is NAME's own), its .md and .json
+    beside it; never a file without an extension that a browser shows as source."""
+    base = out.with_suffix("") if out.suffix.lower() in REPORT_SUFFIXES else out
+    return base.with_name(base.name + ".html")
 
 
 def _check_report_target(out: Path) -> None:

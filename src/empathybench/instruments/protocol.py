@@ -105,6 +105,10 @@ class DemoPreset:
 
     items: int = 3
     options: Mapping[str, str] = field(default_factory=dict)
+    # An instrument that requires a judge runs in the demo with the model as its own judge (labelled self-judged).
+    self_judged: bool = False
+    # Part of the bare demo although the instrument stays out of a run without --bench (`in_default_run = False`).
+    in_bare_demo: bool = False
 
 
 @dataclass(frozen=True)

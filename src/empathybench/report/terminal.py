@@ -9,7 +9,8 @@ from rich.text import Text
 
 from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number, significant
-from empathybench.report.validity import truncated_share, truncated_text, validity_of
+from empathybench.report.profile import title_of
+from empathybench.report.validity import own_note, short_reason, truncated_share, truncated_text, validity_of
 
 STATUS_STYLES = {"valid": "green", "invalid": "red", "insufficient": "red", "self-judged": "yellow"}
 
@@ -24,6 +25,24 @@ def demo_next_step(model: str) -> str:
     )
 
 
+def demo_lines(summary: dict[str, Any], model: str) -> list[str]:
+    """The demo's account, one line per instrument: what the model did (answers parsed, scored) and the status."""
+    who = "the 135M model" if model == "local" else model
+    lines = []
+    for name, result in summary.get("benchmarks", {}).items():
+        title = title_of(name)
+        if result.get("status") == "skipped":
+            lines.append(f"{title}: skipped ({short_reason(str(result.get('error', '')))})")
+            continue
+        status = validity_of(result)["status"]
+        parsed, items = result.get("n_parsed"), result.get("n_items")
+        did = f"{parsed} of {items} parsed" if parsed is not None else f"{result.get('n_answered', items)} answered"
+        if parsed == 0:
+            did = f"{who} never gave a readable answer: {did}"
+        lines.append(f"{title}: {did}, {status}")
+    return lines
+
+
 def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
     """One (benchmark, note) per benchmark with something to say, printed under the table: its status reasons,
     then the benchmark's own note."""
@@ -32,8 +51,8 @@ def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
         texts = list(validity_of(result)["reasons"])
         if result.get("status") == "incomplete":
             texts.append(f"incomplete: {result.get('n_failed_calls', 0)} items failed; run the same command again")
-        note = str(result.get("headline_note") or "")
-        if note and all(note not in text for text in texts):
+        note = own_note(result)
+        if note:
             texts.append(note)
         truncated = truncated_text(result)  # answers that never arrived, beside the parse rate in the table
         if truncated and all(truncated not in text for text in texts):

@@ -10,17 +10,16 @@ from typing import Any
 from rich.console import Console
 
 from empathybench.engine.engine import Engine, RunStats
-from empathybench.instruments.registry import resolve_benchmarks
 from empathybench.run.cost import DryRunBackend, dry_run_items, estimate_record, run_prices
 from empathybench.run.execute import prepare_benchmarks
-from empathybench.run.options import RunOptions, check_run_options
+from empathybench.run.options import RunOptions, check_run_options, run_benchmarks
 
 
 def dry_run(options: RunOptions, console: Console) -> dict[str, Any]:
     """What `options` would ask, in requests, tokens and USD, without calling any model (JSON-able)."""
     check_run_options(options)
     prices = run_prices(options)
-    chosen = resolve_benchmarks(options.benchmarks)
+    chosen = run_benchmarks(options)
     canned = {b.name: b.canned for b in chosen if b.canned is not None}
     # An instrument's own guess of a real answer's length, where its canned answers only sketch one.
     expected = {b.name: hook for b in chosen if (hook := getattr(b, "expected_output_tokens", None)) is not None}

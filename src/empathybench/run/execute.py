@@ -34,12 +34,11 @@ from empathybench.engine.engine import (
 from empathybench.engine.progress import RunProgress
 from empathybench.errors import Terminated, UserError
 from empathybench.instruments.protocol import PreparedBenchmark
-from empathybench.instruments.registry import resolve_benchmarks
 from empathybench.models.base import Backend, valid_text
 from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
 from empathybench.run.cost import CostMeter, budget_stop, cost_totals, run_prices, spent_in_sessions
-from empathybench.run.options import RunOptions, benchmark_settings, check_run_options
+from empathybench.run.options import RunOptions, benchmark_settings, check_run_options, run_benchmarks
 from empathybench.run.summary import benchmark_result, calls_usage, finish_benchmarks
 from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
@@ -97,7 +96,7 @@ def _model_description(backend: Backend) -> dict[str, Any]:
 def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[PreparedBenchmark], dict[str, str]]:
     prepared: list[PreparedBenchmark] = []
     skipped: dict[str, str] = {}
-    chosen = resolve_benchmarks(options.benchmarks)
+    chosen = run_benchmarks(options)
     for benchmark in chosen:  # presets and options were checked by check_run_options
         preset, limit, scoped = benchmark_settings(options, benchmark)
         try:
@@ -147,7 +146,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     spec = parse_model_spec(options.model)
     # Backends first: a missing key or extra is the error to show, before any data is fetched.
     # A scripted model answers each instrument with the instrument's own canned answers (dispatched on the tag).
-    canned = {b.name: b.canned for b in resolve_benchmarks(options.benchmarks) if b.canned is not None}
+    canned = {b.name: b.canned for b in run_benchmarks(options) if b.canned is not None}
     backend = create_backend(spec, base_url=options.base_url, model_args=options.model_args, canned=canned)
     judge_backend = None
     if options.judge is not None:

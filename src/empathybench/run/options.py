@@ -73,9 +73,9 @@ def check_run_options(options: RunOptions, repeats: int = 1) -> None:
         check_base_url(options.base_url, "--base-url")
     elif any(spec.provider == "openai" for spec in specs) and os.environ.get("OPENAI_BASE_URL"):
         check_base_url(os.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
-    chosen = resolve_benchmarks(options.benchmarks)
+    chosen = run_benchmarks(options)
     if not options.judge:
-        needs_judge = [b.name for b in chosen if getattr(b, "requires_judge", False)]
+        needs_judge = [b.name for b in chosen if needs_a_judge(b, options.preset)]
         if needs_judge:
             raise UserError(f"{', '.join(needs_judge)} needs a judge: add --judge SPEC (it never judges itself)")
     _check_benchmark_options(options, chosen)
@@ -173,8 +173,29 @@ def demo_of(benchmark: Any) -> DemoPreset:
 
 
 def demo_selection() -> dict[str, DemoPreset]:
-    """What a bare demo run runs: each instrument of the default run and its demo cut, in run order."""
-    return {benchmark.name: demo_of(benchmark) for benchmark in resolve_benchmarks(None)}
+    """What a bare demo run runs: each instrument of the default run and each that declares a demo cut, with its
+    cut, in run order."""
+    return {benchmark.name: demo_of(benchmark) for benchmark in demo_benchmarks()}
+
+
+def demo_benchmarks() -> list[Any]:
+    """The instruments of a bare demo run: those of a run without --bench, and those that stay out of it but
+    whose demo cut says `in_bare_demo` (e.g. one shown self-judged in the demo only)."""
+    return [b for b in all_benchmarks().values() if getattr(b, "in_default_run", True) or demo_of(b).in_bare_demo]
+
+
+def run_benchmarks(options: RunOptions) -> list[Any]:
+    """The instruments a run runs: those named with --bench; without --bench, the default run's, or the demo's."""
+    if not options.benchmarks and options.preset == DEMO_PRESET:
+        return demo_benchmarks()
+    return resolve_benchmarks(options.benchmarks)
+
+
+def needs_a_judge(benchmark: Any, preset: str) -> bool:
+    """Whether the instrument refuses to run without --judge (in the demo, one whose cut is self-judged does not)."""
+    if not getattr(benchmark, "requires_judge", False):
+        return False
+    return not (preset == DEMO_PRESET and demo_of(benchmark).self_judged)
 
 
 def default_preset(model: str, benchmarks: list[str] | None, limit: int | None) -> str:

@@ -48,7 +48,7 @@ from empathybench.instruments.emobench.score import (
     baselines,
     summarize_condition,
 )
-from empathybench.instruments.protocol import BenchItem, PreparedBenchmark, RescoreCommand, RescoreOutput
+from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand, RescoreOutput
 from empathybench.instruments.support import apply_options, evenly_spread
 from empathybench.models.base import Message, Sampling
 
@@ -248,9 +248,10 @@ class EmoBench:
 
     name = "emobench"
     order = 60  # position in the profile and in a run (part of the run's fingerprint)
-    # Not part of a run without --bench: the bare demo's selections are a table in run/ that names instruments,
-    # and an instrument cannot declare its own demo selection yet (issue 12 step C).
+    # Not part of a run without --bench (its paper preset is 24,000 calls); the bare demo shows it on one English
+    # EA item (one call: the demo stays within a minute on 2 cores).
     in_default_run = False
+    demo = DemoPreset(items=1, options={"lang": "en", "task": "EA"}, in_bare_demo=True)
     limit_unit = "items per task and language (paper2024 EU: 2 calls per order and sample)"
     preset_configs: ClassVar[Mapping[str, Any]] = {}  # set below the class (PRESETS)
     chart_domain = ACCURACY_DOMAIN

@@ -160,8 +160,9 @@ def summarize_records(records: list[dict[str, Any]], n_items: int, *, seed: int 
         "score": model_entry.get("pct_good"),  # the model's Good% by the judge
         "score_name": SCORE_NAME,
         "n_parsed": model_entry.get("n", 0),
+        # Self-judged says itself in the status (report/validity.py): the note adds only what a judge's figure is.
         "headline_note": (
-            "Good% by the model itself: NO --judge given"
+            None
             if judge_self
             else f"Good% by judge {records[0]['judge']['identity'].get('model')}; human replies "
             f"{judged['sources'][HUMAN]['pct_good'] if judged else None}%"
@@ -267,7 +268,7 @@ class EmpatheticResponding:
     options = OPTION_HELP
     limit_unit = "prompts (1 reply and its judge calls each)"  # what `--limit N` bounds
     chart_domain = GOOD_PCT_DOMAIN
-    demo = DemoPreset(items=2, options={"judge_attempts": "1", "max_tokens": "96"})
+    demo = DemoPreset(items=1, options={"judge_attempts": "1", "max_tokens": "96"})
     profile_position = 5  # last in the profile, as in every report so far
     profile_title = "Empathetic responding"
     profile_question = "Are its replies to people's emotional messages rated Good as often as human replies?"

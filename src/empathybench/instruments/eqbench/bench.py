@@ -148,7 +148,7 @@ class EQBench:
 
     name = "eqbench"
     order = 10  # position in the profile and in a run (part of the run's fingerprint)
-    demo = DemoPreset(items=3)
+    demo = DemoPreset(items=1)
     profile_position = 1  # first in the profile, as in every report so far
     profile_title = "EQ-Bench"
     profile_question = "How well does it read the intensity of a character's emotions?"

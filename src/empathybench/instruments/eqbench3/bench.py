@@ -5,7 +5,7 @@ elo.py).
 """
 
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,12 +18,13 @@ from empathybench.instruments.eqbench3.eras import judge_era, published_referenc
 from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section, sample_line, sample_text
 from empathybench.instruments.protocol import (
     BenchItem,
+    DemoPreset,
     PreparedBenchmark,
     PreparedComparison,
     RescoreCommand,
     RunComparison,
 )
-from empathybench.instruments.support import apply_options, evenly_spread
+from empathybench.instruments.support import apply_options, bounded, evenly_spread
 
 # A handful of each task type for the quick preset (25 role-play, 1 drafting, 19 analysis at 3c21bcc).
 QUICK_PER_TYPE = {"roleplay": 3, "drafting": 1, "analysis": 2}
@@ -36,12 +37,20 @@ class EQBench3Config:
     parse_mode: str = "upstream"  # "all" also accepts the misspelled block of scenario 409
     strictness: str = "faithful"  # "strict": range-check rubric scores and record what was rejected
     upstream_quirks: bool = False  # upstream's silent vendor tweaks (spec §3)
+    # The demo's cut (not EQ-Bench 3's protocol; the run is labelled self-judged and never compared): the model
+    # judges itself, only the first turns are played, every call's token budget is capped.
+    self_judge: bool = False
+    max_turns: int | None = field(default=None, metadata=bounded(1, 20))
+    max_tokens: int | None = field(default=None, metadata=bounded(16, 12000))
 
 
 OPTION_HELP = {
     "parse_mode": "upstream (45 tasks, as the pinned parser) | all (also the misspelled block of scenario 409)",
     "strictness": "faithful (first number, no range check, as upstream) | strict (range-checked, rejections listed)",
     "upstream_quirks": "true | false: upstream's silent per-vendor tweaks (default false)",
+    "self_judge": "true | false: the model judges itself (the demo's cut: labelled self-judged, not EQ-Bench 3)",
+    "max_turns": "play only the first N turns of each scenario (the demo's cut; upstream plays them all)",
+    "max_tokens": "cap every call's token budget at N (the demo's cut; upstream allows 12000, the judge 8000)",
 }
 PRESET_CONFIGS: dict[str, EQBench3Config] = {
     "quick": EQBench3Config(),
@@ -94,6 +103,14 @@ class EQBench3:
     # Generic markers read by run/ and the registry (they name no instrument there).
     requires_judge = True  # a run without --judge is refused before any call: self-judging is not EQ-Bench 3
     in_default_run = False  # not in a run without --bench (it needs a judge and is the expensive instrument)
+    # The bare demo shows it end to end on the embedded model: one scenario, its first turn at 48 tokens (no debrief),
+    # the model as its own judge (labelled self-judged).
+    demo = DemoPreset(
+        items=1,
+        options={"self_judge": "true", "max_turns": "1", "max_tokens": "48"},
+        self_judged=True,
+        in_bare_demo=True,
+    )
     rescore = RescoreCommand(
         help="Re-derive an EQ-Bench 3 Elo file's margins, normalisation and ratings, or a run file's rubric numbers.",
         argument_help="An upstream EQ-Bench 3 Elo results file (.json[.gz]) or eqbench3_runs.json",
@@ -141,12 +158,14 @@ class EQBench3:
         async def run_item(item: BenchItem[Any], ctx: ItemContext) -> dict[str, Any]:
             from empathybench.instruments.eqbench3.runner import TaskSettings, run_task
 
-            if ctx.judge_is_self:  # run/ refuses this earlier; kept so no path judges itself silently
+            if ctx.judge_is_self and not config.self_judge:  # run/ refuses this earlier; no path judges silently
                 raise UserError("EQ-Bench 3 needs --judge SPEC (the rubric judge)")
             settings = TaskSettings(
                 strictness=config.strictness,  # type: ignore[arg-type]
                 model_identity=_model_identity(ctx),
                 upstream_quirks=config.upstream_quirks,
+                max_turns=config.max_turns,
+                max_tokens=config.max_tokens,
             )
             record = await run_task(protocol, item.payload, ctx, settings)
             error = record.pop("error")
@@ -159,6 +178,7 @@ class EQBench3:
             record["task_status"] = record.pop("status")
             record["task_error"] = error
             record["judge_model"] = str(ctx.judge_identity.get("model", ""))
+            record["judge_self"] = ctx.judge_is_self
             return record
 
         def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -205,6 +225,7 @@ def summarize_records(
         "score_name": "EQ-Bench 3 rubric score (0-100 = 5 x the pooled mean of allowed criteria, 0-20)",
         "n_items": n_items,
         "n_answered": len(records),
+        "n_parsed": rubric["counts"]["rubric_scored"],  # tasks the judge's rubric reply could be read for
         "counts": rubric["counts"],
         "n_errors": rubric["counts"]["error"],
         "judge_model": judge,
@@ -219,6 +240,8 @@ def summarize_records(
         "headline_metric": "score",
         "metrics": metrics,
     }
+    if any(r.get("judge_self") for r in records):  # the demo's cut: read by every report as self-judged
+        summary["judge"] = {"self_judging": True}
     if not metrics:
         summary["headline_note"] = f"no task was rubric-scored ({rubric['counts']['error']} errors)"
     return summary

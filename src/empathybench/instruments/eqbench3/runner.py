@@ -11,7 +11,7 @@ task replays the finished turns from the cache and calls the model only from the
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from empathybench.engine.engine import CallFailedError, ItemContext
@@ -43,6 +43,8 @@ class TaskSettings:
     # The tested model's endpoint (Backend.identity()): min_p is not sent to api.openai.com, as upstream.
     model_identity: Mapping[str, Any] = field(default_factory=dict)
     upstream_quirks: bool = False  # upstream's silent vendor tweaks (spec §3), off unless asked for
+    max_turns: int | None = None  # the demo's cut: only the first turns (None: all, as upstream)
+    max_tokens: int | None = None  # the demo's cut: every call's budget capped (None: upstream's)
 
 
 def _criteria(protocol: Protocol, scenario: Scenario) -> list[str]:
@@ -69,12 +71,19 @@ async def run_task(
     turn_sampling = conv.sampling_for_endpoint(conv.TURN_SAMPLING, identity, upstream_quirks=quirks)
     debrief_sampling = conv.sampling_for_endpoint(conv.DEBRIEF_SAMPLING, identity, upstream_quirks=quirks)
 
+    judge_sampling = conv.JUDGE_SAMPLING
+    if settings.max_tokens is not None:
+        turn_sampling, debrief_sampling, judge_sampling = (
+            replace(s, max_tokens=min(s.max_tokens, settings.max_tokens))
+            for s in (turn_sampling, debrief_sampling, judge_sampling)
+        )
+
     def for_endpoint(messages: Sequence[Message]) -> list[Message]:
         return conv.messages_for_endpoint(messages, identity, upstream_quirks=quirks)
 
     replies: list[str] = []
     parsed: list[dict[str, str]] = []
-    for turn_index in range(len(scenario.turns)):
+    for turn_index in range(min(len(scenario.turns), settings.max_turns or len(scenario.turns))):
         messages = for_endpoint(conv.turn_messages(protocol, scenario, replies))
         try:
             generation = await ctx.generate(messages, turn_sampling, repetition=repetition)
@@ -100,7 +109,8 @@ async def run_task(
     record["status"] = "scenario_completed"
 
     debrief: str | None = None
-    if conv.has_debrief(scenario):
+    played_all = len(replies) == len(scenario.turns)  # the demo's cut may stop early: no debrief then
+    if conv.has_debrief(scenario) and played_all:
         try:
             generation = await ctx.generate(
                 for_endpoint(conv.debrief_messages(protocol, scenario, replies)),
@@ -124,7 +134,7 @@ async def run_task(
 
     prompt = rubric_prompt(protocol, scenario, replies, parsed, debrief)
     try:
-        judged = await ctx.judge_generate(prompt, conv.JUDGE_SAMPLING, repetition=repetition)
+        judged = await ctx.judge_generate(prompt, judge_sampling, repetition=repetition)
     except CallFailedError as exc:
         record.update(status="error", error={"phase": "rubric", "message": str(exc)})
         return record

@@ -114,7 +114,7 @@ class Seceu:
     options = OPTION_HELP
     limit_unit = "stories (1 call per prompt variant)"  # what `--limit N` bounds
     chart_domain = EQ_DOMAIN
-    demo = DemoPreset(items=3)
+    demo = DemoPreset(items=1)
     profile_position = 2  # after EQ-Bench, as in every report so far
     profile_title = "SECEU"
     profile_question = "How close are its emotion judgements to people's, on the human EQ scale?"
