@@ -23,12 +23,16 @@ def test_help_is_fast_and_imports_nothing_heavy() -> None:
     elapsed = time.monotonic() - started
     assert result.returncode == 0
     assert "run" in result.stdout and "rescore" in result.stdout
+    assert "<bool>" not in result.stdout  # a flag takes no value, and the help shows none
+    run_help = _cli("run", "--help").stdout
+    assert "--quiet" in run_help and "<bool>" not in run_help
     assert elapsed < 3.0  # generous for a loaded CI machine; the module check below is the strict one
     probe = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import sys, empathybench.cli; heavy = {'openai', 'anthropic', 'llama_cpp', 'sqlite3'} & set(sys.modules);"
+            "import sys, empathybench.cli; heavy = {'openai', 'anthropic', 'llama_cpp', 'sqlite3', 'inspect_ai'}"
+            " & set(sys.modules);"
             "print(sorted(heavy))",
         ],
         capture_output=True,

@@ -73,7 +73,8 @@ def test_quick_run_self_judged(mirror: Path, tmp_path: Path) -> None:
     assert result["status"] == "complete" and result["n_rated"] == 32
     assert result["judge"]["self_judging"] is True and "NO --judge" in result["judge"]["warning"]
     assert result["score"] == 100.0 and result["n_parsed"] == 32
-    assert "NO --judge" in result["headline_note"]
+    assert result["headline_note"] is None  # the status says self-judged, once
+    assert result["validity"]["status"] == "self-judged"
     assert result["judged"]["sources"]["human"]["pct_good"] == 100.0
     assert result["length"]["mean_words"] == 16 and result["length"]["share_over_97_words_pct"] == 0.0
     reference = result["human_rater_reference"]["sources"]

@@ -21,8 +21,8 @@ LAYERS = {
     "cli": 7,
     "__main__": 7,
     "testing": 7,
-    "inspect_bridge": 7,
-    "cli_reference": 7,  # docs/cli.md from the CLI  # the inspect_ai entry point: above run/, the only importer of inspect_ai
+    "inspect_bridge": 7,  # the inspect_ai entry point: above run/, the only importer of inspect_ai
+    "cli_reference": 7,  # docs/cli.md from the CLI
     "run": 6,
     "report": 5,
     "instruments": 4,

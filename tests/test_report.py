@@ -163,6 +163,28 @@ def test_report_command_compares_two_runs(two_runs: tuple[Path, Path], tmp_path:
     assert next(r for r in empathetic if r["metric"] == "good_pct")["test"] == "exact McNemar"
 
 
+def test_out_names_the_files_with_their_extensions(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """`--out cmp` writes cmp.html, cmp.md and cmp.json (never a page named `cmp` that a browser shows as source);
+    `--out cmp.html` and `--out cmp.md` name the same three files; one run's report is NAME.html and NAME.md."""
+    for given in ("cmp", "cmp.html", "cmp.md"):
+        for name in ("cmp.html", "cmp.md", "cmp.json"):
+            (tmp_path / name).unlink(missing_ok=True)
+        result = CliRunner().invoke(app, ["report", *map(str, two_runs), "--out", str(tmp_path / given)])
+        assert result.exit_code == 0, result.output
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("cmp")) == [
+            "cmp.html",
+            "cmp.json",
+            "cmp.md",
+        ]
+        assert (tmp_path / "cmp.html").read_text("utf-8").lstrip().lower().startswith("<!doctype html")
+    single = CliRunner().invoke(app, ["report", str(two_runs[0]), "--out", str(tmp_path / "one")])
+    assert single.exit_code == 0, single.output
+    assert (tmp_path / "one.html").is_file() and (tmp_path / "one.md").is_file()
+    assert not (tmp_path / "one").exists()
+    help_text = CliRunner().invoke(app, ["report", "--help"]).output
+    assert "NAME.html" in help_text
+
+
 def test_one_run_re_renders_and_bad_directories_are_one_line_errors(
     two_runs: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -1,9 +1,10 @@
 """The HTTP client under the official SDKs: one of the SDKs' own, never a hand-made one.
 
-`httpx` is the SDKs' default client (httpx2 with their timeouts, connection limits, proxies from the environment,
-TLS verification against certifi or `SSL_CERT_FILE`); `aiohttp` is their `DefaultAioHttpClient` (the SDKs' `aiohttp`
-extra). Either way the SDK builds every request itself: headers, auth, idempotency keys, retry counters. The choice
-is `EMPATHYBENCH_HTTP_CLIENT` (bench/bench_http_clients.py measures both beside each other).
+`aiohttp` (the default) is the SDKs' `DefaultAioHttpClient` (their `aiohttp` extra, a dependency of EmpathyBench):
+the one of the two that costs the harness least CPU per call (bench/results/http_clients.md). `httpx` is the SDKs'
+plain default client. Both take proxies from the environment and verify TLS as the SDKs do (the system's authorities
+or `SSL_CERT_FILE`), and the SDK builds every request itself: headers, auth, idempotency keys, retry counters. The
+choice is `EMPATHYBENCH_HTTP_CLIENT` (bench/bench_http_clients.py measures both beside each other).
 """
 
 import os
@@ -12,7 +13,7 @@ from typing import Any
 from empathybench.errors import ModelConfigError
 
 HTTP_CLIENTS = ("httpx", "aiohttp")
-DEFAULT_HTTP_CLIENT = "httpx"
+DEFAULT_HTTP_CLIENT = "aiohttp"
 HTTP_CLIENT_VARIABLE = "EMPATHYBENCH_HTTP_CLIENT"
 
 
@@ -28,10 +29,11 @@ def sdk_http_client(sdk: Any) -> Any | None:
     """The `http_client` for an SDK client (the `openai` or `anthropic` module): None for the SDK's default."""
     if http_client_name() == "httpx":
         return None
-    try:
+    try:  # a dependency; missing only in an environment assembled by hand
         import aiohttp  # noqa: F401  # the SDKs' aiohttp client needs it installed
     except ImportError:
         raise ModelConfigError(
-            f"{HTTP_CLIENT_VARIABLE}=aiohttp needs aiohttp: pip install 'openai[aiohttp]' 'anthropic[aiohttp]'"
+            "the aiohttp HTTP client needs aiohttp (pip install 'openai[aiohttp]'); "
+            f"or set {HTTP_CLIENT_VARIABLE}=httpx"
         ) from None
     return sdk.DefaultAioHttpClient()

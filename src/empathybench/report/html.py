@@ -50,7 +50,7 @@ from empathybench.report.page import (
 )
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.svg import Point, Reference
-from empathybench.report.validity import answers_text, validity_of
+from empathybench.report.validity import answers_text, own_note, validity_of
 
 
 @lru_cache(maxsize=1)
@@ -424,7 +424,7 @@ def _instrument_part(name: str, result: dict[str, Any], samples: list[dict[str, 
         **common,
         skipped=None,
         score_name=_text(result.get("score_name")),
-        headline_note=_text(result.get("headline_note") or ""),
+        headline_note=_text(own_note(result)),
         answers=_text(answers_text(result)),
         body=_drawn_section(name, result, samples),
         metrics=_metrics_table(name, result),

@@ -7,7 +7,7 @@ from empathybench.instruments.protocol import ItemLink, Marked, ReportSection
 from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
-from empathybench.report.validity import answers_text, validity_of
+from empathybench.report.validity import answers_text, own_note, validity_of
 
 
 def _cell(text: Any) -> str:
@@ -64,8 +64,8 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
             continue
         validity = validity_of(result)
         parts += [f"**Status: {validity['label']}**" + "".join(f"; {_cell(r)}" for r in validity["reasons"]), ""]
-        note = str(result.get("headline_note") or "")
-        if note and all(note not in reason for reason in validity["reasons"]):
+        note = own_note(result)
+        if note:
             parts += [f"> {_cell(note)}", ""]
         parts += [f"Answers: {_cell(answers_text(result))}", ""]  # the parse rate and the truncated rate beside it
         parts.append(

@@ -3,7 +3,7 @@
 from collections.abc import Iterable
 from typing import Any
 
-from empathybench.report.validity import validity_of
+from empathybench.report.validity import own_note, short_reason, validity_of
 
 UNPLACED = 10**6  # instruments without a position come after the placed ones, in run order
 
@@ -56,7 +56,8 @@ def build_profile(benchmarks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]
             "question": result.get("profile_question") or question,
             "status": result.get("status"),
             "validity": validity_of(result),
-            "note": result.get("headline_note") or result.get("error"),
+            # a card says one short thing: the note the status reasons do not already say, or why it was skipped
+            "note": own_note(result) or (short_reason(str(result["error"])) if result.get("error") else None),
         }
         key = result.get("headline_metric")
         entry = (result.get("metrics") or {}).get(key) if key else None
@@ -73,5 +74,7 @@ def build_profile(benchmarks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]
             )
         else:
             row.update(metric=None, label=None, value=None, ci95=None, n=0, unit="", reference=None)
+        if row["value"] is None and not row["note"] and row["validity"]["reasons"]:  # no figure: the card says why
+            row["note"] = str(row["validity"]["reasons"][0]).split(": ", 1)[-1]
         rows.append(row)
     return rows

@@ -60,7 +60,8 @@ def result_validity(result: dict[str, Any]) -> dict[str, Any]:
         return {"status": "skipped", "label": "skipped", "reasons": [str(result.get("error", ""))]}
     found: list[tuple[str, str, str]] = []  # (status, short label, reason)
     if result.get("valid") is False:
-        found.append(("invalid", "invalid (below gate)", str(result.get("headline_note") or _parsed_text(result))))
+        why = str(result.get("headline_note") or _parsed_text(result))
+        found.append(("invalid", "invalid (below gate)", _without_status_word(why)))
     if result.get("invalid_reason"):  # the instrument's own published rule rejected the run
         found.append(("invalid", "invalid (paper rule)", f"{result['invalid_reason']}: {_parsed_text(result)}"))
     n_items, n_parsed = result.get("n_items") or 0, result.get("n_parsed")
@@ -69,12 +70,41 @@ def result_validity(result: dict[str, Any]) -> dict[str, Any]:
     elif n_parsed is not None and n_items and n_parsed < MIN_PARSED_FRACTION * n_items:
         found.append(("insufficient", f"insufficient ({_parsed_text(result)})", "fewer than half of the items parsed"))
     if (result.get("judge") or {}).get("self_judging"):
-        found.append(("self-judged", "self-judged", "the model rated its own replies: no --judge given"))
+        found.append(("self-judged", "self-judged", "no --judge given, so the model rated its own replies"))
     if not found:
         return {"status": "valid", "label": "valid", "reasons": []}
     order = {status: i for i, status in enumerate(STATUSES)}
     found.sort(key=lambda entry: order[entry[0]])
     return {"status": found[0][0], "label": found[0][1], "reasons": [f"{label}: {why}" for _, label, why in found]}
+
+
+def _without_status_word(note: str) -> str:
+    """A note that starts by naming the status ("invalid run: 0/3 parseable...") without it: the reason's label
+    says it already (one sentence per fact)."""
+    for prefix in ("invalid run: ", "invalid: "):
+        if note.lower().startswith(prefix):
+            return note[len(prefix) :]
+    return note
+
+
+def own_note(result: dict[str, Any]) -> str:
+    """The instrument's headline note where it adds to the status reasons (empty when a reason says it already)."""
+    note = str(result.get("headline_note") or "")
+    reasons = validity_of(result)["reasons"]
+    if not note or any(_without_status_word(note) in reason for reason in reasons):
+        return ""
+    return note
+
+
+def short_reason(text: str, limit: int = 80) -> str:
+    """A skipped instrument's reason in a few words for a card (the whole of it stays in its section and the
+    terminal): up to the first parenthesis or sentence end, at most `limit` characters."""
+    cut = text
+    for mark in (" (", ". ", "; "):
+        if mark in cut:
+            cut = cut.split(mark, 1)[0]
+    cut = cut.strip()
+    return cut if len(cut) <= limit else cut[: limit - 1].rstrip() + "…"
 
 
 def attach_validity(benchmarks: dict[str, dict[str, Any]]) -> None:
