@@ -96,7 +96,14 @@ def test_it_runs_on_scripted_models_reports_and_compares(installed: Path, tmp_pa
     assert 0 <= low <= accuracy["value"] <= high <= 100
     assert summary["profile"][0]["benchmark"] == "example" and summary["profile"][0]["title"] == "Example plugin"
 
+    # Where the instrument came from: run.json records the distribution for every instrument, reports show it for
+    # plugins (never for the built-ins).
+    info = json.loads((first / "run.json").read_text("utf-8"))
+    assert info["benchmarks"]["example"]["provider"] == {"distribution": "empathybench-example", "version": "0.1.0"}
+    assert "package empathybench-example 0.1.0" in (first / "report.md").read_text("utf-8")
+
     page = (first / "report.html").read_text("utf-8")
+    assert "package empathybench-example 0.1.0" in page and "package empathybench " not in page
     assert '<section data-benchmark="example">' in page
     assert "written for this example" in page and "<h3>answers</h3>" in page  # its own ReportSection
     assert page.count('href="#item-example-') >= len(records)  # its answers table links every sample

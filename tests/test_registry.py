@@ -1,5 +1,6 @@
 """Instruments are found through the entry-point group `empathybench.instruments`, built-ins and plugins alike."""
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import empathybench
 from empathybench.errors import UserError
 from empathybench.instruments import registry
 
@@ -17,9 +19,9 @@ REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = REPO / "pyproject.toml"
 
 PLUGIN = """
-class Example:
-    name = "example"
-    title = "Example: a third-party instrument"
+class ThirdParty:
+    name = "thirdparty"
+    title = "Third party: an instrument of another package"
     presets = {"quick": "all of it"}
     options = {}
 
@@ -27,36 +29,43 @@ class Example:
         raise NotImplementedError
 
 
-instrument = Example()
+instrument = ThirdParty()
 """
 
 
-def _install_plugin(where: Path, entry_points: str) -> None:
-    """A minimal installed distribution (what pip leaves in site-packages) with its own entry points."""
-    (where / "example_plugin.py").write_text(PLUGIN, "utf-8")
-    (where / "broken_plugin.py").write_text("raise ImportError('needs a package that is not installed')\n", "utf-8")
-    info = where / "example_plugin-0.1.dist-info"
+def install_package(where: Path, distribution: str, modules: dict[str, str], entry_points: str) -> None:
+    """A minimal installed distribution (what pip leaves in site-packages): its modules and its entry points."""
+    for module, code in modules.items():
+        (where / f"{module}.py").write_text(textwrap.dedent(code), "utf-8")
+    info = where / f"{distribution.replace('-', '_')}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: example-plugin\nVersion: 0.1\n", "utf-8")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1\n", "utf-8")
     (info / "entry_points.txt").write_text(textwrap.dedent(entry_points), "utf-8")
 
 
 @pytest.fixture
-def plugin_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    _install_plugin(
-        tmp_path,
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on sys.path where a test installs packages; the registry reads the metadata afresh around it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.clear_caches()
+    yield tmp_path
+    registry.clear_caches()
+
+
+@pytest.fixture
+def plugin_path(site: Path) -> Path:
+    install_package(
+        site,
+        "example-plugin",
+        {"example_plugin": PLUGIN, "broken_plugin": "raise ImportError('needs a package that is not installed')\n"},
         """
         [empathybench.instruments]
-        example = example_plugin:instrument
+        thirdparty = example_plugin:instrument
         broken = broken_plugin:instrument
         """,
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    registry._entry_points.cache_clear()
-    registry.load.cache_clear()
-    yield tmp_path
-    registry._entry_points.cache_clear()
-    registry.load.cache_clear()
+    registry.clear_caches()
+    return site
 
 
 def test_the_builtin_entry_points_are_the_ones_pyproject_declares() -> None:
@@ -79,15 +88,15 @@ def test_builtins_keep_their_order_so_run_fingerprints_do_not_change() -> None:
 
 
 def test_a_third_party_plugin_registers_through_its_metadata(plugin_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert {"example", "broken"} <= set(registry.names())
+    assert {"thirdparty", "broken"} <= set(registry.names())
     listed = registry.all_benchmarks()
-    assert list(listed)[-1] == "example"  # after the built-ins
+    assert list(listed)[-1] == "thirdparty"  # after the built-ins
     assert "broken" not in listed
     assert "instrument broken (package example-plugin) failed to load" in capsys.readouterr().err
-    assert [b.name for b in registry.resolve_benchmarks(["example"])] == ["example"]
+    assert [b.name for b in registry.resolve_benchmarks(["thirdparty"])] == ["thirdparty"]
     with pytest.raises(UserError, match=r"^instrument broken \(package example-plugin\) failed to load: ImportError"):
         registry.load("broken")
-    with pytest.raises(UserError, match=r"unknown benchmark 'nope'; available: eqbench, giebench, .*example"):
+    with pytest.raises(UserError, match=r"unknown benchmark 'nope'; available: eqbench, giebench, .*thirdparty"):
         registry.resolve_benchmarks(["nope"])
 
 
@@ -96,7 +105,8 @@ def test_the_cli_lists_a_plugin(plugin_path: Path) -> None:
     listed = subprocess.run(
         [sys.executable, "-m", "empathybench", "list"], capture_output=True, text=True, env=env, timeout=60, check=True
     )
-    assert "example — Example: a third-party instrument" in listed.stdout
+    assert "thirdparty — Third party: an instrument of another package" in listed.stdout
+    assert "plugin: package example-plugin 0.1" in listed.stdout
     assert "eqbench — " in listed.stdout
 
 
@@ -148,3 +158,116 @@ def test_every_instrument_is_seen_through_the_typed_protocol() -> None:
     assert seceu.rescore is not None and seceu.canned is not None and seceu.report_section is not None
     with pytest.raises(UserError, match="seceu"):
         seceu.configure("quick", {"no_such_option": "1"})
+
+
+# --- trust: no plugin shadows a built-in; a contested name is nobody's; a broken plugin stops nothing else -------
+
+NOT_AN_INSTRUMENT = "instrument = object()\n"
+FAKE_EQBENCH = """
+class FakeEQBench:
+    name = "eqbench"
+    title = "not EQ-Bench"
+    presets = {"quick": "q"}
+    options = {}
+
+    def prepare(self, preset, *, options, limit, seed, allow_unverified):
+        raise RuntimeError("the plugin's eqbench ran")
+
+
+instrument = FakeEQBench()
+"""
+
+
+def _cli_with(site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    command = [sys.executable, "-m", "empathybench", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, cwd=cwd)
+
+
+def test_a_plugin_claiming_a_builtin_name_is_ignored_with_one_warning(
+    site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_package(
+        site, "badplug", {"badplug": NOT_AN_INSTRUMENT}, "[empathybench.instruments]\neqbench = badplug:instrument\n"
+    )
+    install_package(
+        site, "sneaky", {"sneaky": FAKE_EQBENCH}, "[empathybench.instruments]\neqbench = sneaky:instrument\n"
+    )
+    registry.clear_caches()
+    eqbench = registry.load("eqbench")
+    assert type(eqbench).__module__.startswith("empathybench.instruments.eqbench")  # the built-in, always
+    assert registry.provider("eqbench")["distribution"] == "empathybench"
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(warnings) == 2 and all(line.startswith("warning: plugin instrument 'eqbench' of ") for line in warnings)
+    assert any("badplug" in line for line in warnings) and any("sneaky" in line for line in warnings)
+    assert {r.packages for r in registry.refused()} == {("package badplug",), ("package sneaky",)}
+    registry.names()
+    assert capsys.readouterr().err == ""  # once per process
+
+
+def test_two_plugins_claiming_one_name_are_both_refused(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    entry = "[empathybench.instruments]\nshared = {module}:instrument\n"
+    install_package(
+        site,
+        "first-plug",
+        {"first_plug": PLUGIN.replace('"thirdparty"', '"shared"')},
+        entry.format(module="first_plug"),
+    )
+    install_package(
+        site,
+        "second-plug",
+        {"second_plug": PLUGIN.replace('"thirdparty"', '"shared"')},
+        entry.format(module="second_plug"),
+    )
+    registry.clear_caches()
+    assert "shared" not in registry.names()
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert "first-plug" in line and "second-plug" in line and "'shared'" in line
+    with pytest.raises(UserError, match="first-plug and package second-plug"):
+        registry.resolve_benchmarks(["shared"])
+
+
+def test_list_shows_refused_plugins_and_a_broken_one_stops_no_other_command(site: Path, tmp_path: Path) -> None:
+    install_package(
+        site, "badplug", {"badplug": NOT_AN_INSTRUMENT}, "[empathybench.instruments]\neqbench = badplug:instrument\n"
+    )
+    install_package(
+        site,
+        "brokenplug",
+        {"brokenplug": "raise ImportError('a dependency is missing')\n"},
+        "[empathybench.instruments]\nbrokenthing = brokenplug:instrument\n",
+    )
+    listed = _cli_with(site, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "Refused plugin registrations" in listed.stdout and "eqbench: package badplug" in listed.stdout
+    assert "eqbench — EQ-Bench" in listed.stdout
+    run_dir = tmp_path / "run"
+    ran = _cli_with(
+        site,
+        "run",
+        "-m",
+        "scripted/plausible",
+        "--bench",
+        "eqbench",
+        "--limit",
+        "2",
+        "--no-cache",
+        "-q",
+        "-o",
+        str(run_dir),
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "badplug" in ran.stderr and "Traceback" not in ran.stderr
+    info = json.loads((run_dir / "run.json").read_text("utf-8"))
+    assert info["benchmarks"]["eqbench"]["provider"] == {
+        "distribution": "empathybench",
+        "version": empathybench.__version__,
+    }
+    named = _cli_with(
+        site, "run", "-m", "scripted/plausible", "--bench", "brokenthing", "-q", "-o", str(tmp_path / "b")
+    )
+    assert named.returncode != 0
+    errors = [line for line in named.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        "error: instrument brokenthing (package brokenplug) failed to load: ImportError: a dependency is missing"
+    ]

@@ -542,7 +542,7 @@ def list_command() -> None:
     """Benchmarks, presets, options and model providers."""
     from rich.padding import Padding
 
-    from empathybench.instruments.registry import all_benchmarks
+    from empathybench.instruments.registry import all_benchmarks, provider, refused
     from empathybench.models.registry import PROVIDERS
 
     def line(text: Text, indent: int = 0) -> None:
@@ -551,6 +551,9 @@ def list_command() -> None:
 
     for benchmark in all_benchmarks().values():
         line(Text.assemble((benchmark.name, "bold"), " — ", benchmark.title))
+        source = provider(benchmark.name)
+        if source["distribution"] != "empathybench":
+            line(Text(f"plugin: package {source['distribution']} {source['version'] or ''}".rstrip()), 2)
         line(Text(f"--limit N: at most N {getattr(benchmark, 'limit_unit', 'items')}"), 2)
         line(Text("presets (--preset NAME):"), 2)
         for name, text in benchmark.presets.items():
@@ -559,6 +562,11 @@ def list_command() -> None:
         for name, text in benchmark.options.items():
             line(Text(f"{benchmark.name}.{name}", "bold"), 4)
             line(Text(text), 8)
+        stdout.print()
+    if refused():
+        line(Text("Refused plugin registrations (not run under these names):", "bold"))
+        for refusal in refused():
+            line(Text(f"{refusal.name}: {' and '.join(refusal.packages)}: {refusal.reason}"), 2)
         stdout.print()
     line(Text("Model providers (--model / --judge):", "bold"))
     for name, text in PROVIDERS.items():

@@ -3,11 +3,13 @@
 The built-in instruments register the same way a third-party package does (pyproject.toml). Entry points are read
 from the installed metadata, lazily: naming the instruments imports nothing; an instrument's code is imported when
 it is loaded. A plugin that fails to load is skipped with a warning when listing, and is a one-line error when asked
-for by name.
+for by name. A built-in name always means the built-in: a plugin that registers one is ignored (one warning line);
+a name two plugins register is refused for both; `empathybench list` shows what was refused.
 """
 
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -88,21 +90,102 @@ def _typed(instrument: Any) -> Instrument[Any, Any]:
     return instrument if isinstance(instrument, Instrument) else LegacyInstrument(instrument)
 
 
+BUILTIN_DISTRIBUTION = "empathybench"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A registration the registry ignores, and why (shown by `empathybench list`)."""
+
+    name: str
+    packages: tuple[str, ...]
+    reason: str
+
+    def line(self) -> str:
+        return f"plugin instrument {self.name!r} of {' and '.join(self.packages)} ignored: {self.reason}"
+
+
+def _distribution(entry_point: EntryPoint) -> str | None:
+    dist = getattr(entry_point, "dist", None)
+    return dist.name if dist is not None else None
+
+
+def _normalised(name: str | None) -> str:
+    return (name or "").lower().replace("_", "-").replace(".", "-")
+
+
+def _is_builtin(entry_point: EntryPoint) -> bool:
+    """A built-in's registration: EmpathyBench's own distribution, as pyproject.toml declares it (a checkout on the
+    path without installed metadata counts by its value)."""
+    if BUILTIN_ENTRY_POINTS.get(entry_point.name) != entry_point.value:
+        return False
+    dist = _distribution(entry_point)
+    return dist is None or _normalised(dist) == BUILTIN_DISTRIBUTION
+
+
 @cache
-def _entry_points() -> dict[str, EntryPoint]:
+def _registrations() -> tuple[dict[str, EntryPoint], tuple[Refusal, ...]]:
+    """Every instrument name and its one registration, and the registrations refused: a built-in name always means
+    the built-in (a plugin claiming it is ignored); a name two packages claim is refused for both until one is
+    removed. Each refusal is one warning line, once per process."""
+    by_name: dict[str, list[EntryPoint]] = {}
+    for ep in entry_points(group=GROUP):
+        claims = by_name.setdefault(ep.name, [])
+        if not any(_distribution(c) == _distribution(ep) and c.value == ep.value for c in claims):
+            claims.append(ep)  # the same distribution seen twice on the path is one registration
     found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=GROUP):  # in sys.path order: the first registration of a name wins, like imports
-        found.setdefault(ep.name, ep)
-    if not any(ep.value.startswith("empathybench.instruments.") for ep in found.values()):
-        # Stale metadata of an editable install: the built-ins as pyproject.toml declares them.
-        builtins = {name: EntryPoint(name, value, GROUP) for name, value in BUILTIN_ENTRY_POINTS.items()}
-        found = {**builtins, **found}
-    return found
+    refused: list[Refusal] = []
+    for name in sorted(set(by_name) | set(BUILTIN_ENTRY_POINTS)):
+        claims = by_name.get(name, [])
+        if name in BUILTIN_ENTRY_POINTS:
+            own = [c for c in claims if _is_builtin(c)]
+            # Stale metadata of an editable install (made before the built-in was declared): as pyproject declares it.
+            found[name] = own[0] if own else EntryPoint(name, BUILTIN_ENTRY_POINTS[name], GROUP)
+            for other in (c for c in claims if not _is_builtin(c)):
+                package = _source(other)
+                refused.append(Refusal(name, (package,), f"{name!r} is a built-in instrument's name"))
+            continue
+        packages = sorted({_source(c) for c in claims})
+        if len(packages) > 1:
+            refused.append(Refusal(name, tuple(packages), "both packages register this name; uninstall one of them"))
+            continue
+        found[name] = claims[0]
+    for refusal in refused:
+        print(f"warning: {refusal.line()}", file=sys.stderr)
+    return found, tuple(refused)
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    return _registrations()[0]
 
 
 def names() -> list[str]:
-    """The registered instrument names (imports no instrument)."""
+    """The registered instrument names (imports no instrument; refused registrations left out)."""
     return sorted(_entry_points())
+
+
+def refused() -> tuple[Refusal, ...]:
+    """The registrations the registry ignores (a plugin claiming a built-in's name, a name two plugins claim)."""
+    return _registrations()[1]
+
+
+def provider(name: str) -> dict[str, str | None]:
+    """The distribution that provides the instrument `name` and its version, e.g. for run.json."""
+    entry_point = _entry_points().get(name)
+    dist = getattr(entry_point, "dist", None) if entry_point is not None else None
+    if entry_point is not None and _is_builtin(entry_point):
+        from empathybench.version import __version__
+
+        return {"distribution": BUILTIN_DISTRIBUTION, "version": __version__}
+    if dist is None:
+        return {"distribution": None, "version": None}
+    return {"distribution": dist.name, "version": dist.version}
+
+
+def clear_caches() -> None:
+    """Forget what was read from the installed metadata (tests that install packages while running)."""
+    _registrations.cache_clear()
+    load.cache_clear()
 
 
 def _source(entry_point: EntryPoint) -> str:
@@ -115,6 +198,9 @@ def load(name: str) -> Instrument[Any, Any]:
     """The instrument registered as `name`; a missing or broken one is a one-line UserError."""
     found = _entry_points()
     if name not in found:
+        refusal = next((r for r in refused() if r.name == name), None)
+        if refusal is not None:
+            raise UserError(refusal.line())
         raise UserError(f"unknown benchmark {name!r}; available: {', '.join(all_benchmarks())}")
     entry_point = found[name]
     try:
@@ -163,9 +249,9 @@ def resolve_benchmarks(names: list[str] | None) -> list[Instrument[Any, Any]]:
     chosen: list[Instrument[Any, Any]] = []
     for raw in names:
         for name in filter(None, (part.strip() for part in raw.split(","))):
-            if name not in registered:
+            if name not in registered and not any(r.name == name for r in refused()):
                 raise UserError(f"unknown benchmark {name!r}; available: {', '.join(all_benchmarks())}")
-            instrument = load(name)
+            instrument = load(name)  # a refused name is its refusal's line
             if instrument not in chosen:
                 chosen.append(instrument)
     return chosen

@@ -50,7 +50,7 @@ from empathybench.report.page import (
 )
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.svg import Point, Reference
-from empathybench.report.validity import answers_text, own_note, validity_of
+from empathybench.report.validity import answers_text, own_note, plugin_source, validity_of
 
 
 @lru_cache(maxsize=1)
@@ -423,7 +423,7 @@ def _instrument_part(name: str, result: dict[str, Any], samples: list[dict[str, 
     return InstrumentPart(
         **common,
         skipped=None,
-        score_name=_text(result.get("score_name")),
+        score_name=_text(" · ".join(filter(None, [str(result.get("score_name") or ""), plugin_source(result)]))),
         headline_note=_text(own_note(result)),
         answers=_text(answers_text(result)),
         body=_drawn_section(name, result, samples),

@@ -7,7 +7,7 @@ from empathybench.instruments.protocol import ItemLink, Marked, ReportSection
 from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
-from empathybench.report.validity import answers_text, own_note, validity_of
+from empathybench.report.validity import answers_text, own_note, plugin_source, validity_of
 
 
 def _cell(text: Any) -> str:
@@ -67,6 +67,8 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
         note = own_note(result)
         if note:
             parts += [f"> {_cell(note)}", ""]
+        if plugin_source(result):
+            parts += [f"Instrument from {_cell(plugin_source(result))}.", ""]
         parts += [f"Answers: {_cell(answers_text(result))}", ""]  # the parse rate and the truncated rate beside it
         parts.append(
             _table(

@@ -10,7 +10,14 @@ from rich.text import Text
 from empathybench.report.cost import cost_line
 from empathybench.report.format import interval, number, significant
 from empathybench.report.profile import title_of
-from empathybench.report.validity import own_note, short_reason, truncated_share, truncated_text, validity_of
+from empathybench.report.validity import (
+    own_note,
+    plugin_source,
+    short_reason,
+    truncated_share,
+    truncated_text,
+    validity_of,
+)
 
 STATUS_STYLES = {"valid": "green", "invalid": "red", "insufficient": "red", "self-judged": "yellow"}
 
@@ -54,6 +61,8 @@ def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
         note = own_note(result)
         if note:
             texts.append(note)
+        if plugin_source(result):
+            texts.append(f"instrument from {plugin_source(result)}")
         truncated = truncated_text(result)  # answers that never arrived, beside the parse rate in the table
         if truncated and all(truncated not in text for text in texts):
             texts.append(truncated)

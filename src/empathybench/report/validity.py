@@ -116,3 +116,12 @@ def attach_validity(benchmarks: dict[str, dict[str, Any]]) -> None:
 def validity_of(result: dict[str, Any]) -> dict[str, Any]:
     """The stored validity; computed for summaries written before it existed."""
     return result.get("validity") or result_validity(result)
+
+
+def plugin_source(result: dict[str, Any]) -> str:
+    """ "package NAME VERSION" for an instrument a plugin provided (empty for the built-ins and for old runs)."""
+    provider = result.get("provider") or {}
+    distribution = provider.get("distribution")
+    if not distribution or distribution == "empathybench":
+        return ""
+    return f"package {distribution} {provider.get('version') or ''}".rstrip()

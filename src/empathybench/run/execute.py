@@ -34,6 +34,7 @@ from empathybench.engine.engine import (
 from empathybench.engine.progress import RunProgress
 from empathybench.errors import Terminated, UserError
 from empathybench.instruments.protocol import PreparedBenchmark
+from empathybench.instruments.registry import provider
 from empathybench.models.base import Backend, valid_text
 from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
@@ -211,6 +212,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             bench.name: {
                 "config": bench.config,
                 "n_items": len(bench.items),
+                "provider": provider(bench.name),  # the distribution and version the instrument came from
                 "data_files": [
                     {"key": f.key, "sha256": f.sha256, "verified": f.verified, "source": f.source}
                     for f in bench.data_files
@@ -319,6 +321,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     }
     for bench in prepared:
         summary["benchmarks"][bench.name] = benchmark_result(bench, records_by_bench[bench.name])
+        summary["benchmarks"][bench.name]["provider"] = run_info["benchmarks"][bench.name]["provider"]
     summary["profile"] = finish_benchmarks(summary["benchmarks"], skipped)
     summary["usage"] = run_info["usage"]  # totals over every session of this run
     summary["elapsed_s"] = run_info["elapsed_s"]
