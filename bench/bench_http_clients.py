@@ -244,8 +244,9 @@ def main() -> None:
         }
     maintained = [n for n, v in results["variants"].items() if "lean" not in n and all(v["checks"].values())]
     results["choice"] = (
-        f"Maintained clients that meet every target: {', '.join(maintained) or 'none'}. The default is the first of "
-        "them (the SDKs' own default needs no extra package)."
+        f"Maintained clients that meet every target: {', '.join(maintained) or 'none'}. EmpathyBench's default is the "
+        "SDKs' own client (httpx): the aiohttp client costs less CPU per call but reports refused and dropped "
+        "connections as timeouts and is the less travelled path (EMPATHYBENCH_HTTP_CLIENT=aiohttp chooses it)."
     )
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     (RESULTS_DIR / "http_clients.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")

@@ -25,14 +25,31 @@ def _preset_configs() -> list[tuple[str, str, Any]]:
     ]
 
 
+# Fields added since 0.1, with the default that leaves a run as it was (kept out of its recorded config).
+ADDED_SINCE_0_1 = {"eqbench3": {"self_judge": False, "max_turns": None, "max_tokens": None}}
+
+
 def test_every_preset_config_dumps_as_in_0_1() -> None:
     dumped = {
         f"{name}/{preset}": json.loads(json.dumps(dataclasses.asdict(config), default=str))
         for name, preset, config in _preset_configs()
     }
+    for key, fields in dumped.items():
+        for field, default in ADDED_SINCE_0_1.get(key.split("/")[0], {}).items():
+            assert fields.pop(field) == default, (key, field)
     built_in = {key: value for key, value in dumped.items() if key in RECORDED}
     assert built_in == RECORDED
     assert set(RECORDED) <= set(dumped)
+
+
+def test_a_config_field_added_since_0_1_stays_out_of_the_recorded_config_at_its_default() -> None:
+    from empathybench.instruments.eqbench3.bench import recorded_config
+
+    instrument = all_benchmarks()["eqbench3"]
+    plain = recorded_config(instrument.configure("quick", {}))
+    assert plain == RECORDED["eqbench3/quick"]  # the run's fingerprint is the one 0.1 computed
+    demo = recorded_config(instrument.configure("quick", {"self_judge": "true", "max_turns": "1"}))
+    assert demo["self_judge"] is True and demo["max_turns"] == 1 and "max_tokens" not in demo
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,12 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     first, second = two_scripted_runs(root)
     result = CliRunner().invoke(app, ["report", str(first), str(second), "--out", str(root / "cmp.html")])
     assert result.exit_code == 0, result.output
-    return {"run": first / "report.html", "comparison": root / "cmp.html"}
+    # A run in which GIEBench is skipped (no data given): its card carries the reason, with a long path behind it.
+    skipped = root / "skipped"
+    args = ["run", "-m", "scripted/plausible", "--bench", "eqbench,giebench", "--limit", "2", "-o", str(skipped)]
+    result = CliRunner().invoke(app, [*args, "-q", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    return {"run": first / "report.html", "comparison": root / "cmp.html", "skipped": skipped / "report.html"}
 
 
 def _open(browser: Any, path: Path, screenshot: Path) -> tuple[Any, list[str]]:
@@ -153,3 +158,27 @@ def test_long_and_cjk_chart_labels_stay_inside_their_charts_in_chromium(browser:
     assert problems == [] and len(_chart_sizes(page)) == len(charts)
     assert page.evaluate(_TEXTS_OUTSIDE) == []
     page.close()
+
+
+# Every element whose text runs outside its card, or any element wider than the page (a horizontal scroll).
+_TEXT_OUTSIDE_ITS_BOX = """() => { const out = []; const width = document.documentElement.clientWidth;
+for (const card of document.querySelectorAll('.card, .banner')) { const box = card.getBoundingClientRect();
+  for (const element of [card, ...card.querySelectorAll('*')]) { const r = element.getBoundingClientRect();
+    if (r.width && (r.right > box.right + 1 || r.left < box.left - 1 || element.scrollWidth > element.clientWidth + 1))
+      out.push([card.className, element.tagName, element.textContent.slice(0, 60)]); } }
+const scrolled = document.documentElement.scrollWidth;
+if (scrolled > width + 1) out.push(['page', 'scrollWidth', scrolled]);
+return out; }"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_no_text_leaves_its_box(browser: Any, reports: dict[str, Path], width: int) -> None:
+    for name in ("skipped", "run"):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(reports[name].as_uri())
+        page.wait_for_load_state("load")
+        assert page.evaluate(_TEXT_OUTSIDE_ITS_BOX) == [], (name, width)
+        if name == "skipped":
+            card = page.inner_text('[data-benchmark="giebench"]')
+            assert "GIEBench data unavailable" in card and "/" not in card.split("unavailable", 1)[1][:40]
+        page.close()

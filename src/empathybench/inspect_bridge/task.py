@@ -22,7 +22,7 @@ from empathybench.errors import UserError
 from empathybench.inspect_bridge.backend import InspectBackend
 from empathybench.instruments.protocol import Instrument, PreparedBenchmark
 from empathybench.instruments.registry import load
-from empathybench.run.options import DEMO_PRESET, MAX_SEED, demo_of
+from empathybench.run.options import DEMO_PRESET, MAX_SEED, demo_of, needs_a_judge
 from empathybench.run.summary import benchmark_result, calls_usage, finish_benchmarks
 from empathybench.version import __version__
 
@@ -160,7 +160,7 @@ def instrument_task(name: str, **task_args: Any) -> Task:
     ]
     return Task(
         dataset=MemoryDataset(samples, name=f"empathybench/{name}"),
-        solver=_item_solver(prepared, settings.seed, bool(getattr(instrument, "requires_judge", False))),
+        solver=_item_solver(prepared, settings.seed, needs_a_judge(instrument, settings.requested_preset)),
         scorer=_item_scorer(prepared, getattr(instrument, "item_value", None)),
         version=__version__,
         metadata={

@@ -29,6 +29,7 @@ from empathybench.models.capabilities import (
     resolve_capabilities,
     token_budget,
 )
+from empathybench.models.http_clients import connection_failure
 from empathybench.models.prompt_cache import mark_anthropic_prefix
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
@@ -73,7 +74,7 @@ def engine_error(
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
             return TransientBackendError("server_error", f"HTTP {status}", retry_after)
         return RequestRejectedError(status, redact(f"HTTP {status}: {_error_message(exc)}")[:message_chars])
-    if isinstance(exc, anthropic.APITimeoutError):  # before APIConnectionError, its base class
+    if isinstance(exc, anthropic.APITimeoutError) and not connection_failure(exc):  # before APIConnectionError
         return TransientBackendError("timeout", "request timed out")
     if isinstance(exc, anthropic.APIConnectionError):
         return TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}"))

@@ -1,10 +1,11 @@
 """The HTTP client under the official SDKs: one of the SDKs' own, never a hand-made one.
 
-`aiohttp` (the default) is the SDKs' `DefaultAioHttpClient` (their `aiohttp` extra, a dependency of EmpathyBench):
-the one of the two that costs the harness least CPU per call (bench/results/http_clients.md). `httpx` is the SDKs'
-plain default client. Both take proxies from the environment and verify TLS as the SDKs do (the system's authorities
-or `SSL_CERT_FILE`), and the SDK builds every request itself: headers, auth, idempotency keys, retry counters. The
-choice is `EMPATHYBENCH_HTTP_CLIENT` (bench/bench_http_clients.py measures both beside each other).
+`httpx` (the default) is the SDKs' own default client (httpx2 with their timeouts, connection limits, proxies from
+the environment, TLS verification against the system's authorities or `SSL_CERT_FILE`). `aiohttp` is their
+`DefaultAioHttpClient` (the extra `aiohttp`): less CPU per call (bench/results/http_clients.md), but it reports
+refused and dropped connections as timeouts (read back by `connection_failure`) and it is the less travelled path,
+so it is a choice, not the default. Either way the SDK builds every request itself: headers, auth, idempotency
+keys, retry counters. The choice is `EMPATHYBENCH_HTTP_CLIENT`.
 """
 
 import os
@@ -13,7 +14,7 @@ from typing import Any
 from empathybench.errors import ModelConfigError
 
 HTTP_CLIENTS = ("httpx", "aiohttp")
-DEFAULT_HTTP_CLIENT = "aiohttp"
+DEFAULT_HTTP_CLIENT = "httpx"
 HTTP_CLIENT_VARIABLE = "EMPATHYBENCH_HTTP_CLIENT"
 
 
@@ -29,11 +30,29 @@ def sdk_http_client(sdk: Any) -> Any | None:
     """The `http_client` for an SDK client (the `openai` or `anthropic` module): None for the SDK's default."""
     if http_client_name() == "httpx":
         return None
-    try:  # a dependency; missing only in an environment assembled by hand
+    try:
         import aiohttp  # noqa: F401  # the SDKs' aiohttp client needs it installed
     except ImportError:
         raise ModelConfigError(
-            "the aiohttp HTTP client needs aiohttp (pip install 'openai[aiohttp]'); "
-            f"or set {HTTP_CLIENT_VARIABLE}=httpx"
+            f"{HTTP_CLIENT_VARIABLE}=aiohttp needs the aiohttp extra: pip install 'empathybench[aiohttp]'"
         ) from None
     return sdk.DefaultAioHttpClient()
+
+
+def connection_failure(exc: BaseException) -> bool:
+    """Whether an SDK error reported as a timeout was a failure to connect or a dropped connection: the SDKs' aiohttp
+    client reports those as timeouts, which would hide an unreachable server (the engine stops early for those)."""
+    try:
+        import aiohttp
+    except ImportError:  # pragma: no cover - a dependency
+        return False
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, aiohttp.ServerTimeoutError | TimeoutError):
+            return False
+        if isinstance(link, aiohttp.ClientConnectionError | ConnectionError):
+            return True
+        link = link.__cause__ or link.__context__
+    return False

@@ -21,6 +21,7 @@ from empathybench.models.capabilities import (
     split_think_tags,
     token_budget,
 )
+from empathybench.models.http_clients import connection_failure
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -56,7 +57,7 @@ def engine_error(
             retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
             return TransientBackendError("server_error", f"HTTP {status}", retry_after)
         return RequestRejectedError(status, redact(f"HTTP {status}: {exc.message}")[:message_chars])
-    if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its base class
+    if isinstance(exc, openai.APITimeoutError) and not connection_failure(exc):  # before APIConnectionError
         return TransientBackendError("timeout", "request timed out")
     if isinstance(exc, openai.APIConnectionError):
         return TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}"))

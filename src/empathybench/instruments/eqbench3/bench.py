@@ -44,6 +44,16 @@ class EQBench3Config:
     max_tokens: int | None = field(default=None, metadata=bounded(16, 12000))
 
 
+# The demo's cut, recorded (run.json, the run's fingerprint) only when used: runs without it keep the fingerprints
+# they had before it existed.
+DEMO_CUT_DEFAULTS: dict[str, Any] = {"self_judge": False, "max_turns": None, "max_tokens": None}
+
+
+def recorded_config(config: EQBench3Config) -> dict[str, Any]:
+    """The config as run.json records it and the fingerprint takes it: the demo's cut left out where unused."""
+    return {k: v for k, v in asdict(config).items() if not (k in DEMO_CUT_DEFAULTS and v == DEMO_CUT_DEFAULTS[k])}
+
+
 OPTION_HELP = {
     "parse_mode": "upstream (45 tasks, as the pinned parser) | all (also the misspelled block of scenario 409)",
     "strictness": "faithful (first number, no range check, as upstream) | strict (range-checked, rejections listed)",
@@ -186,7 +196,7 @@ class EQBench3:
 
         return PreparedBenchmark(
             name=self.name,
-            config={**asdict(config), "preset": preset, "iterations": 1, "scenarios": ids},
+            config={**recorded_config(config), "preset": preset, "iterations": 1, "scenarios": ids},
             items=items,
             run_item=run_item,
             summarize=summarize,
