@@ -74,3 +74,36 @@ def two_scripted_runs(root: Path, *options: str) -> tuple[Path, Path]:
         result = CliRunner().invoke(app, [*command, "-O", f"giebench.data_dir={GIEBENCH_FIXTURES}", *options])
         assert result.exit_code == 0, result.output
     return runs
+
+
+@pytest.fixture
+def env(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A clean environment for a CLI run: no keys or URLs from the parent, a fresh cache, the offline mirror, an API
+    key for the fake servers; cwd = tmp_path."""
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "ANTHROPIC_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("EMPATHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(mirror))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `empathybench ARGS` in process; an uncaught exception fails the test."""
+    import sys
+
+    from empathybench import cli
+
+    saved = sys.argv
+    sys.argv = ["empathybench", *args]
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            cli.main()
+    finally:
+        sys.argv = saved
+    out, err = capsys.readouterr()
+    code = stopped.value.code
+    return (code if isinstance(code, int) else 0 if code is None else 1), out, err

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 import empathybench
-from empathybench import cli
+from conftest import invoke
 from empathybench.instruments.registry import all_benchmarks
 from empathybench.report.schema import summary_schema
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
@@ -30,34 +30,6 @@ SRC = Path(empathybench.__file__).resolve().parent
 def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer(seed=5) as fake:
         yield fake
-
-
-@pytest.fixture
-def env(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A clean environment: no keys or URLs from the parent, a fresh cache, the offline mirror; cwd = tmp_path."""
-    for name in list(os.environ):
-        if name.startswith(("OPENAI_", "ANTHROPIC_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("EMPATHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(mirror))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("COLUMNS", "80")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `empathybench ARGS`; an uncaught exception fails the test (a traceback)."""
-    saved = sys.argv
-    sys.argv = ["empathybench", *args]
-    try:
-        with pytest.raises(SystemExit) as stopped:
-            cli.main()
-    finally:
-        sys.argv = saved
-    out, err = capsys.readouterr()
-    code = stopped.value.code
-    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
 
 
 def run_args(server: FakeOpenAIServer, *extra: str) -> list[str]:

@@ -4,15 +4,13 @@ key and the run fingerprint; the fields the protocol owns are refused in one lin
 
 import asyncio
 import json
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from empathybench import cli
+from conftest import invoke
 from empathybench.errors import ModelConfigError
 from empathybench.models.base import ChatRequest, Message, Sampling
 from empathybench.models.capabilities import parse_model_args
@@ -20,18 +18,6 @@ from empathybench.models.openai_backend import OpenAIBackend
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
 
 QWEN3 = 'extra_body.chat_template_kwargs={"enable_thinking": false}'
-
-
-@pytest.fixture
-def env(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith(("OPENAI_", "ANTHROPIC_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("EMPATHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(mirror))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 class Recorder:
@@ -50,19 +36,6 @@ def recorder() -> Iterator[tuple[Recorder, FakeOpenAIServer]]:
     answers = Recorder()
     with FakeOpenAIServer(answer=answers) as server:
         yield answers, server
-
-
-def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    saved = sys.argv
-    sys.argv = ["empathybench", *args]
-    try:
-        with pytest.raises(SystemExit) as stopped:
-            cli.main()
-    finally:
-        sys.argv = saved
-    out, err = capsys.readouterr()
-    code = stopped.value.code
-    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
 
 
 def run_eqbench(server: FakeOpenAIServer) -> list[str]:
