@@ -251,6 +251,8 @@ def test_report_reads_inspect_logs_as_runs(tmp_path: Path, openai_key: None) -> 
     assert compared.exit_code == 0, compared.output
     comparison = json.loads((tmp_path / "cmp.json").read_text("utf-8"))
     assert [r["directory"] for r in comparison["runs"]] == [str(logs), str(run_dir)]
+    assert "inspect_ai" in comparison["runs"][0]["source"] and "source" not in comparison["runs"][1]
+    assert "read from inspect_ai" in (tmp_path / "cmp.html").read_text("utf-8")
     board = comparison["benchmarks"]["eqbench"]["leaderboard"]["score"]
     assert [row["run"] for row in board] == [r["label"] for r in comparison["runs"]]
     assert all(row["value"] is not None for row in board)

@@ -165,7 +165,15 @@ def compare_runs(runs: list[RunData], *, seed: int = 0) -> dict[str, Any]:
             "paired": paired,
         }
     return {
-        "runs": [{"label": label, "directory": str(run.directory)} for label, run in zip(labels, runs, strict=True)],
+        "runs": [
+            # where a run's figures came from when another harness made its calls (inspect logs)
+            {
+                "label": label,
+                "directory": str(run.directory),
+                **({"source": src} if (src := run.summary.get("source")) else {}),
+            }
+            for label, run in zip(labels, runs, strict=True)
+        ],
         "benchmarks": benchmarks,
         "warnings": comparison_warnings(runs, labels),
     }

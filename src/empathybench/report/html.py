@@ -634,7 +634,12 @@ def comparison_page(
         )
         overlay.append(OverlayCard(_text(name), _text(entry["title"]), _text((first or {}).get("label") or ""), chart))
     runs = tuple(
-        RunRef(key, _text(r["label"]), _text(r["directory"])) for key, r in zip(keys, comparison["runs"], strict=True)
+        RunRef(
+            key,
+            _text(r["label"]),
+            _text(r["directory"] + (f" (read from {r['source']})" if r.get("source") else "")),
+        )
+        for key, r in zip(keys, comparison["runs"], strict=True)
     )
     return ComparisonPage(
         title="EmpathyBench comparison: " + " vs ".join(labels),

@@ -148,7 +148,11 @@ def render_comparison_markdown(
         [
             "# EmpathyBench comparison: " + " vs ".join(labels),
             "",
-            *[f"- **{_cell(r['label'])}**: `{_cell(r['directory'])}`" for r in comparison["runs"]],
+            *[
+                f"- **{_cell(r['label'])}**: `{_cell(r['directory'])}`"
+                + (f" (read from {_cell(r['source'])})" if r.get("source") else "")
+                for r in comparison["runs"]
+            ],
             "",
             *(
                 ["## Warnings", "", *[f"- {_cell(w)}" for w in comparison.get("warnings", [])], ""]
