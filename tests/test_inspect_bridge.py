@@ -6,6 +6,7 @@ requests the server receives must be the same messages with the same sampling.
 """
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -151,7 +152,7 @@ def test_inspect_task_equals_empathybench_run(name: str, tmp_path: Path, openai_
     headline = summary["headline_metric"]
     assert next(iter(scores.metrics)) == headline  # the first metric: the one inspect shows as the headline
     if summary["score"] is None:
-        assert headline not in scores.metrics or scores.metrics[headline].value is None
+        assert math.isnan(scores.metrics[headline].value)  # no figure, said as NaN: the headline stays first
     else:
         assert scores.metrics[headline].value == pytest.approx(summary["score"], abs=1e-9)
     expected_valid = 1.0 if summary["validity"]["status"] == "valid" else 0.0
@@ -257,3 +258,19 @@ def test_report_reads_inspect_logs_as_runs(tmp_path: Path, openai_key: None) -> 
     assert [row["run"] for row in board] == [r["label"] for r in comparison["runs"]]
     assert all(row["value"] is not None for row in board)
     assert API_KEY not in page + markdown + (tmp_path / "cmp.html").read_text("utf-8")
+
+
+def test_a_model_that_answers_nothing_keeps_its_headline_first_and_its_validity(
+    tmp_path: Path, openai_key: None
+) -> None:
+    with CannedServer("eqbench") as server:
+        server.responder = lambda request: "I cannot say."  # type: ignore[assignment,method-assign]
+        log = run_inspect("eqbench", server, tmp_path / "logs")
+    assert log.status == "success" and log.results is not None
+    (scores,) = log.results.scores
+    first, *_ = scores.metrics
+    assert first == "score" and math.isnan(scores.metrics["score"].value)
+    assert scores.metrics["valid"].value == 0.0 and scores.metrics["insufficient"].value == 1.0
+    assert scores.metrics["n_parsed"].value == 0.0
+    assert log.samples is not None and all(s.scores["eqbench"].value == {"score": None} for s in log.samples)
+    assert all("parse error" in s.scores["eqbench"].explanation for s in log.samples)

@@ -331,7 +331,9 @@ def metric_values(summary: Mapping[str, Any]) -> dict[str, float | None]:
     status = str(validity.get("status", "valid"))
     # Each reason starts with its status's label ("invalid (below gate): ...", "self-judged: ...").
     applies = {status} | {str(reason).split(" ", 1)[0].rstrip(":") for reason in validity.get("reasons") or ()}
-    values: dict[str, float | None] = {headline: _finite(summary.get("score"))}
+    # The headline stays the first metric (inspect's headline) even without a figure: NaN, never left out.
+    score = _finite(summary.get("score"))
+    values: dict[str, float | None] = {headline: math.nan if score is None else score}
     values["n_items"] = _finite(summary.get("n_items"))
     values["n_parsed"] = _finite(summary.get("n_parsed"))
     values["valid"] = 1.0 if status == "valid" else 0.0
