@@ -91,6 +91,74 @@ def env(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def cli_in_process(
+    args: list[str], env: dict[str, str], *, cwd: Path | str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m empathybench ARGS` with exactly the environment `env` (and cwd), run in this process.
+
+    Starting a child costs ~1-2 s of CPU (importing the SDKs), most of the suite's time, so a test runs its command
+    here unless a process boundary is what it tests (kill -9, signals, two processes at once): those keep
+    subprocess. What the command sees is a child's: its own environment, working directory, argv, empty stdin and
+    fresh stdout/stderr; the signal handlers it installs are taken back. An uncaught exception is exit code 1 with
+    its traceback on stderr, as in a child."""
+    import io
+    import sys
+    import traceback
+
+    from empathybench import cli
+
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", write_through=True)
+    os.environ.clear()
+    os.environ.update(env)
+    code: int
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.argv = ["empathybench", *args]
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), out, err
+        try:
+            cli.main()
+            code = 0
+        except SystemExit as stopped:
+            value = stopped.code
+            code = value if isinstance(value, int) else 0 if value is None else 1
+            if value is not None and not isinstance(value, int):
+                print(value, file=err)
+        except Exception:
+            traceback.print_exc(file=err)
+            code = 1
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for signum, handler in saved_handlers.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+
+    def text(stream: io.TextIOWrapper) -> str:
+        stream.flush()
+        raw = stream.buffer.getvalue()  # type: ignore[attr-defined]
+        return raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+    return subprocess.CompletedProcess(["empathybench", *args], code, text(out), text(err))
+
+
+def run_in_process(
+    command: list[str], env: dict[str, str], *, cwd: Path | str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """cli_in_process for a command written as `[sys.executable, "-m", "empathybench", ARGS...]`."""
+    import sys
+
+    assert command[:3] == [sys.executable, "-m", "empathybench"], command
+    return cli_in_process(command[3:], env, cwd=cwd)
+
+
 def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `empathybench ARGS` in process; an uncaught exception fails the test."""
     import sys

@@ -7,12 +7,12 @@ against the fake server's capacity mode, and through the CLI into run.json.
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_in_process
 from empathybench.engine.engine import AdaptiveLimit, Engine, RetryPolicy, is_overload
 from empathybench.models.anthropic_backend import AnthropicBackend
 from empathybench.models.base import Sampling, TransientBackendError
@@ -212,7 +212,7 @@ def test_run_json_records_the_limit_course(tmp_path: Path, mirror: Path) -> None
         command = [sys.executable, "-m", "empathybench", "run", "--model", "openai/fake", "--base-url"]
         command += [server.base_url, "--bench", "eqbench", "--preset", "paper", "--limit", "30"]
         command += ["--max-concurrency", "24", "--out", str(out), "--quiet"]
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+        result = run_in_process(command, env)
         refused = server.over_capacity
         ok = server.outcomes["ok"]
     assert result.returncode == 0, result.stderr[-2000:]

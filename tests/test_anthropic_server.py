@@ -1,4 +1,4 @@
-"""The Anthropic provider over the wire: `empathybench run` in a subprocess against the fake Messages API server.
+"""The Anthropic provider over the wire: `empathybench run` (in process) against the fake Messages API server.
 
 What is checked is what the server received (headers and exact bodies) and what the run directory recorded.
 """
@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conftest import cli_in_process
 from empathybench.instruments.empathetic.testing import FakeJudge
 from empathybench.models.anthropic_backend import (
     SAMPLING_API_VERSION,
@@ -42,9 +42,7 @@ def cli_env(cache_dir: Path, mirror: Path, base_url: str, *, key: str = KEY) -> 
 
 
 def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "empathybench", *args], env=env, capture_output=True, text=True, timeout=180
-    )
+    return cli_in_process(args, env)
 
 
 def eqbench_run(out: Path, limit: int, *extra: str) -> list[str]:

@@ -1,6 +1,7 @@
-"""`run --batch` end to end, in a subprocess, against the fake OpenAI (Files + Batches) and Anthropic (Message
-Batches) servers: the same answers as the live path, no live call, resuming after kill -9 without resubmitting,
-failed and expired entries retried, several rounds for judged instruments, no secret in batches.jsonl."""
+"""`run --batch` end to end against the fake OpenAI (Files + Batches) and Anthropic (Message Batches) servers (in
+process; the kill -9 tests in a subprocess): the same answers as the live path, no live call, resuming after kill -9
+without resubmitting, failed and expired entries retried, several rounds for judged instruments, no secret in
+batches.jsonl."""
 
 import hashlib
 import json
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import kill_once_polled
+from conftest import cli_in_process, kill_once_polled
 from empathybench.engine.batch import BatchJournal, BatchRound
 from empathybench.engine.engine import RunStats
 from empathybench.instruments.empathetic.testing import FakeJudge
@@ -49,8 +50,7 @@ def env_for(cache_dir: Path, mirror: Path, openai_url: str | None = None, anthro
 
 
 def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "empathybench", *args]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    return cli_in_process(args, env)
 
 
 def eqbench(model: str, out: Path, *extra: str) -> list[str]:

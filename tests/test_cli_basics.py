@@ -6,15 +6,11 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import cli_in_process
+
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "empathybench", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-    )
+    return cli_in_process(list(args), {**os.environ, **(env or {})})
 
 
 def test_help_is_fast_and_imports_nothing_heavy() -> None:

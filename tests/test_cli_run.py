@@ -1,4 +1,4 @@
-"""`python -m empathybench run` end to end, in a subprocess, against the fake OpenAI-compatible server.
+"""`empathybench run` end to end against the fake OpenAI-compatible server (in process; kill -9 in a subprocess).
 
 Covers the run directory, resume after kill -9, the API key never reaching disk, and the one-line errors.
 """
@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from conftest import run_in_process
 from empathybench.data.fetch import source_url
 from empathybench.data.registry import REGISTRY
 from empathybench.testing.fake_openai import FakeOpenAIServer
@@ -67,8 +68,8 @@ def run_command(base_url: str, out: Path, *extra: str) -> list[str]:
     ]
 
 
-def run_cli(command: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+def run_cli(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return run_in_process(command, env)
 
 
 def read_records(run_dir: Path) -> list[dict[str, Any]]:
@@ -234,7 +235,7 @@ def _error_case(name: str, tmp_path: Path, base_url: str, mirror: Path) -> tuple
 )
 def test_failures_give_one_clear_line(case: str, server: FakeOpenAIServer, tmp_path: Path, mirror: Path) -> None:
     command, env, expected = _error_case(case, tmp_path, server.base_url, mirror)
-    result = run_cli(command, env, timeout=60)
+    result = run_cli(command, env)
     assert result.returncode != 0
     assert "Traceback" not in result.stderr + result.stdout
     lines = [line for line in result.stderr.splitlines() if line.strip()]

@@ -1,7 +1,8 @@
-"""Cost of the judged comparisons (`empathybench report A B --judge SPEC`), in a subprocess against the fake OpenAI
-server: `--dry-run` counts exactly the judge requests still missing, `--max-cost` stops before exceeding the budget
-(exit 3, nothing lost) and a larger budget asks only for the rest, `--batch` sends the judgements as one batch that a
-killed command resumes polling, and comparison.json, the page and comparison.md show the judge's tokens and cost.
+"""Cost of the judged comparisons (`empathybench report A B --judge SPEC`) against the fake OpenAI server (in
+process; the killed command in a subprocess): `--dry-run` counts exactly the judge requests still missing,
+`--max-cost` stops before exceeding the budget (exit 3, nothing lost) and a larger budget asks only for the rest,
+`--batch` sends the judgements as one batch that a killed command resumes polling, and comparison.json, the page and
+comparison.md show the judge's tokens and cost.
 
 Offline: the two EQ-Bench 3 runs are made in process by scripted models from the mirror's scenarios.
 """
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import kill_once_polled
+from conftest import kill_once_polled, run_in_process
 from empathybench.cli import app
 from empathybench.instruments.eqbench3.canned import canned_answer
 from empathybench.models.base import ChatRequest, Draw
@@ -93,7 +94,7 @@ def _report(runs: list[Path], server: FakeOpenAIServer, out: Path, *extra: str) 
 
 
 def _cli(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    return run_in_process(command, env)
 
 
 def _lines(path: Path) -> list[str]:

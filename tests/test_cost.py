@@ -5,7 +5,6 @@ tokens and cost per role."""
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from conftest import cli_in_process
 from empathybench.engine.engine import BudgetExhaustedError
 from empathybench.errors import UserError
 from empathybench.models.base import ChatRequest, ChatResponse, Message, Sampling
@@ -90,10 +90,8 @@ def test_dry_run_counts_the_real_runs_first_attempts_per_instrument(
         assert entry["model"]["output_tokens"] >= 1000 * entry["model"]["requests"]
 
 
-def cli(args: list[str], env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "empathybench", "run", *args], env=env, capture_output=True, text=True, timeout=timeout
-    )
+def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return cli_in_process(["run", *args], env)
 
 
 def cli_env(cache_dir: Path, mirror: Path) -> dict[str, str]:

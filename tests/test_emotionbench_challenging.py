@@ -2,12 +2,12 @@
 
 import csv
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import pytest
 
+from conftest import cli_in_process
 from empathybench.data.fetch import fetch
 from empathybench.instruments.emotionbench.questionnaires import CHALLENGING_BY_EMOTION, load_questionnaires
 from empathybench.instruments.emotionbench.rescore import rescore_file
@@ -49,13 +49,8 @@ def test_challenging_matches_derived(mirror: Path) -> None:
 
 def test_cli_rescore_challenging(mirror: Path) -> None:
     path = fetch("emotionbench/results/challenging/gpt-3.5-turbo-BDI-testing.csv").path
-    completed = subprocess.run(
-        [sys.executable, "-m", "empathybench", "rescore", "emotionbench", str(path), "--challenging", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    completed = cli_in_process(["rescore", "emotionbench", str(path), "--challenging", "--json"], dict(os.environ))
+    assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
     assert result["questionnaire"] == "BDI"
     emotion_row = next(

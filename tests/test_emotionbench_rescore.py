@@ -2,14 +2,14 @@
 
 import csv
 import json
-import subprocess
-import sys
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import cli_in_process
 from empathybench.data.fetch import fetch
 from empathybench.instruments.emotionbench.data import load_tested_situations
 from empathybench.instruments.emotionbench.questionnaires import load_questionnaires
@@ -138,13 +138,8 @@ def test_tested_situations_come_from_the_answer_sheet(mirror: Path) -> None:
 
 def test_cli_rescore_prints_json_rows(mirror: Path) -> None:
     path = fetch("emotionbench/results/panas/gpt-4-PANAS-testing.csv").path
-    completed = subprocess.run(
-        [sys.executable, "-m", "empathybench", "rescore", "emotionbench", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    completed = cli_in_process(["rescore", "emotionbench", str(path), "--json"], dict(os.environ))
+    assert completed.returncode == 0, completed.stderr
     rows = json.loads(completed.stdout)["rows"]
     assert [r["level"] for r in rows].count("factor") == 36
     overall = rows[-1]
@@ -157,11 +152,6 @@ def test_cli_rescore_prints_json_rows(mirror: Path) -> None:
 def test_cli_rescore_rejects_a_non_sheet(tmp_path: Path) -> None:
     bogus = tmp_path / "x.csv"
     bogus.write_text("a,b\n1,2\n")
-    completed = subprocess.run(
-        [sys.executable, "-m", "empathybench", "rescore", "emotionbench", str(bogus), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    completed = cli_in_process(["rescore", "emotionbench", str(bogus), "--json"], dict(os.environ))
     assert completed.returncode != 0
     assert "not an upstream EmotionBench answer sheet" in completed.stderr + completed.stdout

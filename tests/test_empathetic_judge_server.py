@@ -1,4 +1,4 @@
-"""`judge validate` and `run --judge` end to end, in a subprocess, against the fake OpenAI-compatible server.
+"""`judge validate` and `run --judge` end to end (in process) against the fake OpenAI-compatible server.
 
 The fake judge rates each reply by its length in words; every figure is recomputed here from that rule and the
 released human ratings of the replies that were rated, with code independent of the library's statistics.
@@ -8,7 +8,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from scipy.stats import spearmanr
 
+from conftest import cli_in_process
 from empathybench.instruments.empathetic.data import HUMAN, Prompt, load_released, one_per_emotion
 from empathybench.instruments.empathetic.prompts import judge_messages
 from empathybench.instruments.empathetic.testing import FakeJudge, length_rating, rated_reply
@@ -55,8 +55,7 @@ def cli_env(cache_dir: Path, mirror: Path) -> dict[str, str]:
 
 
 def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "empathybench", *args]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    return cli_in_process(args, env)
 
 
 def validate_args(base_url: str, *extra: str) -> list[str]:

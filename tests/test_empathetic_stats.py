@@ -2,14 +2,14 @@
 
 import csv
 import json
-import subprocess
-import sys
+import os
 from functools import cache
 from pathlib import Path
 
 import pytest
 from scipy.stats import chi2_contingency
 
+from conftest import cli_in_process
 from empathybench.data.fetch import fetch
 from empathybench.instruments.empathetic.data import RATINGS_FILE
 from empathybench.instruments.empathetic.stats import rescore_ratings_file
@@ -144,12 +144,8 @@ def test_a_subset_is_analysed_as_correctly(mirror: Path, tmp_path: Path) -> None
 def test_cli_json(mirror: Path, tmp_path: Path) -> None:
     subset_file = tmp_path / "subset.csv"
     _write_subset(fetch(RATINGS_FILE).path, subset_file, keep=60)
-    completed = subprocess.run(
-        [sys.executable, "-m", "empathybench", "rescore", "empathetic", str(subset_file), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    completed = cli_in_process(["rescore", "empathetic", str(subset_file), "--json"], dict(os.environ))
+    assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
     assert set(result["sources"]) == {"human", *LLMS}
     for key in ("n", "good", "okay", "bad", "good_increase_pct", "chi2_good_vs_human", "p"):

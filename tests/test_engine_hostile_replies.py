@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from conftest import run_in_process
 from empathybench.engine.engine import CallFailedError, Engine, ItemContext, RetryPolicy
 from empathybench.engine.progress import RunProgress
 from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
@@ -144,7 +145,7 @@ def cli_env(tmp_path: Path, mirror: Path) -> dict[str, str]:
 def run_eqbench(base_url: str, out: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "empathybench", "run", "--model", "openai/fake", "--base-url", base_url]
     command += ["--bench", "eqbench", "--preset", "paper", "--limit", "12", "--out", str(out), "--quiet", *extra]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    return run_in_process(command, env)
 
 
 def test_a_run_with_hostile_replies_finishes_and_records_every_item(
@@ -223,7 +224,7 @@ def test_judge_validate_timeout_bounds_a_hung_request(server: FakeOpenAIServer, 
     command = [sys.executable, "-m", "empathybench", "judge", "validate", "--judge", "openai/fake", "--base-url"]
     command += [server.base_url, "--limit", "3", "--json", "--timeout", "1", "--quiet"]
     started = time.monotonic()
-    result = subprocess.run(command, env=cli_env(tmp_path, mirror), capture_output=True, text=True, timeout=120)
+    result = run_in_process(command, cli_env(tmp_path, mirror))
     assert result.returncode == 0, result.stderr
     assert time.monotonic() - started < 60
     report = json.loads(result.stdout)

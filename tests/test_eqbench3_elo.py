@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import run_in_process
 from empathybench.cli import app
 from empathybench.instruments.eqbench3 import data
 from empathybench.instruments.eqbench3.canned import canned_answer
@@ -300,7 +301,7 @@ def test_kill_9_mid_conversation_resumes_without_repeating_finished_turns(
     asked_before = slow_server.body_counts
     assert sum(asked_before.values()) == 3
 
-    second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    second = run_in_process(command, env)
     assert second.returncode == 0, second.stderr[-2000:]
     record = _records(out)[-1]
     scenario = data.load_protocol().scenarios[record["item_id"]]

@@ -4,13 +4,13 @@ judge, offline from the mirror (the scenarios are read through the project's fet
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import cli_in_process
 from empathybench.cli import app
 from empathybench.instruments.eqbench3 import data
 from empathybench.models.base import ChatRequest, Draw, RequestRejectedError
@@ -24,13 +24,7 @@ def _env(tmp_path: Path, mirror: Path) -> dict[str, str]:
 
 
 def _cli(tmp_path: Path, mirror: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "empathybench", *args],
-        env=_env(tmp_path, mirror),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return cli_in_process(list(args), _env(tmp_path, mirror))
 
 
 def _records(run_dir: Path) -> list[dict[str, Any]]:

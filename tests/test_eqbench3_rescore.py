@@ -10,12 +10,12 @@ numbers checked against the formulas computed independently in the test.
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import cli_in_process
 from empathybench.instruments.eqbench3 import data, rescore
 from empathybench.instruments.eqbench3 import pairwise as pw
 
@@ -164,9 +164,7 @@ def test_runs_file_rubric_numbers() -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "empathybench", *args], capture_output=True, text=True, env=dict(os.environ), timeout=120
-    )
+    return cli_in_process(list(args), dict(os.environ))
 
 
 def test_cli_rescores_a_runs_file_and_refuses_a_foreign_one(tmp_path: Path) -> None:

@@ -8,13 +8,12 @@ stripped of item content by tests/fixtures/strip_run_dir.py.
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import cli_in_process
 from empathybench.cli import app
 from empathybench.rundir.reader import open_run
 
@@ -81,14 +80,8 @@ def test_a_0_1_run_compares_with_itself(old_run: Path, tmp_path: Path) -> None:
 
 
 def refusal_of_report(run_dir: Path) -> str:
-    """What `empathybench report RUN_DIR` prints on stderr, as a separate process; it must fail."""
-    result = subprocess.run(
-        [sys.executable, "-m", "empathybench", "report", str(run_dir)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "300"},
-        timeout=120,
-    )
+    """What `empathybench report RUN_DIR` prints on stderr; it must fail."""
+    result = cli_in_process(["report", str(run_dir)], {**os.environ, "COLUMNS": "300"})
     assert result.returncode != 0
     return result.stderr.strip()
 

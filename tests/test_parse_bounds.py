@@ -8,7 +8,6 @@ import json
 import os
 import random
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conftest import run_in_process
 from empathybench.engine.engine import MAX_STORED_REPLY_CHARS, Generation
 from empathybench.instruments.bounds import MAX_PARSED_CHARS
 from empathybench.instruments.emotionbench import parse as emotionbench_parse
@@ -177,7 +177,7 @@ def test_a_run_of_5_mb_replies_makes_bounded_files(tmp_path: Path, mirror: Path)
         command += [server.base_url, "--bench", "eqbench", "--preset", "paper", "--limit", str(n_items), "--quiet"]
         command += ["--out", str(run_dir), "--no-cache"]
         started = time.monotonic()
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        result = run_in_process(command, env)
         elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in (run_dir / "samples.jsonl").read_text("utf-8").splitlines()]

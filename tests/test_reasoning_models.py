@@ -1,13 +1,12 @@
 """Reasoning models over the wire: model arguments, the capability table, reasoning kept apart, truncated answers.
 
-`empathybench run` runs in a subprocess against the loopback fakes, which refuse what the real APIs refuse
+`empathybench run` runs (in process) against the loopback fakes, which refuse what the real APIs refuse
 (OpenAI's reasoning-model parameter rules, Anthropic's thinking rules), so a passing run sent what the APIs take.
 """
 
 import json
 import os
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conftest import cli_in_process
 from empathybench.errors import ModelConfigError
 from empathybench.instruments.empathetic.judge import JUDGE_MAX_TOKENS
 from empathybench.instruments.empathetic.testing import FakeJudge
@@ -52,9 +52,7 @@ def cli_env(cache_dir: Path, mirror: Path, **extra: str) -> dict[str, str]:
 
 
 def cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "empathybench", *args], env=env, capture_output=True, text=True, timeout=180
-    )
+    return cli_in_process(args, env)
 
 
 def eqbench(model: str, out: Path, limit: int, *extra: str) -> list[str]:

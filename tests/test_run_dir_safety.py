@@ -1,8 +1,9 @@
 """Run directory and cache safety (issue 11 items 3, 7, 8, 9, 12, 20), with real files, processes and signals.
 
-Every test drives `python -m empathybench run` in a subprocess against the fake OpenAI-compatible server on
-127.0.0.1, damages or locks what a user or a crash could damage or lock, and checks that no intact record is
-lost, no record is adopted by another run, nothing is asked twice, and each problem is said in one line.
+Every test drives `empathybench run` (in process; in a subprocess where a kill, a signal or a second process is
+under test) against the fake OpenAI-compatible server on 127.0.0.1, damages or locks what a user or a crash could
+damage or lock, and checks that no intact record is lost, no record is adopted by another run, nothing is asked
+twice, and each problem is said in one line.
 """
 
 import asyncio
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from conftest import run_in_process
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.engine import Engine
 from empathybench.errors import UserError
@@ -72,7 +74,7 @@ def run_command(base_url: str, out: Path | str, *extra: str, model: str = "opena
 
 
 def run_cli(command: list[str], env: dict[str, str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, **kwargs)
+    return run_in_process(command, env, **kwargs)
 
 
 def start_cli(command: list[str], env: dict[str, str]) -> subprocess.Popen[str]:

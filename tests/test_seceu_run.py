@@ -2,15 +2,16 @@
 
 import io
 import json
+import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
+from conftest import cli_in_process
 from empathybench.models.base import ChatRequest
 from empathybench.models.scripted import register_script
 from empathybench.run.execute import RunOptions, execute_run
@@ -138,12 +139,7 @@ def test_unknown_variant_is_a_clear_error(tmp_path: Path, mirror: Path) -> None:
 def _rescore(tmp_path: Path, answers: Any) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "answers.json"
     path.write_text(json.dumps({"answers": answers}))
-    return subprocess.run(
-        [sys.executable, "-m", "empathybench", "rescore", "seceu", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return cli_in_process(["rescore", "seceu", str(path), "--json"], dict(os.environ))
 
 
 def test_rescore_uniform_answer(tmp_path: Path, mirror: Path) -> None:

@@ -2,10 +2,10 @@
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+from conftest import run_in_process
 from empathybench.instruments.eqbench.parse import failure_kind
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
@@ -28,7 +28,7 @@ def test_a_run_with_nothing_parsed_reports_no_score_everywhere(tmp_path: Path, m
     with FakeOpenAIServer(answer=lambda request: "I would rather not put numbers on feelings.") as server:
         command = [sys.executable, "-m", "empathybench", "run", "--model", "openai/fake", "--base-url"]
         command += [server.base_url, "--bench", "eqbench", "--preset", "paper", "--limit", "6", "--out", str(run_dir)]
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        result = run_in_process(command, env)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
 
