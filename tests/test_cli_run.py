@@ -160,8 +160,10 @@ def test_kill_9_mid_run_then_the_same_command_completes(server: FakeOpenAIServer
     # Whole lines written before the kill are finished items; they must survive as they are.
     before = [json.loads(line) for line in samples.read_bytes().split(b"\n")[:-1]]
     asked_before_resume = server.requests_total
+    bodies_before_resume = server.body_counts
     assert len(before) < PAPER_ITEMS
 
+    server.latency_s = 0.0  # what is under test is what the resume asks, not how long the server takes
     second = run_cli(command, env)
     assert second.returncode == 0, second.stderr
 
@@ -179,10 +181,15 @@ def test_kill_9_mid_run_then_the_same_command_completes(server: FakeOpenAIServer
     assert run_info["usage"]["calls"] == killed["usage"]["calls"] + resumed["usage"]["calls"]
     assert all(r["run"]["session"] == 1 for r in before)
 
-    # Only calls in flight at the kill (at most one per concurrency slot) may have been asked twice.
-    repeated = server.repeated_bodies()
-    assert len(repeated) <= concurrency, repeated
-    assert all(count == 2 for count in repeated.values())
+    # Only calls in flight at the kill (at most one per concurrency slot) may have been asked twice: once by the
+    # killed session, once by the resume.
+    asked_twice_before = {h: n for h, n in bodies_before_resume.items() if n > 1}
+    assert not asked_twice_before, f"the killed session asked these bodies more than once: {asked_twice_before}"
+    bodies = server.body_counts
+    asked_again = {h: n - bodies_before_resume[h] for h, n in bodies.items() if n > bodies_before_resume.get(h, n)}
+    assert len(asked_again) <= concurrency, asked_again
+    assert all(n == 1 for n in asked_again.values()), f"the resume asked these bodies more than once: {asked_again}"
+    assert max(bodies.values()) <= 2
     assert server.requests_total <= PAPER_ITEMS + concurrency
     assert server.requests_total > asked_before_resume
     assert files_containing(TEST_KEY, run_dir, cache_dir) == []

@@ -7,7 +7,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -110,3 +110,30 @@ def test_command_line_entry_serves_and_reports_on_sigterm(tmp_path: Path) -> Non
         process.kill()
     assert process.returncode == 0
     assert json.loads(stats_file.read_text())["requests_total"] == 1
+
+
+@pytest.mark.parametrize("fake_name", ["openai", "anthropic"])
+def test_a_request_whose_body_never_arrives_is_not_served_or_counted(fake_name: str) -> None:
+    """A client killed between its headers and its body (kill -9 tests): a real server never serves that request,
+    so the fakes must not count it (it once showed up as an empty body asked three times)."""
+    import socket
+
+    from empathybench.testing.fake_anthropic import FakeAnthropicServer
+
+    fake_class = FakeOpenAIServer if fake_name == "openai" else FakeAnthropicServer
+    path = "/v1/chat/completions" if fake_name == "openai" else "/v1/messages"
+    body = json.dumps(chat("hello", max_tokens=8)).encode()
+    with fake_class() as fake:
+        host, port = fake.base_url.split("//", 1)[1].split("/", 1)[0].split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as client:
+            head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            client.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+            client.shutdown(socket.SHUT_WR)  # the client is gone: the rest of the body never comes
+            assert client.recv(1024) == b""  # the server closes without an answer
+        assert fake.requests_total == 0
+        assert fake_name == "anthropic" or cast(FakeOpenAIServer, fake).body_counts == {}
+        # A whole request on a new connection is served and counted as before.
+        with socket.create_connection((host, int(port)), timeout=5) as client:
+            client.sendall(f"{head}Content-Length: {len(body)}\r\nx-api-key: k\r\n\r\n".encode() + body)
+            assert client.recv(1024).startswith(b"HTTP/1.1 ")
+        assert fake.requests_total == 1

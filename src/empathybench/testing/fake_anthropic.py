@@ -103,7 +103,9 @@ class _Handler(LoopbackHandler):
             self.close_connection = True
             self.send_json(413, error_body(413, "request too large", 0))
             return
-        raw = self.rfile.read(length) if length > 0 else b""
+        raw = self.read_body(length)
+        if raw is None:
+            return
         if self.path.split("?", 1)[0].rstrip("/").startswith("/v1/messages/batches"):
             self.fake.batches.serve(self, "POST", raw)
             return

@@ -237,8 +237,9 @@ class _Handler(LoopbackHandler):
             self.send_json(404, _error_body(f"no route GET {path}", "not_found_error"))
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
+        raw = self.read_body(int(self.headers.get("Content-Length") or 0))
+        if raw is None:
+            return
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/v1/files" or path.startswith("/v1/batches"):
             self.fake.batches.serve_post(self, path, raw)

@@ -58,6 +58,15 @@ class LoopbackHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return  # quiet: tests and benchmarks read the counters instead
 
+    def read_body(self, length: int) -> bytes | None:
+        """The request body of `length` bytes, or None when the client hung up before sending all of it (a killed
+        client): a real server never serves, and so never counts, such a request; the connection is closed."""
+        raw = self.rfile.read(length) if length > 0 else b""
+        if len(raw) < length:
+            self.close_connection = True
+            return None
+        return raw
+
     def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self.send_raw(status, json.dumps(payload).encode("utf-8"), headers)
 
