@@ -5,6 +5,9 @@ The same replies (a deterministic answer function of each request, the instrumen
 requests the server receives must be the same messages with the same sampling.
 """
 
+from __future__ import annotations
+
+import importlib.util
 import json
 import math
 import os
@@ -12,26 +15,25 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-if os.environ.get("CI"):  # CI installs the `inspect` extra: there these tests must run, never skip
-    import inspect_ai  # noqa: F401
-else:
-    pytest.importorskip("inspect_ai")
-
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog
-from inspect_ai.model import get_model
+# inspect_ai is imported by the tests that use it, not when the suite is collected (1.5 s in every worker).
+if importlib.util.find_spec("inspect_ai") is None:
+    if os.environ.get("CI"):  # CI installs the `inspect` extra: there these tests must run, never skip
+        raise ImportError("inspect_ai is not installed; CI installs the `inspect` extra")
+    pytest.skip("inspect_ai is not installed (the `inspect` extra)", allow_module_level=True)
 
 from conftest import GIEBENCH_FIXTURES, MIRROR
-from empathybench.inspect_bridge.task import RECORD_KEY, TaskOptionError, instrument_task, item_values
 from empathybench.instruments.registry import all_benchmarks, load
 from empathybench.models.base import ChatRequest, Message, Sampling
 from empathybench.models.plausible import PlausibleResponder
 from empathybench.rundir.reader import read_samples
 from empathybench.testing.fake_openai import FakeOpenAIServer
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 MODEL = "gpt-4o-mini"  # inspect's openai provider speaks chat completions to a model named like this
 JUDGE = "gpt-4.1-mini"
@@ -73,7 +75,7 @@ class CannedServer:
         sampling = Sampling(temperature=float(body.get("temperature") or 0), max_tokens=1, seed=body.get("seed"))
         return self.responder(ChatRequest(messages, sampling, tag))
 
-    def __enter__(self) -> "CannedServer":
+    def __enter__(self) -> CannedServer:
         self.server.start()
         return self
 
@@ -109,6 +111,9 @@ def run_inspect(
     log_format: str = "eval",
     **task_args: Any,
 ) -> EvalLog:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
     options, judged = INSTRUMENTS[name]
     judged = judged if grader is None else grader
     base = {"base_url": server.server.base_url, "api_key": API_KEY}
@@ -145,6 +150,8 @@ def test_inspect_task_equals_empathybench_run(name: str, tmp_path: Path, openai_
     assert log.status == "success", log.error
     # The same requests: every message byte for byte, the same sampling, as many of each.
     assert asked_by_inspect == asked_by_run
+    from empathybench.inspect_bridge.task import RECORD_KEY, item_values
+
     summary = json.loads((run_dir / "summary.json").read_text("utf-8"))["benchmarks"][name]
     assert log.results is not None
     (scores,) = log.results.scores
@@ -194,6 +201,8 @@ def test_judged_instrument_without_a_grader_is_refused_before_any_call(tmp_path:
     ],
 )
 def test_bad_task_value_is_one_line_naming_the_allowed_values(task_args: dict[str, Any], expected: str) -> None:
+    from empathybench.inspect_bridge.task import TaskOptionError, instrument_task
+
     with pytest.raises(TaskOptionError) as raised:
         instrument_task("eqbench", **{"options": {}, **_split(task_args)})
     message = str(raised.value)
