@@ -34,12 +34,16 @@ def test_in_process_equals_a_child(args: list[str], tmp_path: Path, mirror: Path
     assert real.stdout or real.stderr
 
 
-def test_the_process_is_left_as_it_was(tmp_path: Path) -> None:
+def test_the_process_is_left_as_it_was(tmp_path: Path, mirror: Path) -> None:
     before_env, before_cwd = dict(os.environ), os.getcwd()
     before_handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     before_streams, before_argv = (sys.stdin, sys.stdout, sys.stderr), sys.argv
-    result = cli_in_process(["report", str(tmp_path / "missing")], {"ONLY_THIS": "1"}, cwd=tmp_path)
-    assert result.returncode != 0 and result.stderr
+    # A whole run: it installs its own SIGTERM handler, which must not outlive it.
+    env = {"ONLY_THIS": "1", "EMPATHYBENCH_MIRROR": str(mirror), "EMPATHYBENCH_CACHE_DIR": str(tmp_path / "c")}
+    args = ["run", "-m", "scripted/plausible", "-b", "eqbench", "-n", "1", "-o", "run", "--quiet"]
+    result = cli_in_process(args, env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "run" / "summary.json").is_file()  # relative to the command's cwd
     assert dict(os.environ) == before_env and os.getcwd() == before_cwd
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before_handlers
     assert (sys.stdin, sys.stdout, sys.stderr) == before_streams and sys.argv == before_argv
