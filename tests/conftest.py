@@ -99,8 +99,10 @@ def cli_in_process(
     Starting a child costs ~1-2 s of CPU (importing the SDKs), most of the suite's time, so a test runs its command
     here unless a process boundary is what it tests (kill -9, signals, two processes at once): those keep
     subprocess. What the command sees is a child's: its own environment, working directory, argv, empty stdin and
-    fresh stdout/stderr; the signal handlers it installs are taken back. An uncaught exception is exit code 1 with
+    fresh stdout/stderr, and the CLI module imported afresh (its consoles read COLUMNS and the like at import); the
+    signal handlers it installs are taken back. An uncaught exception is exit code 1 with
     its traceback on stderr, as in a child."""
+    import importlib
     import io
     import sys
     import traceback
@@ -120,6 +122,8 @@ def cli_in_process(
             os.chdir(cwd)
         sys.argv = ["empathybench", *args]
         sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), out, err
+        # The terminal's consoles read COLUMNS, NO_COLOR and the like when the module is imported, as in a child.
+        importlib.reload(cli)
         try:
             cli.main()
             code = 0
@@ -137,6 +141,7 @@ def cli_in_process(
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
+        importlib.reload(cli)  # consoles as the test's own environment makes them
         for signum, handler in saved_handlers.items():
             if handler is not None:
                 signal.signal(signum, handler)

@@ -1,6 +1,7 @@
 """The suite's in-process runner (conftest.cli_in_process) gives what a child process would: the same exit code,
 stdout and stderr for the same command and environment, and it leaves the test's process as it found it."""
 
+import importlib
 import os
 import signal
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_process
+from empathybench import cli
 
 
 def child(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -26,6 +28,11 @@ def child(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complet
     ],
 )
 def test_in_process_equals_a_child(args: list[str], tmp_path: Path, mirror: Path) -> None:
+    # The CLI was first imported by an earlier test under another terminal width, as happens in the suite (the run
+    # below imports it again under this process's own environment when it ends).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", "60")
+        importlib.reload(cli)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
     env.update(COLUMNS="100", EMPATHYBENCH_CACHE_DIR=str(tmp_path / "cache"))
     real = child(args, env, tmp_path)
