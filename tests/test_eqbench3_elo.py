@@ -323,3 +323,24 @@ def test_the_judgements_file_skips_a_line_cut_short_by_a_kill(tmp_path: Path) ->
     whole = {"format": JUDGEMENTS_FORMAT, "key": "k1", "verdict": {"overall_eq": "A0493+"}}
     path.write_text(json.dumps(whole) + "\n" + json.dumps({**whole, "key": "k2"})[:25], encoding="utf-8")
     assert list(read_judgements(path)) == ["k1"]
+
+
+def test_bradley_terry_fits_of_a_stack_equal_the_fits_one_by_one() -> None:
+    """The bootstrap fits its resamples together; each must be exactly the fit it would be alone, whether it
+    converges early (lopsided), late (close) or has a run nobody compared."""
+    import random
+
+    import numpy as np
+
+    from empathybench.instruments.eqbench3.elo import _bradley_terry_fits, _win_matrix
+
+    draw = random.Random(7)
+    stack = []
+    for _ in range(40):
+        outcomes = [(i, j, draw.choice([0.0, 0.5, 1.0])) for i, j in (draw.sample(range(4), 2) for _ in range(12))]
+        outcomes += [(0, 1, 1.0)] * draw.randint(0, 20)  # some stacks lopsided
+        stack.append(_win_matrix(outcomes, 5))  # run 4 is never compared
+    together = _bradley_terry_fits(np.array(stack))
+    for wins, fitted in zip(stack, together, strict=True):
+        assert fitted.tolist() == _bradley_terry_fits(wins[None])[0].tolist()
+    assert len({tuple(row) for row in together.round(6).tolist()}) > 30  # the fits differ from one another
