@@ -44,6 +44,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+# The test files that run the embedded model. They share one worker: there the model is loaded once and the
+# answers one file asks are in the worker's cache for the next (the demo's are asked again by several), which keeps
+# the suite's time from depending on where the scheduler happened to put them. tests/test_scheduling.py
+# checks this list against the files that carry the `model` mark.
+EMBEDDED_MODEL_FILES = frozenset(
+    {
+        "test_emobench_local.py",
+        "test_empathetic_judge_local.py",
+        "test_first_run.py",
+        "test_local_model.py",
+        "test_seceu_run.py",
+    }
+)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With `--dist loadfile` (the default here), each file is one worker's, and the embedded model's files are
+    one worker's together; any other --dist keeps xdist's own scheduler."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class EmbeddedModelFilesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "embedded-model" if Path(path).name in EMBEDDED_MODEL_FILES else path
+
+    return EmbeddedModelFilesTogether(config, log)
+
+
 def kill_once_polled(command: list[str], env: dict[str, str], batches: Any, polls: int = 3) -> None:
     """Start `command`; once it has polled the fake's held batch `polls` times, kill it with SIGKILL (kill -9)."""
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
