@@ -45,7 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # The test files that run the embedded model. They share one worker: there the model is loaded once and the
-# answers one file asks are in the worker's cache for the next (the demo's are asked again by several), which keeps
+# answers one file asks are in the worker's cache for the next, which keeps
 # the suite's time from depending on where the scheduler happened to put them. tests/test_scheduling.py
 # checks this list against the files that carry the `model` mark.
 EMBEDDED_MODEL_FILES = frozenset(
