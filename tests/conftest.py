@@ -121,17 +121,23 @@ def env(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def exit_code(value: object) -> int:
+    """The exit status a SystemExit with this code gives the shell."""
+    return value if isinstance(value, int) else 0 if value is None else 1
+
+
 def cli_in_process(
-    args: list[str], env: dict[str, str], *, cwd: Path | str | None = None
+    args: list[str], env: dict[str, str] | None = None, *, cwd: Path | str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m empathybench ARGS` with exactly the environment `env` (and cwd), run in this process.
+    """`python -m empathybench ARGS` with exactly the environment `env` (default: this process's) and cwd, run in
+    this process.
 
     Starting a child costs ~1-2 s of CPU (importing the SDKs), most of the suite's time, so a test runs its command
     here unless a process boundary is what it tests (kill -9, signals, two processes at once): those keep
     subprocess. What the command sees is a child's: its own environment, working directory, argv, empty stdin and
     fresh stdout/stderr, and the CLI module imported afresh (its consoles read COLUMNS and the like at import); the
-    signal handlers it installs are taken back. An uncaught exception is exit code 1 with
-    its traceback on stderr, as in a child."""
+    signal handlers it installs are taken back. An uncaught exception is exit code 1 with its traceback on stderr,
+    as in a child."""
     import importlib
     import io
     import sys
@@ -140,6 +146,7 @@ def cli_in_process(
     from empathybench import cli
 
     saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    env = saved_env if env is None else env
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     saved_handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", write_through=True)
@@ -152,16 +159,14 @@ def cli_in_process(
             os.chdir(cwd)
         sys.argv = ["empathybench", *args]
         sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), out, err
-        # The terminal's consoles read COLUMNS, NO_COLOR and the like when the module is imported, as in a child.
-        importlib.reload(cli)
+        importlib.reload(cli)  # consoles as the command's environment makes them
         try:
             cli.main()
             code = 0
         except SystemExit as stopped:
-            value = stopped.code
-            code = value if isinstance(value, int) else 0 if value is None else 1
-            if value is not None and not isinstance(value, int):
-                print(value, file=err)
+            code = exit_code(stopped.code)
+            if stopped.code is not None and not isinstance(stopped.code, int):
+                print(stopped.code, file=err)
         except Exception:
             traceback.print_exc(file=err)
             code = 1
@@ -208,5 +213,4 @@ def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, st
     finally:
         sys.argv = saved
     out, err = capsys.readouterr()
-    code = stopped.value.code
-    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
+    return exit_code(stopped.value.code), out, err

@@ -2,7 +2,6 @@
 
 import csv
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -49,7 +48,7 @@ def test_challenging_matches_derived(mirror: Path) -> None:
 
 def test_cli_rescore_challenging(mirror: Path) -> None:
     path = fetch("emotionbench/results/challenging/gpt-3.5-turbo-BDI-testing.csv").path
-    completed = cli_in_process(["rescore", "emotionbench", str(path), "--challenging", "--json"], dict(os.environ))
+    completed = cli_in_process(["rescore", "emotionbench", str(path), "--challenging", "--json"])
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
     assert result["questionnaire"] == "BDI"

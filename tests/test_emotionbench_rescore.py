@@ -2,7 +2,6 @@
 
 import csv
 import json
-import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -138,7 +137,7 @@ def test_tested_situations_come_from_the_answer_sheet(mirror: Path) -> None:
 
 def test_cli_rescore_prints_json_rows(mirror: Path) -> None:
     path = fetch("emotionbench/results/panas/gpt-4-PANAS-testing.csv").path
-    completed = cli_in_process(["rescore", "emotionbench", str(path), "--json"], dict(os.environ))
+    completed = cli_in_process(["rescore", "emotionbench", str(path), "--json"])
     assert completed.returncode == 0, completed.stderr
     rows = json.loads(completed.stdout)["rows"]
     assert [r["level"] for r in rows].count("factor") == 36
@@ -152,6 +151,6 @@ def test_cli_rescore_prints_json_rows(mirror: Path) -> None:
 def test_cli_rescore_rejects_a_non_sheet(tmp_path: Path) -> None:
     bogus = tmp_path / "x.csv"
     bogus.write_text("a,b\n1,2\n")
-    completed = cli_in_process(["rescore", "emotionbench", str(bogus), "--json"], dict(os.environ))
+    completed = cli_in_process(["rescore", "emotionbench", str(bogus), "--json"])
     assert completed.returncode != 0
     assert "not an upstream EmotionBench answer sheet" in completed.stderr + completed.stdout

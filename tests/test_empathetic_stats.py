@@ -2,7 +2,6 @@
 
 import csv
 import json
-import os
 from functools import cache
 from pathlib import Path
 
@@ -144,7 +143,7 @@ def test_a_subset_is_analysed_as_correctly(mirror: Path, tmp_path: Path) -> None
 def test_cli_json(mirror: Path, tmp_path: Path) -> None:
     subset_file = tmp_path / "subset.csv"
     _write_subset(fetch(RATINGS_FILE).path, subset_file, keep=60)
-    completed = cli_in_process(["rescore", "empathetic", str(subset_file), "--json"], dict(os.environ))
+    completed = cli_in_process(["rescore", "empathetic", str(subset_file), "--json"])
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
     assert set(result["sources"]) == {"human", *LLMS}

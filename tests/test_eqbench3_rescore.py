@@ -164,7 +164,7 @@ def test_runs_file_rubric_numbers() -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return cli_in_process(list(args), dict(os.environ))
+    return cli_in_process(list(args))
 
 
 def test_cli_rescores_a_runs_file_and_refuses_a_foreign_one(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 import io
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -139,7 +138,7 @@ def test_unknown_variant_is_a_clear_error(tmp_path: Path, mirror: Path) -> None:
 def _rescore(tmp_path: Path, answers: Any) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "answers.json"
     path.write_text(json.dumps({"answers": answers}))
-    return cli_in_process(["rescore", "seceu", str(path), "--json"], dict(os.environ))
+    return cli_in_process(["rescore", "seceu", str(path), "--json"])
 
 
 def test_rescore_uniform_answer(tmp_path: Path, mirror: Path) -> None:
