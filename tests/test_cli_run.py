@@ -185,11 +185,11 @@ def test_kill_9_mid_run_then_the_same_command_completes(server: FakeOpenAIServer
     # killed session, once by the resume.
     asked_twice_before = {h: n for h, n in bodies_before_resume.items() if n > 1}
     assert not asked_twice_before, f"the killed session asked these bodies more than once: {asked_twice_before}"
-    bodies = server.body_counts
-    asked_again = {h: n - bodies_before_resume[h] for h, n in bodies.items() if n > bodies_before_resume.get(h, n)}
-    assert len(asked_again) <= concurrency, asked_again
-    assert all(n == 1 for n in asked_again.values()), f"the resume asked these bodies more than once: {asked_again}"
-    assert max(bodies.values()) <= 2
+    by_resume = {h: n - bodies_before_resume.get(h, 0) for h, n in server.body_counts.items()}
+    asked_twice_by_resume = {h: n for h, n in by_resume.items() if n > 1}
+    assert not asked_twice_by_resume, f"the resume asked these bodies more than once: {asked_twice_by_resume}"
+    asked_by_both = [h for h, n in by_resume.items() if n and h in bodies_before_resume]
+    assert len(asked_by_both) <= concurrency, asked_by_both
     assert server.requests_total <= PAPER_ITEMS + concurrency
     assert server.requests_total > asked_before_resume
     assert files_containing(TEST_KEY, run_dir, cache_dir) == []
