@@ -524,15 +524,24 @@ class ItemContext:
     """What a benchmark item sees: a `generate` that records every call for samples.jsonl.
 
     `judge_generate` asks the judge model (`run --judge`); without a judge the model under test judges itself,
-    and `judge_is_self` says so.
+    and `judge_is_self` says so. `simulator_generate` asks the simulated person (`run --simulator`), the third
+    model role of conversational instruments; without one the model under test plays the person itself
+    (`simulator_is_self`).
     """
 
     def __init__(
-        self, engine: Engine, item_id: str, seed: int, judge_engine: Engine | None = None, tag: str = ""
+        self,
+        engine: Engine,
+        item_id: str,
+        seed: int,
+        judge_engine: Engine | None = None,
+        tag: str = "",
+        simulator_engine: Engine | None = None,
     ) -> None:
         self._engine = engine
         self.tag = tag  # the asking instrument's name, passed on with every request (see ChatRequest.tag)
         self._judge_engine = judge_engine
+        self._simulator_engine = simulator_engine
         self.item_id = item_id
         self.seed = seed
         self.calls: list[dict[str, Any]] = []
@@ -544,6 +553,29 @@ class ItemContext:
     @property
     def judge_identity(self) -> dict[str, Any]:
         return (self._judge_engine or self._engine).identity
+
+    @property
+    def simulator_is_self(self) -> bool:
+        return self._simulator_engine is None
+
+    @property
+    def simulator_identity(self) -> dict[str, Any]:
+        return (self._simulator_engine or self._engine).identity
+
+    async def simulator_generate(
+        self,
+        messages: Sequence[Message] | str,
+        sampling: Sampling,
+        *,
+        repetition: int = 0,
+        attempt: int = 0,
+        budget_reasks: int = 0,
+    ) -> Generation:
+        """One call of the simulated person (the role `simulator`; tagged "<instrument>:simulator")."""
+        engine = self._simulator_engine or self._engine
+        return await self._ask(
+            engine, messages, sampling, repetition, attempt, role="simulator", budget_reasks=budget_reasks
+        )
 
     async def judge_generate(
         self,
