@@ -79,7 +79,7 @@ class Tally:
 
 def eqbench_requests(count: int) -> list[ChatRequest]:
     """The first `count` paper-preset prompts, with the sampling of their first attempt."""
-    prepared = EQBench().prepare("paper", options={}, limit=count, seed=0, allow_unverified=False)
+    prepared = EQBench().prepare_preset("paper", {}, limit=count, seed=0, allow_unverified=False)
     config = prepared.config
     requests = []
     for item in prepared.items:

@@ -20,7 +20,7 @@ import pytest
 import empathybench
 from conftest import invoke
 from empathybench.instruments.registry import all_benchmarks
-from empathybench.report.schema import summary_schema
+from empathybench.schema.files import checked_in
 from empathybench.testing.fake_openai import FakeOpenAIServer, fill_score_lines
 
 SRC = Path(empathybench.__file__).resolve().parent
@@ -134,7 +134,7 @@ def test_judge_validate_checks_its_url_and_out_before_asking(
 ) -> None:
     args = ["judge", "validate", "--judge", "openai/fake", "--limit", "2", "-q"]
     code, _, err = invoke(capsys, *args, "--base-url", "http://127.0.0.1:99999/v1")
-    assert_one_error_line(code, err, "--base-url is not a usable URL")
+    assert_one_error_line(code, err, "--judge-base-url is not a usable URL")
     with small_filesystem(env / "ro", read_only=True) as read_only:
         code, _, err = invoke(capsys, *args, "--base-url", server.base_url, "--out", str(read_only / "v.json"))
     assert_one_error_line(code, err, "is not writable")
@@ -280,7 +280,7 @@ def test_repeats_count_every_call_and_label_the_first_repeat(
     code, out, err = invoke(capsys, *run_args(server, "--limit", "3", "--repeats", "3", "--out", str(env / "rep")))
     assert code == 0, err
     summary = json.loads((env / "rep" / "summary.json").read_text())
-    jsonschema.validate(summary, summary_schema())
+    jsonschema.validate(summary, checked_in("summary.schema.json"))
     assert summary["repeats"]["seeds"] == [0, 1, 2]
     assert summary["usage"]["calls"] == server.requests_total == 9
     flat = " ".join(out.split())
@@ -382,7 +382,7 @@ def test_lm_eval_protocol_sends_lm_evals_body_and_headlines_its_figure(
         assert body["seed"] == 1234
         assert body["temperature"] == 0.0 and body["max_tokens"] == 80 and body["stop"] == ["\n\n"]
     summary = json.loads((env / "lm" / "summary.json").read_text())
-    jsonschema.validate(summary, summary_schema())
+    jsonschema.validate(summary, checked_in("summary.schema.json"))
     result = summary["benchmarks"]["eqbench"]
     records = [json.loads(line) for line in (env / "lm" / "samples.jsonl").read_text().splitlines()]
     expected = sum(10 * r["score"] for r in records if r["score"] is not None) / 6  # lm-eval: unparsed = 0

@@ -21,8 +21,10 @@ import pytest
 
 from conftest import run_in_process
 from empathybench.data.fetch import source_url
-from empathybench.data.registry import REGISTRY
+from empathybench.data.registry import pin
 from empathybench.testing.fake_openai import FakeOpenAIServer
+
+PINS = "empathybench.instruments.eqbench"  # the package whose pins.json holds the files these tests read
 
 TEST_KEY = "sk-test-secret-123"
 PAPER_ITEMS = 171
@@ -197,7 +199,7 @@ def test_kill_9_mid_run_then_the_same_command_completes(server: FakeOpenAIServer
 
 def _tampered_mirror(mirror: Path, root: Path) -> Path:
     """A mirror holding only the EQ-Bench v2 questions file, with one byte of one dialogue changed."""
-    entry = REGISTRY[QUESTIONS_KEY]
+    entry = pin(PINS, QUESTIONS_KEY)
     original = Path(source_url(entry, mirror=str(mirror)))
     copy = Path(source_url(entry, mirror=str(root)))
     copy.parent.mkdir(parents=True)
@@ -260,7 +262,7 @@ def test_allow_unverified_runs_and_records_the_actual_hash(
     server: FakeOpenAIServer, tmp_path: Path, mirror: Path
 ) -> None:
     tampered_mirror = _tampered_mirror(mirror, tmp_path / "mirror")
-    tampered = Path(source_url(REGISTRY[QUESTIONS_KEY], mirror=str(tampered_mirror))).read_bytes()
+    tampered = Path(source_url(pin(PINS, QUESTIONS_KEY), mirror=str(tampered_mirror))).read_bytes()
     run_dir = tmp_path / "run"
     env = cli_env(tmp_path / "cache", tampered_mirror)
     result = run_cli(run_command(server.base_url, run_dir, "--allow-unverified", "--quiet"), env)
@@ -271,5 +273,5 @@ def test_allow_unverified_runs_and_records_the_actual_hash(
     [data_file] = run_info["benchmarks"]["eqbench"]["data_files"]
     assert data_file["verified"] is False
     assert data_file["sha256"] == hashlib.sha256(tampered).hexdigest()
-    assert data_file["sha256"] != REGISTRY[QUESTIONS_KEY].sha256
+    assert data_file["sha256"] != pin(PINS, QUESTIONS_KEY).sha256
     assert len(read_records(run_dir)) == PAPER_ITEMS

@@ -264,7 +264,9 @@ def test_run_json_records_tokens_and_cost_per_role(server: FakeOpenAIServer, tmp
 
 
 def test_meter_reads_cached_input_and_stops_before_the_budget() -> None:
-    prices = RunPrices(parse_model_spec("openai/x"), None, parse_price_option("input=10,output=20,cached=1"), None)
+    prices = RunPrices(
+        {"model": parse_model_spec("openai/x")}, {"model": parse_price_option("input=10,output=20,cached=1")}
+    )
     meter = CostMeter(prices, budget_usd=0.01, spent_before_usd=0.004)
     request = ChatRequest.of([Message("user", "a" * 400)], Sampling(temperature=0, max_tokens=100), "eqbench")
     reservation = meter.reserve("model", request)  # 106 in, 100 out at most: ~$0.003, fits

@@ -39,8 +39,8 @@ def test_pins_are_the_spec_manifest() -> None:
 
 
 def test_every_pin_fetches_and_verifies_against_both_hashes(mirror: Path) -> None:
-    for key, entry in pins().items():
-        fetched = fetch_pinned(key)
+    for entry in pins().values():
+        fetched = fetch_entry(entry)
         data = fetched.path.read_bytes()
         assert fetched.verified and sha256_of(data) == entry.sha256 and git_blob_sha1_of(data) == entry.git_blob_sha1
 
@@ -56,8 +56,8 @@ def test_a_tampered_mirror_copy_is_refused(mirror: Path, tmp_path: Path, monkeyp
     with pytest.raises(DataError, match=r"checksum mismatch for emobench/2025/data/EU\.jsonl"):
         fetch_entry(entry)
     assert not fetch_entry(entry, allow_unverified=True).verified
-    with pytest.raises(DataError, match="unknown EmoBench data file"):
-        fetch_pinned("emobench/nosuch")
+    with pytest.raises(DataError, match="unknown data file 'emobench/nosuch'"):
+        fetch_pinned("empathybench.instruments.emobench", "emobench/nosuch")
 
 
 def test_items_parse_into_records_with_the_spec_counts(mirror: Path) -> None:

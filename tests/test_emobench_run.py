@@ -34,7 +34,7 @@ def _run(prepared: PreparedBenchmark, responder: Any) -> tuple[list[dict[str, An
 
 
 def test_quick_paper2024_always_a_scores_the_always_a_baseline(mirror: Path) -> None:
-    prepared = EmoBench().prepare("quick", options={}, limit=None, seed=0, allow_unverified=False)
+    prepared = EmoBench().prepare_preset("quick", {}, limit=None, seed=0, allow_unverified=False)
     assert len(prepared.items) == 80  # 20 per task and language
     records, backend = _run(prepared, lambda request: "(a)")
     config = config_from_options("quick", {})
@@ -55,9 +55,7 @@ def test_quick_paper2024_always_a_scores_the_always_a_baseline(mirror: Path) -> 
 
 
 def test_paper2024_cause_question_names_the_models_own_emotion(mirror: Path) -> None:
-    prepared = EmoBench().prepare(
-        "quick", options={"task": "EU", "lang": "en"}, limit=2, seed=0, allow_unverified=False
-    )
+    prepared = EmoBench().prepare_preset("quick", {"task": "EU", "lang": "en"}, limit=2, seed=0, allow_unverified=False)
 
     def responder(request: ChatRequest) -> str:
         return "(b)" if "ultimately feel" in request.messages[1].content else "I cannot tell"
@@ -77,8 +75,8 @@ def _json_letters(request: ChatRequest, letter: str) -> str:
 
 
 def test_repo2025_exact_json_against_robust(mirror: Path) -> None:
-    prepared = EmoBench().prepare(
-        "quick", options={"protocol": "repo2025", "lang": "zh"}, limit=5, seed=0, allow_unverified=False
+    prepared = EmoBench().prepare_preset(
+        "quick", {"protocol": "repo2025", "lang": "zh"}, limit=5, seed=0, allow_unverified=False
     )
     records, backend = _run(prepared, lambda request: _json_letters(request, "a"))  # lower case
     assert len(backend.calls) == 10  # one call per item
@@ -95,9 +93,9 @@ def test_repo2025_exact_json_against_robust(mirror: Path) -> None:
 
 def test_extra_orders_are_seeded_permutations_and_samples_are_distinct_requests(mirror: Path) -> None:
     options = {"task": "EA", "lang": "en", "orders": "6", "samples": "2"}
-    first = EmoBench().prepare("quick", options=options, limit=3, seed=1, allow_unverified=False)
-    again = EmoBench().prepare("quick", options=options, limit=3, seed=1, allow_unverified=False)
-    other = EmoBench().prepare("quick", options=options, limit=3, seed=2, allow_unverified=False)
+    first = EmoBench().prepare_preset("quick", options, limit=3, seed=1, allow_unverified=False)
+    again = EmoBench().prepare_preset("quick", options, limit=3, seed=1, allow_unverified=False)
+    other = EmoBench().prepare_preset("quick", options, limit=3, seed=2, allow_unverified=False)
     orders = [o.choices for o in first.items[0].payload.orders]
     assert len(orders) == 6 and orders == [o.choices for o in again.items[0].payload.orders]
     assert all(sorted(o) == sorted(orders[0]) for o in orders)
@@ -125,8 +123,8 @@ def test_preset_call_counts_and_option_errors() -> None:
 
 
 def test_full_preset_asks_four_conditions_and_reports_fine_categories(mirror: Path) -> None:
-    prepared = EmoBench().prepare(
-        "full", options={"lang": "zh", "orders": "1", "samples": "1"}, limit=3, seed=0, allow_unverified=False
+    prepared = EmoBench().prepare_preset(
+        "full", {"lang": "zh", "orders": "1", "samples": "1"}, limit=3, seed=0, allow_unverified=False
     )
     records, backend = _run(prepared, lambda request: _json_letters(request, "A") + "\n(a)")
     config = config_from_options("full", {"lang": "zh", "orders": "1", "samples": "1"})
@@ -142,7 +140,7 @@ def test_full_preset_asks_four_conditions_and_reports_fine_categories(mirror: Pa
 
 def test_unanswered_items_are_counted_and_a_mostly_unanswered_figure_is_labelled_insufficient(mirror: Path) -> None:
     options = {"task": "EA", "lang": "both"}
-    prepared = EmoBench().prepare("quick", options=options, limit=4, seed=0, allow_unverified=False)
+    prepared = EmoBench().prepare_preset("quick", options, limit=4, seed=0, allow_unverified=False)
     # en: every item answered; zh: only the first of four (the rest is prose no parser reads)
     records, _ = _run(prepared, lambda request: "(a)")
     answered_zh = {prepared.items[4].id}
@@ -160,7 +158,7 @@ def test_unanswered_items_are_counted_and_a_mostly_unanswered_figure_is_labelled
     assert "EA-zh (1 of 4 items answered)" in summary["headline_note"]
     assert result_validity(summary)["status"] == "valid"  # 5 of 8 items overall: the house rule is met
     only_zh = [r for r in records if r["language"] == "zh"]
-    zh_run = EmoBench().prepare("quick", options={**options, "lang": "zh"}, limit=4, seed=0, allow_unverified=False)
+    zh_run = EmoBench().prepare_preset("quick", {**options, "lang": "zh"}, limit=4, seed=0, allow_unverified=False)
     assert result_validity(zh_run.summarize(only_zh))["status"] == "insufficient"  # 1 of 4
 
 

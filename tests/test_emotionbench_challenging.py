@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_process
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.emotionbench.questionnaires import CHALLENGING_BY_EMOTION, load_questionnaires
 from empathybench.instruments.emotionbench.rescore import rescore_file
+
+PINS = "empathybench.instruments.emotionbench"  # the package whose pins.json holds the files these tests read
 
 DERIVED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "emotionbench" / "derived"
 SCORING_NAMES = {"paper(no reverse, plain sum)": "paper", "repo_code(reverse+compute_mode)": "corrected"}
@@ -29,7 +31,10 @@ def test_challenging_matches_derived(mirror: Path) -> None:
     questionnaires = load_questionnaires()
     got = {}
     for name in CHALLENGING_BY_EMOTION.values():
-        path = fetch(f"emotionbench/results/challenging/gpt-3.5-turbo-{name}-testing.csv").path
+        path = fetch_pinned(
+            PINS,
+            f"emotionbench/results/challenging/gpt-3.5-turbo-{name}-testing.csv",
+        ).path
         for row in rescore_file(path, questionnaires, challenging=True)["rows"]:
             got[(name, row["scoring"], row["category"], row["level"], row["factor"] or "")] = row
     with (DERIVED / "challenging_recomputed.csv").open(newline="") as handle:
@@ -47,7 +52,7 @@ def test_challenging_matches_derived(mirror: Path) -> None:
 
 
 def test_cli_rescore_challenging(mirror: Path) -> None:
-    path = fetch("emotionbench/results/challenging/gpt-3.5-turbo-BDI-testing.csv").path
+    path = fetch_pinned(PINS, "emotionbench/results/challenging/gpt-3.5-turbo-BDI-testing.csv").path
     completed = cli_in_process(["rescore", "emotionbench", str(path), "--challenging", "--json"])
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)

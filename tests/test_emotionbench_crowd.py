@@ -5,10 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.emotionbench.crowd import alignment, human_table, load_crowd
 from empathybench.instruments.emotionbench.questionnaires import load_questionnaires
 from empathybench.instruments.emotionbench.rescore import rescore_file
+
+PINS = "empathybench.instruments.emotionbench"  # the package whose pins.json holds the files these tests read
 
 DERIVED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "emotionbench" / "derived"
 
@@ -47,7 +49,9 @@ def test_crowd_overall_row_of_spec_8_3(mirror: Path, human_rows: list[dict]) -> 
 
 def test_alignment_with_people(mirror: Path, human_rows: list[dict]) -> None:
     model_rows = rescore_file(
-        fetch("emotionbench/results/panas/gpt-4-PANAS-testing.csv").path, load_questionnaires(), challenging=False
+        fetch_pinned(PINS, "emotionbench/results/panas/gpt-4-PANAS-testing.csv").path,
+        load_questionnaires(),
+        challenging=False,
     )["rows"]
     result = alignment(model_rows, human_rows, resamples=300)
     assert result["n_factors"] == 36

@@ -27,7 +27,7 @@ def _run(model: str, out: Path) -> dict[str, Any]:
 
 def test_the_registry_hands_out_the_instrument_itself_with_its_profile_facts() -> None:
     emotionbench = registry.load("emotionbench")
-    assert isinstance(emotionbench, Instrument) and not isinstance(emotionbench, registry.LegacyInstrument)
+    assert isinstance(emotionbench, Instrument) and type(emotionbench).__name__ == "EmotionBench"
     assert emotionbench.rescore is not None and set(emotionbench.rescore.flags) == {"challenging"}
     row = build_profile({"emotionbench": {"status": "ok"}, "seceu": {"status": "ok"}, "eqbench": {"status": "ok"}})
     assert [r["benchmark"] for r in row] == ["eqbench", "seceu", "emotionbench"]  # position 3

@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 
 from conftest import cli_in_process
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.emotionbench.data import load_tested_situations
 from empathybench.instruments.emotionbench.questionnaires import load_questionnaires
 from empathybench.instruments.emotionbench.rescore import rescore_file
+
+PINS = "empathybench.instruments.emotionbench"  # the package whose pins.json holds the files these tests read
 
 DERIVED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "emotionbench" / "derived"
 MODELS = ("gpt-3.5-turbo", "gpt-4", "llama2-7b", "llama3.1-8b")
@@ -74,7 +76,7 @@ PAPER_DEFAULTS = {
 
 @cache
 def _rescored(model: str) -> dict[str, Any]:
-    path = fetch(f"emotionbench/results/panas/{model}-PANAS-testing.csv").path
+    path = fetch_pinned(PINS, f"emotionbench/results/panas/{model}-PANAS-testing.csv").path
     return rescore_file(path, load_questionnaires(), challenging=False)
 
 
@@ -136,7 +138,7 @@ def test_tested_situations_come_from_the_answer_sheet(mirror: Path) -> None:
 
 
 def test_cli_rescore_prints_json_rows(mirror: Path) -> None:
-    path = fetch("emotionbench/results/panas/gpt-4-PANAS-testing.csv").path
+    path = fetch_pinned(PINS, "emotionbench/results/panas/gpt-4-PANAS-testing.csv").path
     completed = cli_in_process(["rescore", "emotionbench", str(path), "--json"])
     assert completed.returncode == 0, completed.stderr
     rows = json.loads(completed.stdout)["rows"]

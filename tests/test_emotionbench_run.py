@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.errors import UserError
 from empathybench.instruments.emotionbench.bench import config_from
 from empathybench.instruments.emotionbench.parse import parse_reply
@@ -19,6 +19,8 @@ from empathybench.instruments.emotionbench.questionnaires import load_questionna
 from empathybench.models.base import ChatRequest
 from empathybench.models.scripted import register_script
 from empathybench.run.execute import RunOptions, execute_run
+
+PINS = "empathybench.instruments.emotionbench"  # the package whose pins.json holds the files these tests read
 
 NEGATIVE_ITEM_IDS = {2, 4, 6, 7, 8, 11, 13, 15, 18, 20}
 
@@ -184,7 +186,7 @@ def test_paper_preset_against_an_openai_compatible_server(
 )
 def test_messages_equal_the_upstream_sheet_columns(mirror: Path, sheet: str, scale: str) -> None:
     """Spec §5.3: the user message is the question-0 column joined by newlines, SCENARIO replaced by row 0."""
-    with fetch(f"emotionbench/{sheet}").path.open(newline="", encoding="utf-8") as handle:
+    with fetch_pinned(PINS, f"emotionbench/{sheet}").path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     question_column = "\n".join(row[0] for row in rows[1:])
     questionnaire = load_questionnaires()[scale]

@@ -223,6 +223,7 @@ def test_judged_run_sends_judge_calls_to_the_judge_model(tmp_path: Path, mirror:
     run_dir = tmp_path / "run"
     with FakeOpenAIServer(answer=judge) as server:
         args = ["run", "--model", "openai/gen-model", "--judge", "openai/judge-model", "--base-url", server.base_url]
+        args += ["--judge-base-url", server.base_url]
         args += ["--bench", "empathetic", "--preset", "quick", "--out", str(run_dir), "--quiet"]
         result = cli(args, cli_env(tmp_path / "cache", mirror))
     assert result.returncode == 0, result.stderr

@@ -9,10 +9,12 @@ import pytest
 from scipy.stats import chi2_contingency
 
 from conftest import cli_in_process
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.empathetic.data import RATINGS_FILE
 from empathybench.instruments.empathetic.stats import rescore_ratings_file
 from empathybench.stats.contingency import holm_adjust
+
+PINS = "empathybench.instruments.empathetic"  # the package whose pins.json holds the files these tests read
 
 LLMS = ("chatgpt_empathy", "llama_empathy", "gemini_empathy", "mixtral_empathy")
 
@@ -63,7 +65,7 @@ PER_EMOTION = {
 
 @cache
 def _rescored_release() -> dict:
-    return rescore_ratings_file(fetch(RATINGS_FILE).path)
+    return rescore_ratings_file(fetch_pinned(PINS, RATINGS_FILE).path)
 
 
 @pytest.fixture
@@ -126,7 +128,7 @@ def _write_subset(source: Path, target: Path, keep: int) -> list[dict[str, str]]
 
 def test_a_subset_is_analysed_as_correctly(mirror: Path, tmp_path: Path) -> None:
     subset_file = tmp_path / "subset.csv"
-    rows = _write_subset(fetch(RATINGS_FILE).path, subset_file, keep=150)
+    rows = _write_subset(fetch_pinned(PINS, RATINGS_FILE).path, subset_file, keep=150)
     result = rescore_ratings_file(subset_file)
     human_good = sum(r["rating_human"] == "3" for r in rows)
     for llm in LLMS:
@@ -142,7 +144,7 @@ def test_a_subset_is_analysed_as_correctly(mirror: Path, tmp_path: Path) -> None
 
 def test_cli_json(mirror: Path, tmp_path: Path) -> None:
     subset_file = tmp_path / "subset.csv"
-    _write_subset(fetch(RATINGS_FILE).path, subset_file, keep=60)
+    _write_subset(fetch_pinned(PINS, RATINGS_FILE).path, subset_file, keep=60)
     completed = cli_in_process(["rescore", "empathetic", str(subset_file), "--json"])
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
@@ -153,7 +155,9 @@ def test_cli_json(mirror: Path, tmp_path: Path) -> None:
 
 
 def test_earlier_chatgpt_study(mirror: Path) -> None:
-    result = rescore_ratings_file(fetch("empathetic_responding/welivita_pu_2024_chatgpt_vs_human_ratings.csv").path)
+    result = rescore_ratings_file(
+        fetch_pinned(PINS, "empathetic_responding/welivita_pu_2024_chatgpt_vs_human_ratings.csv").path
+    )
     assert result["sources"]["chatgpt"]["good"] == 1268
     assert result["sources"]["chatgpt"]["chi2_good_vs_human"] == 80.26  # spec §4.6
 

@@ -145,7 +145,7 @@ def test_400_is_not_retried_and_the_item_is_recorded_as_an_error(server: FakeOpe
     store.open("fingerprint")
     progress = RunProgress(Console(file=None, quiet=True), engine.stats, enabled=False)
     try:
-        asyncio.run(_run_pending(engine, [(bench, item) for item in bench.items], store, 0, progress))
+        asyncio.run(_run_pending({"model": engine}, [(bench, item) for item in bench.items], store, 0, progress))
     finally:
         store.close()
 

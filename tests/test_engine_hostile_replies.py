@@ -21,7 +21,7 @@ from conftest import run_in_process
 from empathybench.engine.engine import CallFailedError, Engine, ItemContext, RetryPolicy
 from empathybench.engine.progress import RunProgress
 from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
-from empathybench.models.base import ChatResponse, Sampling, normalise_response, token_count
+from empathybench.models.base import Backend, ChatResponse, Sampling, normalise_response, token_count
 from empathybench.models.openai_backend import OpenAIBackend
 from empathybench.run.execute import _run_pending
 from empathybench.rundir.store import RunStore, read_samples
@@ -123,7 +123,7 @@ def test_unexpected_exception_in_one_item_is_an_error_record(server: FakeOpenAIS
     store.open("fingerprint")
     progress = RunProgress(Console(file=None, quiet=True), engine.stats, enabled=False)
     try:
-        asyncio.run(_run_pending(engine, [(bench, item) for item in items], store, 0, progress))
+        asyncio.run(_run_pending({"model": engine}, [(bench, item) for item in items], store, 0, progress))
     finally:
         store.close()
 
@@ -232,7 +232,7 @@ def test_judge_validate_timeout_bounds_a_hung_request(server: FakeOpenAIServer, 
     assert server.requests_total == 4  # the hung request (logged only once it ends) and 3 answered ones
 
 
-class _SlowInProcessBackend:
+class _SlowInProcessBackend(Backend):
     """Stands in for llama.cpp: a call that cannot be interrupted, so no timeout may cut it."""
 
     provider, model, default_concurrency, interruptible = "inprocess", "slow", 1, False

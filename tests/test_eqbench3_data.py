@@ -39,7 +39,7 @@ def test_every_pin_fetches_and_matches_both_hashes(mirror: Path) -> None:
 def test_pins_follow_the_spec_manifest() -> None:
     if not SPEC_MANIFEST.is_file():
         pytest.skip("the spec manifest is not beside the repository")
-    manifest = {e["path"].rsplit("/", 1)[-1]: e for e in json.loads(SPEC_MANIFEST.read_text("utf-8"))}
+    manifest = {"eqbench3/" + e["path"].rsplit("/", 1)[-1]: e for e in json.loads(SPEC_MANIFEST.read_text("utf-8"))}
     pins = data.pins()
     assert set(pins) == set(manifest)
     for name, entry in pins.items():
@@ -48,14 +48,14 @@ def test_pins_follow_the_spec_manifest() -> None:
             manifest[name]["git_blob_sha1"],
             manifest[name]["commit"],
         )
-    prompt_files = [e for n, e in pins.items() if n != data.ELO_RESULTS_FILE]
+    prompt_files = [e for n, e in pins.items() if n != f"eqbench3/{data.ELO_RESULTS_FILE}"]
     assert {e.commit for e in prompt_files} == {data.PINNED_COMMIT}
 
 
 def test_a_changed_copy_is_refused(mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from empathybench.errors import DataError
 
-    entry = data.pins()["debrief_prompt.txt"]
+    entry = data.pins()["eqbench3/debrief_prompt.txt"]
     fake = tmp_path / entry.repo / entry.commit / entry.path
     fake.parent.mkdir(parents=True)
     fake.write_text("changed", encoding="utf-8")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from empathybench.data.fetch import fetch_file
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.eqbench.parse import (
     extract_pairs,
     parse_answer,
@@ -14,6 +14,8 @@ from empathybench.instruments.eqbench.parse import (
     split_revise_blocks,
 )
 from empathybench.instruments.eqbench.prompts import emotion_labels
+
+PINS = "empathybench.instruments.eqbench"  # the package whose pins.json holds the files these tests read
 
 
 def make_reference(labels: list[str], scores: list[Any] | None = None) -> dict[str, Any]:
@@ -224,7 +226,7 @@ def test_unknown_mode_or_language_is_rejected() -> None:
 
 
 def _load(key: str) -> dict[str, Any]:
-    path: Path = fetch_file(key)
+    path: Path = fetch_pinned(PINS, key).path
     return json.loads(path.read_text(encoding="utf-8"))
 
 

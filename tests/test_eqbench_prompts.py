@@ -6,13 +6,15 @@ from typing import Any
 
 import pytest
 
-from empathybench.data.fetch import fetch_file
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.eqbench.prompts import (
     emotion_labels,
     no_revise_prompt,
     reference_scores,
     revise_prompt,
 )
+
+PINS = "empathybench.instruments.eqbench"  # the package whose pins.json holds the files these tests read
 
 # Question files and the language of their no-revise transform.
 QUESTION_FILES: dict[str, str] = {
@@ -94,7 +96,7 @@ EXPECTED_JA = (
 
 
 def _load(key: str) -> dict[str, Any]:
-    path: Path = fetch_file(key)
+    path: Path = fetch_pinned(PINS, key).path
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -12,15 +12,17 @@ from typing import Any
 
 import pytest
 
-from empathybench.data.fetch import fetch_file
-from empathybench.data.registry import REGISTRY
+from empathybench.data.fetch import fetch_pinned
+from empathybench.data.registry import load_pins
 from empathybench.instruments.eqbench.rescore import (
     load_json,
     parse_stored_answers,
     rescore_upstream_results,
 )
 
-RESULT_KEYS = sorted(key for key in REGISTRY if key.startswith("eqbench/results_v2_raw/"))
+PINS = "empathybench.instruments.eqbench"  # the package whose pins.json holds the files these tests read
+
+RESULT_KEYS = sorted(key for key in load_pins(PINS) if key.startswith("eqbench/results_v2_raw/"))
 QUESTIONS_KEY = "eqbench/v2/eq_bench_v2_questions_171.json"
 DERIVED_CSV = (
     Path(__file__).resolve().parents[1].parent
@@ -34,12 +36,12 @@ DERIVED_CSV = (
 
 @cache
 def _questions() -> dict[str, Any]:
-    return load_json(fetch_file(QUESTIONS_KEY))
+    return load_json(fetch_pinned(PINS, QUESTIONS_KEY).path)
 
 
 @cache
 def _rescored(key: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    data = load_json(fetch_file(key))
+    data = load_json(fetch_pinned(PINS, key).path)
     return data, rescore_upstream_results(data, _questions())
 
 

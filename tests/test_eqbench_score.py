@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from empathybench.data.fetch import fetch_file
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.eqbench.prompts import emotion_labels, reference_scores
 from empathybench.instruments.eqbench.score import (
     V2_ADJUST_CONSTANT,
@@ -20,6 +20,8 @@ from empathybench.instruments.eqbench.score import (
     score_v1,
     score_v2,
 )
+
+PINS = "empathybench.instruments.eqbench"  # the package whose pins.json holds the files these tests read
 
 LABELS = ["Calm", "Tense", "Bored", "Glad"]
 
@@ -220,7 +222,7 @@ def test_lm_eval_aggregate_counts_unparseable_as_zero() -> None:
 
 
 def _load(key: str) -> dict[str, Any]:
-    path: Path = fetch_file(key)
+    path: Path = fetch_pinned(PINS, key).path
     return json.loads(path.read_text(encoding="utf-8"))
 
 

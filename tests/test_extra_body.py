@@ -82,6 +82,7 @@ def test_the_judge_gets_its_own_extra_body(
     answers, server = recorder
     args = ["run", "--model", "openai/fake", "--base-url", server.base_url, "--bench", "empathetic", "--limit", "1"]
     judge = ["--judge", "openai/judge", "--judge-arg", 'extra_body.guided_choice=["Good", "Okay", "Bad"]']
+    judge += ["--judge-arg", f"base_url={server.base_url}"]
     code, _, err = invoke(capsys, *args, *judge, "-q", "--out", "j")
     assert code == 0, err
     judged = [b for b in answers.bodies if b["model"] == "judge"]

@@ -21,9 +21,9 @@ from empathybench.engine.engine import RunStats
 from empathybench.engine.progress import RunProgress
 from empathybench.report.compare import RunData, paired_difference, unique_labels
 from empathybench.report.profile import title_of
-from empathybench.report.schema import summary_schema
 from empathybench.report.terminal import print_summary
 from empathybench.run.options import default_preset, demo_selection
+from empathybench.schema.files import checked_in
 
 
 def _invoke(*args: str) -> Any:
@@ -153,7 +153,7 @@ def test_invalid_insufficient_and_self_judged_are_labelled_everywhere(tmp_path: 
     expected[(plausible, "empathetic")] = "self-judged"
     for (directory, name), status in expected.items():
         summary = _summary(directory)
-        jsonschema.validate(summary, summary_schema())
+        jsonschema.validate(summary, checked_in("summary.schema.json"))
         assert summary["benchmarks"][name]["validity"]["status"] == status
         assert next(r for r in summary["profile"] if r["benchmark"] == name)["validity"]["status"] == status
         label = summary["benchmarks"][name]["validity"]["label"]

@@ -1,4 +1,4 @@
-"""One number formatter: empathybench.formatting (reports import it as report.format) writes every figure; no other
+"""One number formatter: empathybench.formatting writes every figure; no other
 module formats a number with a precision of its own."""
 
 import ast
@@ -43,12 +43,6 @@ def test_no_module_but_the_formatter_formats_numbers_itself() -> None:
         }
     )
     assert not offenders, "format these through empathybench.formatting:\n" + "\n".join(offenders)
-
-
-def test_the_report_format_module_is_the_same_formatter() -> None:
-    from empathybench.report import format as report_format
-
-    assert report_format.number is number and report_format.compact is compact
 
 
 @pytest.mark.parametrize(

@@ -210,7 +210,7 @@ def test_quick_subset_is_fixed_and_spread_over_dimensions() -> None:
     assert (
         len(
             GIEBench()
-            .prepare("quick", options={"data_dir": str(OFFICIAL_DIR)}, limit=3, seed=0, allow_unverified=True)
+            .prepare_preset("quick", {"data_dir": str(OFFICIAL_DIR)}, limit=3, seed=0, allow_unverified=True)
             .items
         )
         == 3

@@ -96,6 +96,7 @@ def run_empathybench(name: str, server: CannedServer, out: Path) -> Path:
         options={f"{name}.{k}": v for k, v in options.items()},
         judge=f"openai/{JUDGE}" if judged else None,
         base_url=server.server.base_url,
+        judge_base_url=server.server.base_url if judged else None,
         use_cache=False,
         allow_unverified=True,
     )
@@ -173,7 +174,7 @@ def test_inspect_task_equals_empathybench_run(name: str, tmp_path: Path, openai_
         fields = {k: v for k, v in record.items() if k not in ("calls", "usage", "elapsed_s")}
         assert sample.scores is not None
         config = json.loads((run_dir / "run.json").read_text("utf-8"))["benchmarks"][name]["config"]
-        expected = item_values(fields, getattr(instrument, "item_value", None), config)
+        expected = item_values(fields, instrument.item_value, config)
         assert sample.scores[name].value == expected
         assert any(value is not None for value in expected.values()) or fields.get("parse_error")
         assert sample.scores[name].explanation

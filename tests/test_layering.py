@@ -23,6 +23,7 @@ LAYERS = {
     "testing": 7,
     "inspect_bridge": 7,  # the inspect_ai entry point: above run/, the only importer of inspect_ai
     "cli_reference": 7,  # docs/cli.md from the CLI
+    "cli_commands": 7,  # what each command does, behind its definition in cli.py
     "run": 6,
     "report": 5,
     "instruments": 4,

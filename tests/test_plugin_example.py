@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 import empathybench
-from empathybench.report.schema import summary_schema
+from empathybench.schema.files import checked_in
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = REPO / "examples" / "plugin"
@@ -65,13 +65,14 @@ def test_it_is_listed_and_speaks_the_typed_protocol(installed: Path, tmp_path: P
     assert "example.attempts" in listed and "eqbench — " in listed  # beside the built-ins
     code = (
         "from empathybench.instruments import registry; i = registry.load('example');"
-        "print(type(i).__module__, isinstance(i, registry.LegacyInstrument), i.canned is not None,"
+        "from empathybench.instruments.protocol import Instrument;"
+        "print(type(i).__module__, isinstance(i, Instrument), i.canned is not None,"
         " 'example' in [b.name for b in registry.resolve_benchmarks(None)])"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed), str(SOURCE)])}
     seen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
-    # Its own class (not the adapter for untyped instruments), with canned answers; not in a run without --bench.
-    assert seen.stdout.split() == ["empathybench_example.instrument", "False", "True", "False"], seen.stderr
+    # Its own class, a subclass of the contract, with canned answers; not in a run without --bench.
+    assert seen.stdout.split() == ["empathybench_example.instrument", "True", "True", "False"], seen.stderr
 
 
 def test_it_runs_on_scripted_models_reports_and_compares(installed: Path, tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ def test_it_runs_on_scripted_models_reports_and_compares(installed: Path, tmp_pa
         _cli(installed, "run", "-m", model, "--bench", "example", "--out", str(out), "--no-cache", "-q", cwd=tmp_path)
 
     summary = json.loads((first / "summary.json").read_text("utf-8"))
-    jsonschema.validate(summary, summary_schema())
+    jsonschema.validate(summary, checked_in("summary.schema.json"))
     assert list(summary["benchmarks"]) == ["example"]
     result = summary["benchmarks"]["example"]
     assert result["status"] == "complete" and result["headline_metric"] == "accuracy"

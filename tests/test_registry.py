@@ -19,9 +19,29 @@ REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = REPO / "pyproject.toml"
 
 PLUGIN = """
-class ThirdParty:
+from empathybench.instruments.protocol import Instrument
+
+
+class ThirdParty(Instrument):
     name = "thirdparty"
     title = "Third party: an instrument of another package"
+    presets = {"quick": "all of it"}
+    options = {}
+
+    def configure(self, preset, options):
+        return dict(options)
+
+    def prepare(self, config, *, preset, limit, seed, allow_unverified):
+        raise NotImplementedError
+
+
+instrument = ThirdParty()
+"""
+# Written against the contract before it was a base class: a structural protocol, prepare(preset, options=...).
+OLD_STYLE_PLUGIN = """
+class OldStyle:
+    name = "oldstyle"
+    title = "An instrument of the old protocol"
     presets = {"quick": "all of it"}
     options = {}
 
@@ -29,8 +49,17 @@ class ThirdParty:
         raise NotImplementedError
 
 
-instrument = ThirdParty()
+instrument = OldStyle()
 """
+# A subclass that kept the old prepare(preset, *, options, ...) signature.
+OLD_PREPARE_PLUGIN = (
+    PLUGIN.replace("oldprepare", "x")
+    .replace('"thirdparty"', '"oldprepare"')
+    .replace(
+        "def prepare(self, config, *, preset, limit, seed, allow_unverified)",
+        "def prepare(self, preset, *, options, limit, seed, allow_unverified)",
+    )
+)
 
 
 def install_package(where: Path, distribution: str, modules: dict[str, str], entry_points: str) -> None:
@@ -124,8 +153,9 @@ def test_a_run_of_one_instrument_imports_only_that_one() -> None:
 def test_checking_a_runs_options_imports_only_the_named_instrument(tmp_path: Path) -> None:
     # The options check loaded every instrument for every run (~0.3 s of start-up), --option or not.
     code = (
-        "import sys; from pathlib import Path; from empathybench.run.options import RunOptions, check_run_options;"
-        f"check_run_options(RunOptions(model='openai/x', benchmarks=['seceu'], out=Path({str(tmp_path / 'run')!r}),"
+        "import sys; from pathlib import Path; from empathybench.run.options import RunOptions;"
+        "from empathybench.run.plan import plan_run;"
+        f"plan_run(RunOptions(model='openai/x', benchmarks=['seceu'], out=Path({str(tmp_path / 'run')!r}),"
         " options={'seceu.headline': 'best'}, use_cache=False));"
         "print(sorted({m.split('.')[2] for m in sys.modules if m.startswith('empathybench.instruments.')"
         " and m.count('.') > 2}))"
@@ -146,18 +176,34 @@ def test_naming_the_instruments_imports_none_of_them() -> None:
     assert imported.strip() == "[]"
 
 
-def test_every_instrument_is_seen_through_the_typed_protocol() -> None:
+def test_every_instrument_keeps_the_contract() -> None:
     from empathybench.instruments.protocol import Instrument
 
     for instrument in registry.all_benchmarks().values():
         assert isinstance(instrument, Instrument), instrument.name
-    # EQ-Bench and SECEU speak it themselves; the others go through the adapter until they are migrated.
-    assert not isinstance(registry.load("eqbench"), registry.LegacyInstrument)
+        assert type(instrument).prepare is not Instrument.prepare, instrument.name
     seceu = registry.load("seceu")
-    assert not isinstance(seceu, registry.LegacyInstrument)
-    assert seceu.rescore is not None and seceu.canned is not None and seceu.report_section is not None
+    assert seceu.rescore is not None and seceu.canned is not None
     with pytest.raises(UserError, match="seceu"):
         seceu.configure("quick", {"no_such_option": "1"})
+
+
+def test_an_instrument_of_the_old_protocol_fails_with_one_line_saying_what_to_add(site: Path) -> None:
+    install_package(
+        site,
+        "old-plug",
+        {"old_plug": OLD_STYLE_PLUGIN, "old_prepare": OLD_PREPARE_PLUGIN},
+        "[empathybench.instruments]\noldstyle = old_plug:instrument\noldprepare = old_prepare:instrument\n",
+    )
+    registry.clear_caches()
+    with pytest.raises(UserError) as old:
+        registry.load("oldstyle")
+    assert "\n" not in str(old.value)
+    assert "does not subclass empathybench.instruments.protocol.Instrument" in str(old.value)
+    assert "package old-plug" in str(old.value)
+    with pytest.raises(UserError) as prepare:
+        registry.load("oldprepare")
+    assert "prepare(self, config, *, preset, limit, seed, allow_unverified)" in str(prepare.value)
 
 
 # --- trust: no plugin shadows a built-in; a contested name is nobody's; a broken plugin stops nothing else -------

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from empathybench.cli import app
 from empathybench.report.compare import compare_runs, load_run
-from empathybench.report.schema import summary_schema
+from empathybench.schema.files import checked_in
 
 FIXTURES = Path(__file__).parent / "fixtures" / "giebench" / "official"
 
@@ -58,7 +58,7 @@ def _summary(directory: Path) -> dict[str, Any]:
 def test_summary_follows_its_schema_and_every_headline_has_an_interval(two_runs: tuple[Path, Path]) -> None:
     for directory in two_runs:
         summary = _summary(directory)
-        jsonschema.validate(summary, summary_schema())
+        jsonschema.validate(summary, checked_in("summary.schema.json"))
         assert set(summary["benchmarks"]) == {"eqbench", "seceu", "emotionbench", "giebench", "empathetic"}
         for name, result in summary["benchmarks"].items():
             assert result["status"] == "complete", (name, result.get("error"))
@@ -89,11 +89,11 @@ def test_schema_rejects_a_headline_without_its_interval(two_runs: tuple[Path, Pa
     summary = _summary(two_runs[0])
     del summary["benchmarks"]["seceu"]["score_ci95"]
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(summary, summary_schema())
+        jsonschema.validate(summary, checked_in("summary.schema.json"))
     summary = _summary(two_runs[0])
     del summary["benchmarks"]["eqbench"]["metrics"]["score"]["ci95"]
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(summary, summary_schema())
+        jsonschema.validate(summary, checked_in("summary.schema.json"))
 
 
 def test_seceu_eq_interval_is_the_distance_interval_rescaled(two_runs: tuple[Path, Path]) -> None:
@@ -201,7 +201,7 @@ def test_repeats_record_run_to_run_variation(tmp_path: Path, mirror: Path) -> No
     out = tmp_path / "rep"
     _run(out, "scripted/plausible", "--bench", "eqbench", "--limit", "6", "--repeats", "2")
     summary = _summary(out)
-    jsonschema.validate(summary, summary_schema())
+    jsonschema.validate(summary, checked_in("summary.schema.json"))
     assert summary["repeats"]["n"] == 2
     assert [Path(p).name for p in summary["repeats"]["runs"]] == ["repeat-1", "repeat-2"]
     runs = [_summary(out / f"repeat-{k}") for k in (1, 2)]
@@ -218,7 +218,7 @@ def test_a_model_that_answers_nothing_still_gets_a_valid_summary_and_report(tmp_
     out = tmp_path / "refuse"
     _run(out, "scripted/refuse")
     summary = _summary(out)
-    jsonschema.validate(summary, summary_schema())
+    jsonschema.validate(summary, checked_in("summary.schema.json"))
     for row in summary["profile"]:
         if row["benchmark"] == "giebench":
             # Unparsed replies count as wrong (spec §2.3): a change of 0, flagged by the note.

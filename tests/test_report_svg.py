@@ -9,8 +9,8 @@ import pytest
 
 from empathybench.report.svg import (
     PALETTE,
-    Point,
-    Reference,
+    ChartLine,
+    ChartPoint,
     grouped_bars,
     heatmap,
     histogram,
@@ -90,10 +90,10 @@ def test_nice_ticks_on_degenerate_input() -> None:
 
 
 def one_of_each() -> dict[str, Callable[[], str]]:
-    points = [Point("a", 10.0, 5.0, 15.0), Point("b", None), Point("c", 50.0, 45.0, 60.0, series=1)]
+    points = [ChartPoint("a", 10.0, 5.0, 15.0), ChartPoint("b", None), ChartPoint("c", 50.0, 45.0, 60.0, series=1)]
     return {
-        "interval_strip": lambda: interval_strip(points, domain=(0, 100), references=[Reference(30, "ref")]),
-        "grouped_bars": lambda: grouped_bars(["x", "y"], {"m": [Point("", 1.0), Point("", -2.0)]}),
+        "interval_strip": lambda: interval_strip(points, domain=(0, 100), references=[ChartLine(30, "ref")]),
+        "grouped_bars": lambda: grouped_bars(["x", "y"], {"m": [ChartPoint("", 1.0), ChartPoint("", -2.0)]}),
         "stacked_bars": lambda: stacked_bars([("r", {"Good": 50.0, "Bad": 50.0})], segments=["Good", "Bad"]),
         "heatmap": lambda: heatmap(["r"], ["c1", "c2"], [[1.0, -1.0]]),
         "normal_curve": lambda: normal_curve(mean=100, sd=15, marker=110, marker_label="m"),
@@ -130,14 +130,14 @@ def test_no_data_charts_are_still_valid() -> None:
 
 
 def test_labels_are_escaped_everywhere() -> None:
-    p = [Point(NASTY, 1.0, 0.5, 1.5)]
+    p = [ChartPoint(NASTY, 1.0, 0.5, 1.5)]
     svgs = {
-        "interval_strip": interval_strip(p, domain=(0, 2), references=[Reference(1, NASTY)], title=NASTY, unit=NASTY),
+        "interval_strip": interval_strip(p, domain=(0, 2), references=[ChartLine(1, NASTY)], title=NASTY, unit=NASTY),
         "grouped_bars": grouped_bars([NASTY], {NASTY: p}, title=NASTY),
         "stacked_bars": stacked_bars([(NASTY, {NASTY: 100.0})], segments=[NASTY]),
         "heatmap": heatmap([NASTY], [NASTY], [[1.0]], title=NASTY),
-        "normal_curve": normal_curve(mean=0, sd=1, marker=0, marker_label=NASTY, references=[Reference(1, NASTY)]),
-        "histogram": histogram([1.0], references=[Reference(1, NASTY)], title=NASTY),
+        "normal_curve": normal_curve(mean=0, sd=1, marker=0, marker_label=NASTY, references=[ChartLine(1, NASTY)]),
+        "histogram": histogram([1.0], references=[ChartLine(1, NASTY)], title=NASTY),
         "scatter": scatter([(1.0, 1.0, NASTY)], x_label=NASTY, y_label=NASTY),
         "line_chart": line_chart([NASTY], {NASTY: [1.0]}),
     }
@@ -152,8 +152,12 @@ def test_labels_are_escaped_everywhere() -> None:
 
 
 def test_interval_strip_dots_whiskers_and_references() -> None:
-    points = [Point("low", 20.0, 15.0, 25.0), Point("none", None), Point("high", 80.0, 70.0, 90.0, series=2)]
-    refs = [Reference(50, "people 50"), Reference(52, "gate 52", "dotted"), Reference(500, "off the axis")]
+    points = [
+        ChartPoint("low", 20.0, 15.0, 25.0),
+        ChartPoint("none", None),
+        ChartPoint("high", 80.0, 70.0, 90.0, series=2),
+    ]
+    refs = [ChartLine(50, "people 50"), ChartLine(52, "gate 52", "dotted"), ChartLine(500, "off the axis")]
     root = parse(interval_strip(points, domain=(0, 100), references=refs, unit="%"), "interval_strip")
     dots = marks(root, "dot")
     assert len(dots) == 2 and len(marks(root, "whisker")) == 2
@@ -172,7 +176,7 @@ def test_interval_strip_dots_whiskers_and_references() -> None:
 
 
 def test_interval_strip_clamps_values_outside_the_domain() -> None:
-    points = [Point("inside", 50.0), Point("over", 150.0, 120.0, 180.0), Point("under", -5.0)]
+    points = [ChartPoint("inside", 50.0), ChartPoint("over", 150.0, 120.0, 180.0), ChartPoint("under", -5.0)]
     root = parse(interval_strip(points, domain=(0, 100)), "interval_strip")
     clamped = marks(root, "clamped")
     assert len(clamped) == 2 and all("dot" in (el.get("class") or "") for el in clamped)
@@ -182,11 +186,11 @@ def test_interval_strip_clamps_values_outside_the_domain() -> None:
 
 
 def test_interval_strip_robust_inputs() -> None:
-    root = parse(interval_strip([Point("x", math.nan), Point("y", None)], domain=(5, 5)), "interval_strip")
+    root = parse(interval_strip([ChartPoint("x", math.nan), ChartPoint("y", None)], domain=(5, 5)), "interval_strip")
     assert not marks(root, "dot") and texts(root).count("n/a") == 2
-    root = parse(interval_strip([Point("one", 3.0)], domain=(3, 3)), "interval_strip")  # zero-width domain padded
+    root = parse(interval_strip([ChartPoint("one", 3.0)], domain=(3, 3)), "interval_strip")  # zero-width domain padded
     assert len(marks(root, "dot")) == 1
-    root = parse(interval_strip([Point("bad", 1.0, math.inf, 2.0)], domain=(math.nan, 4)), "interval_strip")
+    root = parse(interval_strip([ChartPoint("bad", 1.0, math.inf, 2.0)], domain=(math.nan, 4)), "interval_strip")
     assert len(marks(root, "dot")) == 1 and not marks(root, "whisker")
 
 
@@ -196,8 +200,8 @@ def test_interval_strip_robust_inputs() -> None:
 def test_grouped_bars_lengths_follow_values_and_negatives_go_left() -> None:
     cats = ["PA", "NA", "Anger"]
     series = {
-        "model": [Point("", -5.0, -7.0, -3.0), Point("", 12.0, 10.0, 14.0), Point("", None)],
-        "people": [Point("", -10.0), Point("", 6.0), Point("", 3.0)],
+        "model": [ChartPoint("", -5.0, -7.0, -3.0), ChartPoint("", 12.0, 10.0, 14.0), ChartPoint("", None)],
+        "people": [ChartPoint("", -10.0), ChartPoint("", 6.0), ChartPoint("", 3.0)],
     }
     root = parse(grouped_bars(cats, series, title="Mood shift"), "grouped_bars")
     bars = marks(root, "bar")
@@ -221,13 +225,13 @@ def test_grouped_bars_lengths_follow_values_and_negatives_go_left() -> None:
 
 
 def test_grouped_bars_domain_and_clamping() -> None:
-    series = {"s": [Point("", 50.0), Point("", 150.0), Point("", math.nan)]}
+    series = {"s": [ChartPoint("", 50.0), ChartPoint("", 150.0), ChartPoint("", math.nan)]}
     root = parse(grouped_bars(["a", "b", "c"], series, domain=(0, 100), colors=["#123456"]), "grouped_bars")
     bars = marks(root, "bar")
     assert len(bars) == 2 and bars[0].get("fill") == "#123456"
     assert len(marks(root, "clamped")) == 1
     assert float(bars[1].get("width", "")) == pytest.approx(2 * float(bars[0].get("width", "")), abs=0.2)
-    root = parse(grouped_bars(["only"], {"s": [Point("", 0.0)]}), "grouped_bars")  # all zero: padded domain
+    root = parse(grouped_bars(["only"], {"s": [ChartPoint("", 0.0)]}), "grouped_bars")  # all zero: padded domain
     assert len(marks(root, "bar")) == 1
     root = parse(grouped_bars(["short series"], {"s": []}), "grouped_bars")
     assert not marks(root, "bar") and "n/a" in texts(root)
@@ -296,7 +300,7 @@ def test_normal_curve_marker_percentile_interval_and_references() -> None:
         marker=115,
         marker_label="model EQ",
         interval=(108, 122),
-        references=[Reference(81.5, "uniform")],
+        references=[ChartLine(81.5, "uniform")],
     )
     root = parse(svg, "normal_curve")
     marker = marks(root, "marker")[0]
@@ -326,7 +330,7 @@ def test_normal_curve_edge_cases() -> None:
 
 def test_histogram_counts_and_bar_heights() -> None:
     values = [0.5] * 1 + [1.5] * 3 + [2.5] * 6 + [9.0, math.nan]
-    root = parse(histogram(values, bins=[0, 1, 2, 3], references=[Reference(1.5, "median")]), "histogram")
+    root = parse(histogram(values, bins=[0, 1, 2, 3], references=[ChartLine(1.5, "median")]), "histogram")
     bars = marks(root, "bar")
     assert [b.get("data-value") for b in bars] == ["1", "3", "6"]
     heights = [float(b.get("height", "")) for b in bars]

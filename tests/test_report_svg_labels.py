@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from empathybench.report import svg
-from empathybench.report.svg import Point, Reference
+from empathybench.report.svg import ChartLine, ChartPoint
 
 NS = "{http://www.w3.org/2000/svg}"
 LONG = "a remarkably long label that names an emotion, its intensity and the situation it came from"
@@ -19,8 +19,8 @@ LABELS = [LONG, CJK, MIXED, "ok", "中"]
 
 
 def _charts(label: str) -> dict[str, Callable[[], str]]:
-    points = [Point(f"{label} {i}", 40.0 + 7 * i, 30.0 + 7 * i, 50.0 + 7 * i, i) for i in range(3)]
-    refs = [Reference(45.0, label), Reference(52.0, f"{label} b", "dotted"), Reference(20.0, label, "solid")]
+    points = [ChartPoint(f"{label} {i}", 40.0 + 7 * i, 30.0 + 7 * i, 50.0 + 7 * i, i) for i in range(3)]
+    refs = [ChartLine(45.0, label), ChartLine(52.0, f"{label} b", "dotted"), ChartLine(20.0, label, "solid")]
     return {
         "interval_strip": lambda: svg.interval_strip(
             points, domain=(0, 100), references=refs, unit=label[:14], title=label, width=360
@@ -30,7 +30,7 @@ def _charts(label: str) -> dict[str, Callable[[], str]]:
             [label, f"{label} 2"], {label: points[:2], f"{label} b": points[1:]}, unit=label[:10], title=label
         ),
         "grouped_bars_negative": lambda: svg.grouped_bars(
-            [label], {label: [Point(label, -40.0, -55.0, -20.0)]}, title=label, width=360
+            [label], {label: [ChartPoint(label, -40.0, -55.0, -20.0)]}, title=label, width=360
         ),
         "stacked_bars": lambda: svg.stacked_bars(
             [(label, {label: 30.0, "b": 70.0}), (f"{label} 2", {label: 55.5, "b": 44.5})],
@@ -102,7 +102,7 @@ def test_cjk_and_bold_text_is_estimated_wider() -> None:
 
 
 def test_a_label_too_long_for_any_room_is_shortened_with_its_full_text_as_hover_title() -> None:
-    chart = svg.interval_strip([Point(LONG * 3, 1.0)], domain=(0, 2), width=360)
+    chart = svg.interval_strip([ChartPoint(LONG * 3, 1.0)], domain=(0, 2), width=360)
     root = ET.fromstring(chart)
     label = next(t for t in root.iter(f"{NS}text") if t.get("class") == "label")
     assert (label.text or "").endswith("…") and label.find(f"{NS}title").text == LONG * 3

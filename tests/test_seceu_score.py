@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.seceu import norms
 from empathybench.instruments.seceu.data import (
     PROMPTS_KEY,
@@ -34,6 +34,8 @@ from empathybench.instruments.seceu.score import (
     score_allocations,
     uniform_baseline,
 )
+
+PINS = "empathybench.instruments.seceu"  # the package whose pins.json holds the files these tests read
 
 # (model, prompt, SECEU score, EQ) as printed in the paper: Table 1 (best), Table S1 (direct), Table S2 (variants).
 PUBLISHED_SCORE_EQ = [
@@ -99,7 +101,7 @@ def test_options_line_with_a_colon_typo_still_gives_four() -> None:
 
 def test_prompt_templates_rendered_with_item_1_give_back_prompts_docx(mirror: Path) -> None:
     items, _ = _loaded()
-    paragraphs = docx_paragraphs(fetch(PROMPTS_KEY).path)
+    paragraphs = docx_paragraphs(fetch_pinned(PINS, PROMPTS_KEY).path)
     templates = all_templates(paragraphs, items[0].story, items[0].options)
     assert tuple(templates) == VARIANTS
     docx_text = "\n".join(paragraphs)

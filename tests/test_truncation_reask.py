@@ -132,7 +132,15 @@ def test_a_truncated_judge_answer_is_reasked_in_a_protocol_that_reasks(tmp_path:
     with FakeOpenAIServer(
         reasoning="reasoning_content", thinking_text=thinking_of(20), answer=lambda _: "Good"
     ) as server:
-        result = run_quietly(server, tmp_path / "run", "empathetic", "quick", 1, judge="openai/fake-judge")
+        result = run_quietly(
+            server,
+            tmp_path / "run",
+            "empathetic",
+            "quick",
+            1,
+            judge="openai/fake-judge",
+            judge_base_url=server.base_url,
+        )
     [record] = records_of(tmp_path / "run")
     judge_calls = [c for c in record["calls"] if c.get("role") == "judge"]
     model_calls = [c for c in record["calls"] if c.get("role") != "judge"]

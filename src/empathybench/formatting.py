@@ -1,6 +1,6 @@
 """The one place numbers become text: report.html (tables and the SVG charts), report.md, the terminal, the
 instruments' section texts and sample lines and the judge-validation tables all write their numbers through these
-functions (reports import them as empathybench.report.format), so a figure reads the same everywhere."""
+functions, so a figure reads the same everywhere."""
 
 import math
 from collections.abc import Sequence

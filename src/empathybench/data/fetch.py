@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from empathybench.data.registry import GITHUB_RAW_PREFIX, REGISTRY, DataFile
+from empathybench.data.registry import GITHUB_RAW_PREFIX, DataFile, pin
 from empathybench.errors import DataError
 from empathybench.paths import cache_dir
 
@@ -104,17 +104,15 @@ def _mismatch(entry: DataFile, where: str, kind: str, expected: str, actual: str
     )
 
 
-def fetch(key: str, *, allow_unverified: bool = False, refresh: bool = False) -> FetchedFile:
-    """Return a verified local copy of the registered file `key`, fetching it if needed."""
-    try:
-        entry = REGISTRY[key]
-    except KeyError:
-        raise DataError(f"unknown data file {key!r}; see `empathybench data where`") from None
-    return fetch_entry(entry, allow_unverified=allow_unverified, refresh=refresh)
+def fetch_pinned(package: str, key: str, *, allow_unverified: bool = False) -> FetchedFile:
+    """A verified local copy of the file `key` pinned in `package`'s pins.json (an instrument passes its
+    `__package__`), fetched if needed."""
+    return fetch_entry(pin(package, key), allow_unverified=allow_unverified)
 
 
 def fetch_entry(entry: DataFile, *, allow_unverified: bool = False, refresh: bool = False) -> FetchedFile:
-    """Like `fetch`, for a pin given directly (an instrument's own pins file) instead of a registry key."""
+    """A verified local copy of the pinned file `entry`: the cached copy when it matches its pin, else read from
+    the mirror or GitHub, checked and cached (a mismatch is a DataError unless `allow_unverified`)."""
     key = entry.key
     kind, expected = _expected_hash(entry)
     target = cached_path(entry)
@@ -138,14 +136,8 @@ def fetch_entry(entry: DataFile, *, allow_unverified: bool = False, refresh: boo
     return FetchedFile(key, target, sha256_of(data), verified, location)
 
 
-def fetch_file(key: str, *, allow_unverified: bool = False) -> Path:
-    """Shorthand for `fetch(key).path`."""
-    return fetch(key, allow_unverified=allow_unverified).path
-
-
-def verify_cached(key: str) -> tuple[str, str | None]:
+def verify_cached(entry: DataFile) -> tuple[str, str | None]:
     """Check a cached file without fetching: returns (status, detail); status in ok|missing|mismatch."""
-    entry = REGISTRY[key]
     kind, expected = _expected_hash(entry)
     target = cached_path(entry)
     if not target.exists():

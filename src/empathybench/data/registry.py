@@ -1,16 +1,23 @@
-"""The upstream files EmpathyBench uses, pinned by repository, commit, path and hash.
+"""The upstream files an instrument uses, pinned by repository, commit, path and hash.
 
-The pins are facts copied from the project's research manifest (shared/datasets/MANIFEST.json);
-the content itself is never committed, it is fetched at run time (see `fetch.py`).
+Every instrument keeps its pins in one file of one format in its own folder, `pins.json`:
+`{"about": "...", "files": {KEY: {"repo", "commit", "path", "sha256", "git_blob_sha1", "bytes"}}}`, keyed by names
+of its own choosing (conventionally prefixed with its name). The pins are facts (from the project's research
+manifest, shared/datasets/MANIFEST.json); the content itself is never committed, it is fetched at run time
+(see `fetch.py`). `empathybench data fetch|verify|where` reads them through `Instrument.data_pins()`.
 """
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from importlib import import_module, resources
 from urllib.parse import quote
 
+from empathybench.errors import DataError
+
 GITHUB_RAW_PREFIX = "https://raw.githubusercontent.com"
+PINS_FILE = "pins.json"
 
 
 @dataclass(frozen=True)
@@ -37,49 +44,35 @@ class DataFile:
         return self.path.rsplit("/", 1)[-1]
 
 
-def load_pins(package: str, filename: str = "pins.json", key_prefix: str = "") -> dict[str, DataFile]:
-    """The pins file `filename` shipped in `package` (`{"files": {name: {repo, commit, path, sha256,
-    git_blob_sha1, bytes}}}`), keyed by its names; each DataFile's key is `key_prefix + name`."""
-    raw = json.loads(resources.files(package).joinpath(filename).read_text("utf-8"))
+@cache
+def load_pins(package: str) -> Mapping[str, DataFile]:
+    """The pins of `package` (its `pins.json`), keyed by their names; {} when the package has none."""
+    source = resources.files(package).joinpath(PINS_FILE)
+    if not source.is_file():
+        return {}
+    raw = json.loads(source.read_text("utf-8"))
     return {
         name: DataFile(
-            key=key_prefix + name,
+            key=name,
             repo=entry["repo"],
             commit=entry["commit"],
             path=entry["path"],
-            sha256=entry["sha256"],
-            git_blob_sha1=entry["git_blob_sha1"],
-            size=entry["bytes"],
+            sha256=entry.get("sha256"),
+            git_blob_sha1=entry.get("git_blob_sha1"),
+            size=entry.get("bytes"),
         )
         for name, entry in raw["files"].items()
     }
 
 
-@cache
-def _load_registry() -> dict[str, DataFile]:
-    return load_pins("empathybench.data", "registry.json")
+def package_of(module: str) -> str:
+    """The package a module belongs to (a package's own __init__ belongs to itself)."""
+    return import_module(module).__package__ or module
 
 
-class _Registry:
-    """Read-only mapping view, loaded on first use so `import` stays cheap."""
-
-    def __getitem__(self, key: str) -> DataFile:
-        return _load_registry()[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in _load_registry()
-
-    def __iter__(self):
-        return iter(_load_registry())
-
-    def __len__(self) -> int:
-        return len(_load_registry())
-
-    def values(self):
-        return _load_registry().values()
-
-    def items(self):
-        return _load_registry().items()
-
-
-REGISTRY = _Registry()
+def pin(package: str, key: str) -> DataFile:
+    """The pinned file `key` of `package`; an unknown key is a DataError naming it."""
+    try:
+        return load_pins(package)[key]
+    except KeyError:
+        raise DataError(f"unknown data file {key!r} (not in {package}'s {PINS_FILE})") from None

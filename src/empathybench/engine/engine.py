@@ -375,10 +375,9 @@ class Engine:
         self.meter = meter
         # An in-process backend (llama.cpp) cannot be interrupted inside its C call: a timeout there would only
         # abandon a thread that goes on holding the model; its calls are bounded by max_tokens instead.
-        self.request_timeout_s = request_timeout_s if getattr(backend, "interruptible", True) else None
-        set_sdk_timeout = getattr(backend, "set_request_timeout", None)
-        if self.request_timeout_s is not None and callable(set_sdk_timeout):
-            set_sdk_timeout(self.request_timeout_s)
+        self.request_timeout_s = request_timeout_s if backend.interruptible else None
+        if self.request_timeout_s is not None:
+            backend.set_request_timeout(self.request_timeout_s)
         self.identity = backend.identity()
         self.cache = cache
         self.max_concurrency = max_concurrency or backend.default_concurrency  # the ceiling of the adaptive limit
@@ -444,12 +443,11 @@ class Engine:
             self.stats.truncated += 1
         # What the backend sends for this request (capability rules applied), recorded beside the instrument's
         # sampling; a cache hit records what was sent when the reply was first asked for.
-        describe = getattr(self.backend, "request_parameters", None)
         return Generation(
             text=response.text,
             reasoning=response.reasoning,
             truncated=response.truncated,
-            sent=describe(request) if callable(describe) else None,
+            sent=self.backend.request_parameters(request),
             cached=cached,
             finish_reason=response.finish_reason,
             prompt_tokens=response.prompt_tokens,
@@ -639,8 +637,8 @@ class ItemContext:
             )
             if larger.max_tokens <= sampling.max_tokens:
                 return generation
-            describe = getattr(engine.backend, "request_parameters", None)
-            if callable(describe) and describe(ChatRequest.of(messages, larger, tag)) == generation.sent:
+            sent = engine.backend.request_parameters(ChatRequest.of(messages, larger, tag))
+            if sent is not None and sent == generation.sent:
                 return generation  # the backend would send the same budget (e.g. `-M max_tokens=N` fixes it)
             record["reasked"] = True
             engine.stats.truncated_reasks += 1

@@ -18,7 +18,7 @@ from inspect_ai.model import (
     ModelOutput,
 )
 
-from empathybench.models.base import ChatRequest, ChatResponse, Message
+from empathybench.models.base import Backend, ChatRequest, ChatResponse, Message
 from empathybench.models.capabilities import is_truncated, split_think_tags
 
 # inspect's model APIs that speak the OpenAI chat protocol to servers which read sampling fields the OpenAI API does
@@ -37,7 +37,7 @@ def _inspect_message(message: Message) -> ChatMessage:
     return ChatMessageUser(content=message.content)
 
 
-class InspectBackend:
+class InspectBackend(Backend):
     """`Backend` (models/base.py) over one inspect `Model` (the task's model, or the `grader` role's)."""
 
     default_concurrency = 1024  # inspect's --max-connections bounds the calls in flight, not the engine
@@ -54,6 +54,9 @@ class InspectBackend:
         # The same keys as EmpathyBench's own backends (an instrument may read provider / model / base_url, e.g. to
         # leave out a field that api.openai.com does not take), plus where the call is made.
         return {"provider": self.provider, "model": self.model, "base_url": self.base_url, "harness": "inspect_ai"}
+
+    def set_request_timeout(self, seconds: float) -> None:
+        """inspect bounds its own calls (its --timeout and its providers' clients)."""
 
     def generate_config(self, request: ChatRequest) -> GenerateConfig:
         """The instrument's sampling as inspect's GenerateConfig (fields left None are not sent)."""

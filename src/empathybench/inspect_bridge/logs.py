@@ -166,10 +166,10 @@ def _run_of(group: list[tuple[Path, EvalLog, InstrumentSettings]], directory: Pa
         "judge": {"spec": grader, "role": "grader"} if grader else {"spec": "self", "note": "no grader role"},
         "options": {
             "preset": first.requested_preset,
-            "limit": first.limit,
+            "limit": first.plan.limit,
             "seed": first.seed,
             "max_concurrency": None,
-            "benchmark_options": {f"{s.name}.{k}": v for _, _, s in chosen for k, v in s.options.items()},
+            "benchmark_options": {f"{s.name}.{k}": v for _, _, s in chosen for k, v in s.plan.options.items()},
             "allow_unverified": first.allow_unverified,
             "cache": False,
         },

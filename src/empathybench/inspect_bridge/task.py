@@ -5,7 +5,6 @@ Nothing here knows an instrument by name: every instrument runs through the same
 """
 
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,21 +16,23 @@ from inspect_ai.model import model_roles as inspect_model_roles
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from empathybench.engine.engine import Engine, ItemContext, RetryPolicy, item_seed
+from empathybench.engine.engine import Engine, RetryPolicy
 from empathybench.errors import UserError
 from empathybench.inspect_bridge.backend import InspectBackend
 from empathybench.instruments.protocol import Instrument, PreparedBenchmark
 from empathybench.instruments.registry import load
-from empathybench.run.options import DEMO_PRESET, MAX_SEED, demo_of, needs_a_judge
-from empathybench.run.summary import benchmark_result, calls_usage, finish_benchmarks
+from empathybench.run.items import run_item_record
+from empathybench.run.options import DEMO_PRESET, MAX_SEED
+from empathybench.run.plan import InstrumentPlan, plan_instrument, self_played_in
+from empathybench.run.summary import benchmark_result, finish_benchmarks
 from empathybench.version import __version__
 
 JUDGE_ROLE = "grader"  # inspect's convention for the model that judges (`--model-role grader=...`)
+SIMULATOR_ROLE = "simulator"  # the simulated person of conversational instruments (`--model-role simulator=...`)
+# EmpathyBench's role -> inspect's model role.
+INSPECT_ROLES = {"judge": JUDGE_ROLE, "simulator": SIMULATOR_ROLE}
 RECORD_KEY = "empathybench"  # the item's record in the sample's metadata (its calls) and in its score's metadata
 EXPLANATION_CHARS = 1_000
-# Item fields that carry an item's own value, in the order they are looked for (an instrument may instead give
-# `item_value(fields) -> {name: value}`).
-VALUE_FIELDS = ("score", "correct", "distance", "accuracy")
 
 
 class TaskOptionError(UserError):
@@ -77,24 +78,26 @@ def _option_text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class InstrumentSettings:
-    """What one task runs: the instrument's preset (the demo resolved to its cut), limit, seed and options."""
+    """What one task runs: the instrument's plan (preset with the demo resolved to its cut, limit, options, config),
+    the seed, and the preset as asked for."""
 
-    name: str
-    preset: str
-    limit: int | None
+    plan: InstrumentPlan
     seed: int
-    options: dict[str, str]
     allow_unverified: bool = False
     requested_preset: str = "quick"  # as given with -T preset (demo included)
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "instrument": self.name,
-            "preset": self.preset,
+            "preset": self.plan.preset,
             "requested_preset": self.requested_preset,
-            "limit": self.limit,
+            "limit": self.plan.limit,
             "seed": self.seed,
-            "options": dict(self.options),
+            "options": dict(self.plan.options),
             "allow_unverified": self.allow_unverified,
         }
 
@@ -124,28 +127,17 @@ def instrument_settings(
     if unknown:
         allowed = ", ".join(instrument.options) or "none"
         raise _one_line_error(f"{name} has no option {unknown[0]!r}: its options (-T NAME=VALUE) are {allowed}")
-    resolved = preset
-    if preset == DEMO_PRESET:  # the demo's cut, as `empathybench run --preset demo` takes it
-        demo = demo_of(instrument)
-        resolved, count, scoped = "quick", min(count or demo.items, demo.items), {**demo.options, **scoped}
-    try:
-        instrument.check_options(resolved, dict(scoped))
+    try:  # the demo's cut resolved, as `empathybench run --preset demo` takes it
+        plan = plan_instrument(instrument, preset, count, scoped)
     except UserError as exc:
         raise _one_line_error(str(exc)) from None
-    settings = InstrumentSettings(name, resolved, count, run_seed, scoped, bool(allow_unverified), preset)
-    return instrument, settings
+    return instrument, InstrumentSettings(plan, run_seed, bool(allow_unverified), preset)
 
 
 def prepare_instrument(instrument: Instrument[Any, Any], settings: InstrumentSettings) -> PreparedBenchmark[Any]:
     """The instrument's items and functions for these settings, as `empathybench run` prepares them."""
     try:
-        return instrument.prepare(
-            settings.preset,
-            options=dict(settings.options),
-            limit=settings.limit,
-            seed=settings.seed,
-            allow_unverified=settings.allow_unverified,
-        )
+        return settings.plan.prepare(seed=settings.seed, allow_unverified=settings.allow_unverified)
     except UserError as exc:
         raise _one_line_error(str(exc)) from None
 
@@ -160,8 +152,12 @@ def instrument_task(name: str, **task_args: Any) -> Task:
     ]
     return Task(
         dataset=MemoryDataset(samples, name=f"empathybench/{name}"),
-        solver=_item_solver(prepared, settings.seed, needs_a_judge(instrument, settings.requested_preset)),
-        scorer=_item_scorer(prepared, getattr(instrument, "item_value", None)),
+        solver=_item_solver(
+            prepared,
+            settings.seed,
+            [role for role in INSPECT_ROLES if not self_played_in(instrument, role, settings.requested_preset)],
+        ),
+        scorer=_item_scorer(prepared, instrument.item_value),
         version=__version__,
         metadata={
             RECORD_KEY: {
@@ -178,8 +174,9 @@ def instrument_task(name: str, **task_args: Any) -> Task:
     )
 
 
-def _grader() -> Model | None:
-    bound = inspect_model_roles().get(JUDGE_ROLE)
+def _role_model(role: str) -> Model | None:
+    """The model bound to inspect's model role for EmpathyBench's `role` (`--model-role grader=...`), if any."""
+    bound = inspect_model_roles().get(INSPECT_ROLES[role])
     if isinstance(bound, list):
         return bound[0] if bound else None
     return bound
@@ -187,33 +184,37 @@ def _grader() -> Model | None:
 
 def _engine(model: Model, label: str, seed: int) -> Engine:
     # inspect retries, caches and bounds the calls in flight itself: the engine only records each call.
-    backend = InspectBackend(model, role=None if label == "model" else JUDGE_ROLE)
+    backend = InspectBackend(model, role=INSPECT_ROLES.get(label))
     return Engine(backend, cache=None, retry=RetryPolicy(max_retries=0), seed=seed, request_timeout_s=None, label=label)
 
 
-def _item_solver(prepared: PreparedBenchmark[Any], run_seed: int, requires_judge: bool) -> Solver:
+def _engines(name: str, run_seed: int, required: Sequence[str]) -> dict[str, Engine]:
+    """An engine per model role: inspect's model, and the models of the roles bound on the command line; a role the
+    instrument requires and nobody plays is one line."""
+    engines = {"model": _engine(get_model(), "model", run_seed)}
+    for role in INSPECT_ROLES:
+        bound = _role_model(role)
+        if bound is not None:
+            engines[role] = _engine(bound, role, run_seed)
+        elif role in required:
+            needs = "a judge and never judges itself" if role == "judge" else "a simulated person and never plays it"
+            raise _one_line_error(f"{name} needs {needs}: add --model-role {INSPECT_ROLES[role]}=<model>")
+    return engines
+
+
+def _item_solver(prepared: PreparedBenchmark[Any], run_seed: int, required: Sequence[str]) -> Solver:
     name = prepared.name
 
     @solver(name=f"{name}_item")
     def run_instrument_item() -> Solver:
         async def solve(state: TaskState, generate: Generate) -> TaskState:
-            grader = _grader()
-            if requires_judge and grader is None:
-                raise _one_line_error(
-                    f"{name} needs a judge and never judges itself: add --model-role {JUDGE_ROLE}=<model>"
-                )
+            engines = _engines(name, run_seed, required)
             item = prepared.items[int(state.metadata["index"])]
-            engine = _engine(get_model(), "model", run_seed)
-            judge_engine = _engine(grader, "judge", run_seed) if grader is not None else None
-            ctx = ItemContext(engine, item.id, item_seed(run_seed, name, item.id), judge_engine, tag=name)
-            started = time.monotonic()
-            fields = await prepared.run_item(item, ctx)
-            record: dict[str, Any] = {"benchmark": name, "item_id": item.id, "status": "ok", **fields}
-            record["calls"] = ctx.calls
-            record["usage"] = calls_usage(ctx.calls)
-            record["elapsed_s"] = round(time.monotonic() - started, 3)
+            record = await run_item_record(prepared, item, engines, run_seed)
+            if record["status"] != "ok":  # inspect's own sample error (retried with --retry-on-error)
+                raise RuntimeError(record["error"])
             state.metadata[RECORD_KEY] = record
-            _show_last_exchange(state, ctx.calls, engine)
+            _show_last_exchange(state, record["calls"], engines["model"])
             return state
 
         return solve
@@ -243,16 +244,11 @@ def _scalar(value: Any) -> float | bool | None:
 
 
 def item_values(
-    fields: Mapping[str, Any], item_value: Any = None, config: Mapping[str, Any] | None = None
+    fields: Mapping[str, Any], item_value: Any, config: Mapping[str, Any] | None = None
 ) -> dict[str, float | bool | None]:
-    """The item's own value(s) for its Score: the instrument's `item_value(fields, config)`, else the first of
-    VALUE_FIELDS it has (None when the item has no value, e.g. its reply did not parse)."""
-    if callable(item_value):
-        return {str(key): _scalar(value) for key, value in dict(item_value(fields, config or {})).items()}
-    for key in VALUE_FIELDS:
-        if key in fields:
-            return {key: _scalar(fields[key])}
-    return {"parsed": not fields.get("parse_error")}
+    """The item's own value(s) for its Score: the instrument's `item_value(fields, config)` (None when the item has
+    no value, e.g. its reply did not parse), as scalars inspect can average."""
+    return {str(key): _scalar(value) for key, value in dict(item_value(fields, config or {})).items()}
 
 
 def item_explanation(fields: Mapping[str, Any]) -> str:

@@ -1,16 +1,19 @@
 """What an instrument provides: its presets and options, its items, how to run one and summarise them (for run/),
 its canned answers for scripted models, its rescore command (for the CLI) and its report section (for report/).
 
-`Instrument[C, P]` is the typed protocol: C is the instrument's frozen config, P the payload of one of its items.
-`Benchmark` is the same protocol with the types left open, for code that handles any instrument.
+`Instrument[C, P]` is the contract, as a base class: C is the instrument's frozen config, P the payload of one of
+its items. Every part an instrument may provide is declared on it with its default.
 """
 
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Concatenate, Generic, Protocol, TypeVar, runtime_checkable
+from types import MappingProxyType
+from typing import Any, Concatenate, Generic, TypeVar
 
 from empathybench.data.fetch import FetchedFile
+from empathybench.data.registry import DataFile
 from empathybench.engine.engine import Generation as Generation
 from empathybench.engine.engine import ItemContext
 from empathybench.models.base import Canned
@@ -24,18 +27,6 @@ from empathybench.models.base import Sampling as Sampling
 
 C = TypeVar("C")  # an instrument's config: a frozen dataclass, recorded in run.json and part of the fingerprint
 P = TypeVar("P")  # the payload of one item: whatever the instrument needs, never written to disk
-C_co = TypeVar("C_co", covariant=True)
-P_co = TypeVar("P_co", covariant=True)
-
-# Optional on an instrument (read with getattr): the output tokens a real model's answer to a request is expected
-# to have, for `run --dry-run` (None: estimated from the canned answer's length). For instruments whose answers are
-# long free text that the canned answers only sketch.
-ExpectedOutputTokens = Callable[[ChatRequest], "int | None"]
-
-# Optional on an instrument (read with getattr): an item's own value(s) from its record fields and the prepared config,
-# e.g. {"score": 7.5} or {"correct": True} (None: the item has none, e.g. unparsed). Shown per sample where another
-# harness runs the instrument (the inspect bridge); without it the first of score / correct / distance is taken.
-ItemValue = Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, "float | bool | None"]]
 
 # What one item's run returns (the record fields in samples.jsonl) and what summarising all of them returns
 # (summary.json `benchmarks.<name>`; the envelope keys: headline_metric, metrics, score, score_ci95, n_items).
@@ -61,27 +52,6 @@ class PreparedBenchmark(Generic[P]):
     data_files: list[FetchedFile] = field(default_factory=list)
 
 
-class Benchmark(Protocol):
-    name: str
-    title: str
-    presets: dict[str, str]  # preset name -> one-line description
-    options: dict[str, str]  # option name -> one-line description (set with --option NAME=VALUE)
-
-    def prepare(
-        self,
-        preset: str,
-        *,
-        options: dict[str, str],
-        limit: int | None,
-        seed: int,
-        allow_unverified: bool,
-    ) -> PreparedBenchmark: ...
-
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        """Raise a UserError for any bad option value; reads no data, calls no model."""
-        ...
-
-
 @dataclass(frozen=True)
 class RescoreCommand:
     """`empathybench rescore <instrument> FILE [--json]`: score a stored upstream result file with our scorers.
@@ -100,13 +70,16 @@ class RescoreCommand:
 @dataclass(frozen=True)
 class DemoPreset:
     """What the `demo` preset (a bare `empathybench run` on the embedded model) runs of an instrument: its quick
-    preset cut to `items` items, with these `--option`s (the user's own options win). Optional on an instrument
-    (`demo`, read with getattr); without it the demo takes 3 items of the quick preset."""
+    preset cut to `items` items, with these `--option`s (the user's own options win). `Instrument.demo`; the
+    default takes 3 items of the quick preset."""
 
     items: int = 3
     options: Mapping[str, str] = field(default_factory=dict)
     # An instrument that requires a judge runs in the demo with the model as its own judge (labelled self-judged).
     self_judged: bool = False
+    # An instrument that requires a simulated person runs in the demo with the model playing the person too
+    # (labelled self-simulated).
+    self_simulated: bool = False
     # Part of the bare demo although the instrument stays out of a run without --bench (`in_default_run = False`).
     in_bare_demo: bool = False
 
@@ -115,7 +88,7 @@ class DemoPreset:
 class JudgeValidation:
     """`empathybench judge validate`: a judge rates items with known human ratings; its agreement with them.
 
-    An instrument that uses a judge may offer one as `judge_validation` (optional: read with getattr). run/judge.py
+    An instrument that uses a judge may offer one as `Instrument.judge_validation`. run/judge.py
     runs it as it runs any instrument's items (the engine with its cache, retries, concurrency and progress):
     `prepare(limit=, seed=, attempts=, allow_unverified=, judge_identity=)` gives the items, `run_item` (which asks
     through `ctx.judge_generate`, tagged "<tag>:judge"; a record with an `error` counts as a failed item) and
@@ -353,7 +326,7 @@ class PreparedComparison:
 @dataclass(frozen=True)
 class RunComparison:
     """`empathybench report A B C ... --judge SPEC`: an instrument's comparison of several runs that needs new judge
-    calls (e.g. pairwise ratings on matched transcripts). Optional: read with getattr(instrument, "comparison").
+    calls (e.g. pairwise ratings on matched transcripts). Offered as `Instrument.comparison`.
 
     `prepare(runs, *, judge, judge_identity)` takes the loaded run directories that hold the instrument
     (rundir.reader.RunData, at least two), the judge's spec and identity, and returns a PreparedComparison. Verdicts
@@ -368,33 +341,129 @@ class RunComparison:
     canned: Canned | None = None
 
 
-@runtime_checkable
-class Instrument(Protocol[C_co, P_co]):
-    """An instrument, typed: what `empathybench run` runs and every report renders.
+# The generic value of an item when an instrument does not say (`Instrument.item_value`): the first of these
+# record fields it has.
+VALUE_FIELDS = ("score", "correct", "distance")
 
-    The registry loads one per entry point of the group `empathybench.instruments`. Only `name`, `title`, `presets`,
-    `options`, `prepare` and `check_options` are required of an instrument today (`Benchmark`); the typed parts
-    below are what a migrated instrument adds (eqbench is the template).
+# Where an instrument without an `order` goes in a run and the profile: after the built-ins (10, 20, ...).
+PLUGIN_ORDER = 1000
+
+
+def _scalar(value: Any) -> "float | bool | None":
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+class Instrument(Generic[C, P]):
+    """An instrument: what `empathybench run` runs, every report renders and inspect_ai runs as a task.
+
+    Subclass it (C: the instrument's frozen config, P: the payload of one item). Required: `name`, `title`,
+    `presets`, `options`, `configure` and `prepare`. Every other part is optional and declared here with its
+    default, so nothing outside the instrument's folder needs to ask whether it exists. The registry loads one
+    instance per entry point of the group `empathybench.instruments` (docs/write-an-instrument.md).
     """
 
-    name: str  # the entry-point name and the key in summary.json
+    # --- required --------------------------------------------------------------------------------------------------
+    name: str  # the entry-point name, the key in summary.json and the request tag of its calls
     title: str  # one line for `empathybench list`
-    order: int  # position in a run and in the profile (built-ins 10, 20, ...; plugins after them)
-    presets: Mapping[str, str]  # preset name -> one-line description
+    presets: Mapping[str, str]  # preset name -> one-line description (`--preset NAME`)
     options: Mapping[str, str]  # option name -> one-line description (`--option NAME=VALUE`)
-    preset_configs: Mapping[str, C_co]  # preset name -> the config it runs (before options)
-    rescore: RescoreCommand | None  # the instrument's `empathybench rescore` command, if it has one
-    chart_domain: tuple[float, float] | None  # the axis of its headline charts (None: from the data)
-    canned: Canned | None  # its answers for `scripted/plausible[-K]` (the request's tag is the instrument's name)
 
-    def configure(self, preset: str, options: Mapping[str, str]) -> C_co: ...
-
-    def check_options(self, preset: str, options: dict[str, str]) -> None: ...
+    def configure(self, preset: str, options: Mapping[str, str]) -> C:
+        """The config a preset and `--option`s give: every mistake is a one-line UserError; reads no data, calls no
+        model. Called once per run; its result is what `prepare` receives."""
+        raise NotImplementedError(f"instrument {self.name} has no configure()")
 
     def prepare(
-        self, preset: str, *, options: dict[str, str], limit: int | None, seed: int, allow_unverified: bool
-    ) -> "PreparedBenchmark[P_co]": ...
+        self, config: C, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
+    ) -> PreparedBenchmark[P]:
+        """Fetch the data and choose the items of a run of `config` (the result of `configure`): its items, how one
+        runs and how their records are summarised. A missing or unverifiable data file is a one-line UserError."""
+        raise NotImplementedError(f"instrument {self.name} has no prepare()")
 
-    def report_section(
-        self, result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
-    ) -> ReportSection | None: ...  # None: no section of its own (report/ falls back to its table)
+    def prepare_preset(
+        self,
+        preset: str,
+        options: Mapping[str, str] | None = None,
+        *,
+        limit: int | None = None,
+        seed: int = 0,
+        allow_unverified: bool = False,
+    ) -> PreparedBenchmark[P]:
+        """`prepare` of the config `configure(preset, options)` gives: a shorthand for scripts and tests (a run
+        configures each instrument once, through run/plan.py)."""
+        config = self.configure(preset, options or {})
+        return self.prepare(config, preset=preset, limit=limit, seed=seed, allow_unverified=allow_unverified)
+
+    # --- optional: what a run is -----------------------------------------------------------------------------------
+    order: int = PLUGIN_ORDER
+    """Position in a run and in the profile (built-ins 10, 20, ...; part of a run's fingerprint)."""
+    preset_configs: Mapping[str, C] = MappingProxyType({})
+    """Preset name -> the config it runs before options (shown by `empathybench list --json`, checked by tests)."""
+    limit_unit: str = "items"
+    """What `--limit N` bounds, in a few words (e.g. "stories (1 call each)")."""
+    in_default_run: bool = True
+    """Part of a run without `--bench`; an instrument that needs a role the user must give opts out."""
+    required_roles: frozenset[str] = frozenset()
+    """Model roles besides the model under test it cannot run without ("judge", "simulator"): a run without them is
+    refused in one line, except in the demo when `demo` says the model plays them itself."""
+    demo: DemoPreset = DemoPreset()
+    """What the demo preset (a bare `empathybench run` on the embedded model) runs of it."""
+    canned: Canned | None = None
+    """Its answers for `scripted/plausible[-K]` models (requests tagged with its name, "<name>:judge", ...)."""
+
+    def check_options(self, preset: str, options: Mapping[str, str]) -> None:
+        """Every `--option` mistake as a one-line UserError; the default builds the config and drops it."""
+        self.configure(preset, options)
+
+    def data_pins(self) -> "Mapping[str, DataFile]":
+        """Every upstream file the instrument can use, by key (`empathybench data fetch|verify|where`). The default
+        reads `pins.json` beside the instrument's module, if its package has one (data.registry.load_pins)."""
+        from empathybench.data.registry import load_pins, package_of
+
+        return load_pins(package_of(type(self).__module__))
+
+    def expected_output_tokens(self, request: ChatRequest) -> int | None:
+        """The output tokens a real model's answer to `request` is expected to have, for `run --dry-run` (None:
+        estimated from the canned answer, right for short structured answers)."""
+        return None
+
+    # --- optional: results ----------------------------------------------------------------------------------------
+    chart_domain: tuple[float, float] | None = None
+    """The axis of its headline charts (None: from the data)."""
+    profile_position: int | None = None
+    """Its place in the EI profile (None: after the placed instruments, in run order)."""
+    profile_title: str | None = None
+    """Its short title in the profile and section headings (None: its name)."""
+    profile_question: str = ""
+    """The question its headline answers, in the profile."""
+    rescore: RescoreCommand | None = None
+    """Its `empathybench rescore <name> FILE` command."""
+    comparison: RunComparison | None = None
+    """A comparison of several runs that needs new judge calls (`empathybench report A B --judge SPEC`)."""
+    judge_validation: JudgeValidation | None = None
+    """`empathybench judge validate`: its judge against published human ratings."""
+
+    def report_section(self, result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> ReportSection | None:
+        """Its section in report.html above the metrics table (None: report/ shows the metrics table alone)."""
+        return None
+
+    def sample_line(self, record: Mapping[str, Any]) -> str | None:
+        """One line of what was parsed from an item's replies, in the samples table (None: the parsed fields)."""
+        return None
+
+    def sample_text(self, record: Mapping[str, Any]) -> str | None:
+        """The whole of an item (e.g. a conversation's every turn), shown folded under its row; plain text."""
+        return None
+
+    def item_value(self, fields: Mapping[str, Any], config: Mapping[str, Any]) -> Mapping[str, "float | bool | None"]:
+        """An item's own value(s) from its record fields and the prepared config, e.g. {"score": 7.5} (None: it has
+        none, e.g. unparsed); shown per sample where another harness runs the instrument (inspect). The default:
+        the first of score / correct / distance the record has, else whether it parsed."""
+        for key in VALUE_FIELDS:
+            if key in fields:
+                return {key: _scalar(fields[key])}
+        return {"parsed": not fields.get("parse_error")}

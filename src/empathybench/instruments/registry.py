@@ -7,22 +7,15 @@ for by name. A built-in name always means the built-in: a plugin that registers 
 a name two plugins register is refused for both; `empathybench list` shows what was refused.
 """
 
+import inspect
 import sys
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from empathybench.errors import UserError
-from empathybench.instruments.protocol import (
-    Benchmark,
-    Instrument,
-    PreparedBenchmark,
-    ReportSection,
-    RescoreCommand,
-)
-from empathybench.models.base import Canned
+from empathybench.instruments.protocol import Instrument
 
 GROUP = "empathybench.instruments"
 
@@ -38,57 +31,6 @@ BUILTIN_ENTRY_POINTS = {
     "emobench": "empathybench.instruments.emobench:instrument",
     "eqbench3": "empathybench.instruments.eqbench3:instrument",
 }
-
-PLUGIN_ORDER = 1000  # where an instrument without an `order` goes: after the built-ins
-
-
-class LegacyInstrument:
-    """An instrument written against the untyped `Benchmark` protocol, seen through the typed `Instrument` one.
-
-    What it does not provide yet is None (no canned answers, rescore command, chart axis or report section of its
-    own: the scripted model, the CLI and report/ use their old per-name tables for it). Issue 12 step B replaces
-    each adapter by the instrument itself.
-    """
-
-    canned: Canned | None = None
-    rescore: RescoreCommand | None = None
-    chart_domain: tuple[float, float] | None = None
-
-    def __init__(self, legacy: Benchmark) -> None:
-        self.legacy = legacy
-        self.name = legacy.name
-        self.title = legacy.title
-        self.order: int = getattr(legacy, "order", PLUGIN_ORDER)
-        self.presets = legacy.presets
-        self.options = legacy.options
-        self.preset_configs: Mapping[str, Any] = {}  # a legacy config is built inside prepare()
-
-    def __getattr__(self, attribute: str) -> Any:  # limit_unit, data_keys, its own helpers
-        return getattr(self.legacy, attribute)
-
-    def configure(self, preset: str, options: Mapping[str, str]) -> Mapping[str, str]:
-        """Checks the options (one-line UserErrors) and returns them: the legacy config exists only in prepare()."""
-        self.check_options(preset, dict(options))
-        return dict(options)
-
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        check = getattr(self.legacy, "check_options", None)
-        if check is not None:
-            check(preset, options)
-
-    def prepare(
-        self, preset: str, *, options: dict[str, str], limit: int | None, seed: int, allow_unverified: bool
-    ) -> PreparedBenchmark[Any]:
-        return self.legacy.prepare(preset, options=options, limit=limit, seed=seed, allow_unverified=allow_unverified)
-
-    def report_section(self, result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> ReportSection | None:
-        return None  # report/html.py draws it from its own table until the instrument is migrated
-
-
-def _typed(instrument: Any) -> Instrument[Any, Any]:
-    """The instrument itself when it speaks the typed protocol, else its LegacyInstrument adapter."""
-    return instrument if isinstance(instrument, Instrument) else LegacyInstrument(instrument)
-
 
 BUILTIN_DISTRIBUTION = "empathybench"
 
@@ -209,11 +151,30 @@ def load(name: str) -> Instrument[Any, Any]:
         raise UserError(
             f"instrument {name} ({_source(entry_point)}) failed to load: {type(exc).__name__}: {exc}"
         ) from None
-    if getattr(instrument, "name", None) != name or not callable(getattr(instrument, "prepare", None)):
+    return _checked(name, instrument, _source(entry_point))
+
+
+def _checked(name: str, instrument: Any, source: str) -> Instrument[Any, Any]:
+    """`instrument` if it keeps the contract; else one line saying what to add (an instrument written before the
+    contract was a base class included)."""
+    where = f"instrument {name} ({source})"
+    if not isinstance(instrument, Instrument):
         raise UserError(
-            f"instrument {name} ({_source(entry_point)}) is not an instrument (needs .name == {name!r} and .prepare)"
+            f"{where} does not subclass empathybench.instruments.protocol.Instrument; subclass it "
+            "(see docs/write-an-instrument.md)"
         )
-    return _typed(instrument)
+    if instrument.name != name:
+        raise UserError(f"{where} is named {instrument.name!r}; its entry point needs the name {name!r}")
+    missing = [part for part in ("title", "presets", "options") if not hasattr(instrument, part)]
+    overridden = [m for m in ("configure", "prepare") if getattr(type(instrument), m) is getattr(Instrument, m)]
+    if missing or overridden:
+        raise UserError(f"{where} lacks {', '.join(missing + [f'{m}()' for m in overridden])}")
+    if "options" in inspect.signature(instrument.prepare).parameters:
+        raise UserError(
+            f"{where}: prepare() takes options; it now receives the config configure() made: "
+            "prepare(self, config, *, preset, limit, seed, allow_unverified)"
+        )
+    return instrument
 
 
 def installed(name: str) -> Instrument[Any, Any] | None:
@@ -242,7 +203,7 @@ def resolve_benchmarks(names: list[str] | None) -> list[Instrument[Any, Any]]:
     if not names:
         # A run without --bench: every instrument that does not opt out (`in_default_run = False`, e.g. one that
         # needs a judge); it still runs when named.
-        return [b for b in all_benchmarks().values() if getattr(b, "in_default_run", True)]
+        return [b for b in all_benchmarks().values() if b.in_default_run]
     # Only the named instruments are imported (all seven took ~0.3 s of a run's start-up); the others are loaded
     # only to list them when a name is unknown.
     registered = set(_entry_points())

@@ -15,6 +15,7 @@ from typing import Any
 
 from empathybench.errors import BackendUnavailableError, ModelConfigError
 from empathybench.models.base import (
+    Backend,
     ChatRequest,
     ChatResponse,
     RequestRejectedError,
@@ -56,7 +57,13 @@ def sdk_failures(anthropic: Any) -> tuple[type[Exception], ...]:
 
 
 def engine_error(
-    anthropic: Any, exc: Exception, *, where: str, not_found: Exception, message_chars: int | None = None
+    anthropic: Any,
+    exc: Exception,
+    *,
+    where: str,
+    not_found: Exception,
+    message_chars: int | None = None,
+    key_name: str = "ANTHROPIC_API_KEY",
 ) -> Exception:
     """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408/529 retried (with
     Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
@@ -65,7 +72,7 @@ def engine_error(
         retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
         return TransientBackendError("rate_limited", "HTTP 429 rate limited", retry_after)
     if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        return BackendUnavailableError(f"{where} refused the API key (HTTP {exc.status_code}); check ANTHROPIC_API_KEY")
+        return BackendUnavailableError(f"{where} refused the API key (HTTP {exc.status_code}); check {key_name}")
     if isinstance(exc, anthropic.NotFoundError):
         return not_found
     if isinstance(exc, anthropic.APIStatusError):
@@ -95,7 +102,7 @@ def sampling_fields(sampling: Sampling) -> dict[str, Any]:
     return fields
 
 
-class AnthropicBackend:
+class AnthropicBackend(Backend):
     provider = "anthropic"
     default_concurrency = 16
 
@@ -106,15 +113,19 @@ class AnthropicBackend:
         api_key: str | None = None,
         args: ModelArgs | None = None,
         args_option: str = "--model-arg",
+        api_key_env: str | None = None,
     ) -> None:
         self.model = model
         self.args = args or ModelArgs()
         self.capabilities = resolve_capabilities("anthropic", model, self.args, args_option)
         self._args_option = args_option
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        # The variable the key is read from: ANTHROPIC_API_KEY, or the role's own (`api_key_env=NAME`).
+        self.api_key_env = api_key_env
+        self.key_name = api_key_env or "ANTHROPIC_API_KEY"
+        key = api_key or os.environ.get(self.key_name)
         register_secret(key)
         if not key:
-            raise ModelConfigError("ANTHROPIC_API_KEY is not set; export it to use anthropic/<model>")
+            raise ModelConfigError(f"{self.key_name} is not set; export it to use anthropic/{model}")
         url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL).rstrip("/")
         register_url(url)
         # Credentials in the URL are sent but never recorded or shown; the SDK takes the query separately.
@@ -132,6 +143,14 @@ class AnthropicBackend:
             else SAMPLING_API_VERSION
         )
         self._client: Any = None  # made at the first call
+        self._timeout_s = REQUEST_TIMEOUT_S
+
+    def set_request_timeout(self, seconds: float) -> None:
+        """The SDK's timeout, set by the engine to its whole-request bound (`--timeout`) before the first call: it
+        also bounds the calls the engine does not time itself (the batch API's uploads, polls and downloads)."""
+        self._timeout_s = seconds
+        if self._client is not None:
+            self._client = self._client.with_options(timeout=seconds)
 
     def _get_client(self) -> Any:
         if self._client is None:
@@ -150,7 +169,7 @@ class AnthropicBackend:
                 default_headers=headers or None,
                 default_query=self._default_query or None,
                 max_retries=0,
-                timeout=REQUEST_TIMEOUT_S,
+                timeout=self._timeout_s,
                 http_client=sdk_http_client(anthropic),
             )
         return self._client
@@ -162,6 +181,7 @@ class AnthropicBackend:
             "base_url": self.base_url,
             "api_version": self.api_version,
             **({"model_args": self.args.as_dict()} if self.args.as_dict() else {}),
+            **({"api_key_env": self.api_key_env} if self.api_key_env else {}),
         }
 
     def request_arguments(self, request: ChatRequest) -> dict[str, Any]:
@@ -220,7 +240,7 @@ class AnthropicBackend:
             not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no Messages endpoint (HTTP 404)"
             )
-            raise engine_error(anthropic, exc, where=self.where, not_found=not_found) from exc
+            raise engine_error(anthropic, exc, where=self.where, not_found=not_found, key_name=self.key_name) from exc
         return _to_response(message)
 
     async def aclose(self) -> None:

@@ -81,7 +81,9 @@ class AnthropicBatchClient:
                 )
             )
             where, chars = self.backend.where, MAX_MESSAGE_CHARS
-            raise engine_error(anthropic, exc, where=where, not_found=not_found, message_chars=chars) from exc
+            raise engine_error(
+                anthropic, exc, where=where, not_found=not_found, message_chars=chars, key_name=self.backend.key_name
+            ) from exc
 
 
 def _outcome(result: Any) -> EntryOutcome:

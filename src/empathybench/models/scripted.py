@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.base import Canned, ChatRequest, ChatResponse
+from empathybench.models.base import Backend, Canned, ChatRequest, ChatResponse
 
 Responder = Callable[[ChatRequest], "str | ChatResponse | Awaitable[str | ChatResponse]"]
 
@@ -38,7 +38,7 @@ def register_script(name: str, responder: Responder) -> None:
     _registered[name] = responder
 
 
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     provider = "scripted"
     default_concurrency = 16
 
@@ -60,6 +60,9 @@ class ScriptedBackend:
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model}
+
+    def set_request_timeout(self, seconds: float) -> None:
+        """Nothing to bound: answers come from a function in process."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         self.calls.append(request)

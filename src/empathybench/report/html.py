@@ -2,7 +2,7 @@
 behind every number, and the comparison page of several runs. No network: charts are inline SVG, the one script is
 inline and only opens the collapsed sample table a link points into.
 
-Python builds the pages as data (report/page.py) with every number formatted by report/format.py; the jinja2
+Python builds the pages as data (report/page.py) with every number formatted by empathybench.formatting; the jinja2
 templates in report/templates lay them out with autoescape on, so model replies, errors, labels and file contents are
 escaped by construction. The only markup that enters a page from Python is a chart that report/svg.py drew (it
 escapes every label it places)."""
@@ -16,8 +16,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from empathybench.formatting import interval, number
 from empathybench.instruments.protocol import Cell as SectionCell
 from empathybench.instruments.protocol import (
+    ChartLine,
+    ChartPoint,
     GroupedBarsChart,
     HeatmapChart,
     ItemLink,
@@ -31,7 +34,6 @@ from empathybench.instruments.protocol import (
 )
 from empathybench.report import svg
 from empathybench.report.cost import cost_line
-from empathybench.report.format import interval, number
 from empathybench.report.page import (
     Block,
     Cell,
@@ -49,7 +51,6 @@ from empathybench.report.page import (
     Table,
 )
 from empathybench.report.profile import build_profile, title_of
-from empathybench.report.svg import Point, Reference
 from empathybench.report.validity import answers_text, own_note, plugin_source, validity_of
 
 
@@ -138,19 +139,19 @@ def _widen(base: tuple[float, float] | None, values: Sequence[float | None]) -> 
 def _draw_chart(chart: Any) -> Markup:
     """One chart of a ReportSection drawn by report/svg.py (which escapes every label it places)."""
     if isinstance(chart, StripChart):
-        points = [Point(p.label, p.value, p.low, p.high, p.series) for p in chart.points]
+        points = list(chart.points)
         values = [p.value for p in points] + [v for p in points for v in (p.low, p.high)]
         return svg.interval_strip(
             points,
             domain=_widen(chart.domain, values),
-            references=[Reference(r.value, r.label, r.style) for r in chart.references],
+            references=list(chart.references),
             unit=chart.unit,
             title=chart.title,
         )
     if isinstance(chart, GroupedBarsChart):
         return svg.grouped_bars(
             list(chart.categories),
-            {name: [Point(p.label, p.value, p.low, p.high, p.series) for p in points] for name, points in chart.series},
+            {name: list(points) for name, points in chart.series},
             unit=chart.unit,
             domain=chart.domain,
             title=chart.title,
@@ -162,7 +163,7 @@ def _draw_chart(chart: Any) -> Markup:
             marker=chart.marker,
             marker_label=chart.marker_label,
             interval=chart.interval,
-            references=[Reference(r.value, r.label, r.style) for r in chart.references],
+            references=list(chart.references),
             title=chart.title,
         )
     if isinstance(chart, LineChart):
@@ -238,31 +239,31 @@ def _drawn_section(name: str, result: dict[str, Any], samples: list[dict[str, An
     return None if section is None else draw_section(section, name)
 
 
-def _profile_points(row: dict[str, Any], series: int = 0, label: str = "this model") -> list[Point]:
+def _profile_points(row: dict[str, Any], series: int = 0, label: str = "this model") -> list[ChartPoint]:
     ci = row.get("ci95") or [None, None]
-    return [Point(label, row.get("value"), ci[0], ci[1], series)]
+    return [ChartPoint(label, row.get("value"), ci[0], ci[1], series)]
 
 
-def _reference_marks(row: dict[str, Any]) -> tuple[list[Point], list[Reference]]:
+def _reference_marks(row: dict[str, Any]) -> tuple[list[ChartPoint], list[ChartLine]]:
     """Human references drawn as a second point (when they carry an interval) or as reference lines."""
     reference = row.get("reference") or {}
     kind = reference.get("kind")
-    points: list[Point] = []
-    lines: list[Reference] = []
+    points: list[ChartPoint] = []
+    lines: list[ChartLine] = []
     if kind == "human_norm" and reference.get("mean") is not None:
-        lines.append(Reference(float(reference["mean"]), "people", "solid"))
+        lines.append(ChartLine(float(reference["mean"]), "people", "solid"))
         if reference.get("uniform_baseline") is not None:
-            lines.append(Reference(float(reference["uniform_baseline"]), "uniform answer", "dotted"))
+            lines.append(ChartLine(float(reference["uniform_baseline"]), "uniform answer", "dotted"))
     elif kind == "human_replies" and reference.get("value") is not None:
         ci = reference.get("ci95") or [None, None]
-        points.append(Point("human replies", reference["value"], ci[0], ci[1], 2))
+        points.append(ChartPoint("human replies", reference["value"], ci[0], ci[1], 2))
         if reference.get("published_raters") is not None:
-            lines.append(Reference(float(reference["published_raters"]), "study raters", "dotted"))
+            lines.append(ChartLine(float(reference["published_raters"]), "study raters", "dotted"))
     elif kind == "published_models":
         for model in (reference.get("models") or [])[:3]:
-            lines.append(Reference(float(model["value"]), str(model["label"]), "dotted"))
+            lines.append(ChartLine(float(model["value"]), str(model["label"]), "dotted"))
     elif reference.get("value") is not None:
-        lines.append(Reference(float(reference["value"]), str(reference.get("label", "")), "dashed"))
+        lines.append(ChartLine(float(reference["value"]), str(reference.get("label", "")), "dashed"))
     return points, lines
 
 
@@ -371,18 +372,17 @@ def _sample_summary(record: Mapping[str, Any]) -> str:
     if record.get("status") != "ok":
         return _bounded(str(record.get("error")), limit=1000)
     instrument = _instrument(str(record.get("benchmark")))
-    sample_line = getattr(instrument, "sample_line", None)
-    if callable(sample_line):  # the instrument's own one-line view of a record
-        return str(sample_line(record))
+    line = instrument.sample_line(record) if instrument is not None else None
+    if line is not None:  # the instrument's own one-line view of a record
+        return str(line)
     return json.dumps(record.get("parsed"), ensure_ascii=False)[:300]
 
 
 def _sample_text(name: str, record: Mapping[str, Any]) -> str | None:
     """The instrument's full view of one record (e.g. a conversation's every turn), shown folded; plain text."""
-    sample_text = getattr(_instrument(name), "sample_text", None)
-    if not callable(sample_text):
-        return None
-    return _bounded(str(sample_text(record)), limit=8 * REPORT_TEXT_CHARS)
+    instrument = _instrument(name)
+    text = instrument.sample_text(record) if instrument is not None else None
+    return None if text is None else _bounded(str(text), limit=8 * REPORT_TEXT_CHARS)
 
 
 def _sample_row(name: str, record: Mapping[str, Any]) -> SampleRow:
@@ -621,7 +621,7 @@ def comparison_page(
     for name, entry in comparison["benchmarks"].items():
         rows = [next((r for r in p if r["benchmark"] == name), None) for p in profiles]
         points = [  # chart labels are the run keys (A, B, ...) listed in full in the header: never cut alike
-            Point(key, (row or {}).get("value"), *((row or {}).get("ci95") or [None, None]), series=i)
+            ChartPoint(key, (row or {}).get("value"), *((row or {}).get("ci95") or [None, None]), series=i)
             for i, (key, row) in enumerate(zip(keys, rows, strict=True))
         ]
         first = next((r for r in rows if r and r.get("value") is not None), None)

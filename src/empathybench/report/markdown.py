@@ -3,9 +3,9 @@
 from collections.abc import Mapping
 from typing import Any
 
+from empathybench.formatting import interval, number
 from empathybench.instruments.protocol import ItemLink, Marked, ReportSection
 from empathybench.report.cost import cost_line
-from empathybench.report.format import interval, number
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.validity import answers_text, own_note, plugin_source, validity_of
 

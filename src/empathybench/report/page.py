@@ -1,6 +1,6 @@
 """What report.html and the comparison page show, as plain data (strings, numbers already formatted by
-report/format.py, and charts that report/svg.py drew and escaped). The templates in report/templates lay it out with
-autoescape on, so every string here, whoever wrote it (a model, a server, a file), reaches the page escaped.
+empathybench.formatting, and charts that report/svg.py drew and escaped). The templates in report/templates lay it
+out with autoescape on, so every string here, whoever wrote it (a model, a server, a file), reaches the page escaped.
 
 A new part of a page is new data, not new HTML: a table goes into a `Block`, a fact into `RunPage.facts`, an
 instrument's charts and tables into a `DrawnSection`."""

@@ -18,11 +18,9 @@ def _instrument(name: str) -> Any:
 def _profile_facts(name: str) -> tuple[int, str, str]:
     """(position, title, question) of an instrument in the profile."""
     instrument = _instrument(name)
-    return (
-        getattr(instrument, "profile_position", None) or UNPLACED,
-        getattr(instrument, "profile_title", None) or name,
-        getattr(instrument, "profile_question", None) or "",
-    )
+    if instrument is None:
+        return UNPLACED, name, ""
+    return instrument.profile_position or UNPLACED, instrument.profile_title or name, instrument.profile_question
 
 
 def profile_order(names: Iterable[str]) -> list[str]:

@@ -11,12 +11,12 @@ import math
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from html import escape
 
 from markupsafe import Markup
 
-from empathybench.report.format import compact, compact_interval, finite, fixed
+from empathybench.formatting import compact, compact_interval, finite, fixed
+from empathybench.instruments.protocol import ChartLine, ChartPoint
 
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
@@ -31,26 +31,6 @@ _LANE = 14  # height of one lane of labels above a plot
 Scale = Callable[[float], float]
 Placed = list[tuple[float, str, str, int]]  # (x, text, text-anchor, lane)
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
-
-
-@dataclass(frozen=True)
-class Point:
-    """One estimate with its 95% interval; value None = not available (drawn as "n/a")."""
-
-    label: str
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    series: int = 0  # colour index into PALETTE
-
-
-@dataclass(frozen=True)
-class Reference:
-    """A reference line with a short label, e.g. "people 100"."""
-
-    value: float
-    label: str
-    style: str = "dashed"  # "dashed" | "solid" | "dotted"
 
 
 # ---------------------------------------------------------------------------------------------------- numbers
@@ -274,7 +254,7 @@ def _lane_texts(placed: Placed, y0: float) -> list[str]:
     return [_text(x, y0 + 11 + _LANE * lane, s, a, class_="ref-label", fill=_MUTED) for x, s, a, lane in placed]
 
 
-def _ref_line(x: float, y0: float, y1: float, ref: Reference, unit: str = "") -> str:
+def _ref_line(x: float, y0: float, y1: float, ref: ChartLine, unit: str = "") -> str:
     """A reference line over a white halo, so that it stays visible over bars."""
     tip, dash = f"{ref.label}: {compact(ref.value, unit)}", _DASH.get(ref.style, _DASH["dashed"])
     halo = _el("line", x1=x, x2=x, y1=y0, y2=y1, stroke="#fff", stroke_width=3, stroke_opacity=0.8)
@@ -335,18 +315,18 @@ def _hatch(x: float, y: float, w: float, h: float) -> str:
 
 
 def interval_strip(
-    points: Sequence[Point],
+    points: Sequence[ChartPoint],
     *,
     domain: tuple[float, float],
-    references: Sequence[Reference] = (),
+    references: Sequence[ChartLine] = (),
     unit: str = "",
     title: str = "",
     width: int = 560,
 ) -> str:
-    """One row per Point on a shared horizontal axis: label at left, dot at the value, whisker low..high, value
+    """One row per ChartPoint on a shared horizontal axis: label at left, dot at the value, whisker low..high, value
     text at right; references as labelled vertical lines; values outside the domain are clamped with an arrow."""
     kind = "interval_strip"
-    points = [p for p in points or () if isinstance(p, Point)]
+    points = [p for p in points or () if isinstance(p, ChartPoint)]
     if not points:
         return _no_data(kind, title, width)
     d0, d1, ticks = _axis(domain)
@@ -391,7 +371,7 @@ def interval_strip(
 
 def grouped_bars(
     categories: Sequence[str],
-    series: Mapping[str, Sequence[Point]],
+    series: Mapping[str, Sequence[ChartPoint]],
     *,
     unit: str = "",
     domain: tuple[float, float] | None = None,
@@ -401,14 +381,14 @@ def grouped_bars(
     colors: Sequence[str] | None = None,
 ) -> str:
     """Horizontal grouped bars: one group per category, one bar per series (legend), bars start at 0 (negative
-    values go left), whiskers for low/high. series[name][i] belongs to categories[i] (a Point or a number);
+    values go left), whiskers for low/high. series[name][i] belongs to categories[i] (a ChartPoint or a number);
     `colors` overrides PALETTE per series. domain None = from the data incl. whiskers and 0."""
     kind = "grouped_bars"
     names = list(series or {})
     if not categories or not names:
         return _no_data(kind, title, width)
     cells = [[_item(series[n], i) for n in names] for i in range(len(categories))]
-    grid = [[c if isinstance(c, Point) else Point("", finite(c)) for c in row] for row in cells]
+    grid = [[c if isinstance(c, ChartPoint) else ChartPoint("", finite(c)) for c in row] for row in cells]
     d0, d1, ticks = _axis(domain, [x for row in grid for p in row for x in (p.value, p.low, p.high)], zero=True)
     label_w = min(max(_tw(str(c)) for c in categories) + 14, width * 0.3)
     left, right = _inside_ticks(label_w + (44 if d0 < 0 else 6), width - 48, width, ticks, unit)
@@ -579,7 +559,7 @@ def normal_curve(
     sd: float,
     marker: float | None,
     marker_label: str,
-    references: Sequence[Reference] = (),
+    references: Sequence[ChartLine] = (),
     interval: tuple[float, float] | None = None,
     domain: tuple[float, float] | None = None,
     title: str = "",
@@ -662,7 +642,7 @@ def histogram(
     unit: str = "",
     title: str = "",
     width: int = 560,
-    references: Sequence[Reference] = (),
+    references: Sequence[ChartLine] = (),
 ) -> str:
     """Counts per bin (`bins` equal bins over the domain, or explicit bin edges); values outside the bins are left
     out and counted in a note; references as labelled vertical lines."""

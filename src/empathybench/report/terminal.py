@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from empathybench.formatting import interval, number, significant
 from empathybench.report.cost import cost_line
-from empathybench.report.format import interval, number, significant
 from empathybench.report.profile import title_of
 from empathybench.report.validity import (
     own_note,

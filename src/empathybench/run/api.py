@@ -29,6 +29,7 @@ def run(
     seed: int = 0,
     options: Mapping[str, str] | None = None,
     judge: str | None = None,
+    simulator: str | None = None,
     repeats: int = 1,
     use_cache: bool = True,
     allow_unverified: bool = False,
@@ -36,11 +37,15 @@ def run(
     base_url: str | None = None,
     model_args: Sequence[str] = (),
     judge_args: Sequence[str] = (),
+    judge_base_url: str | None = None,
+    simulator_args: Sequence[str] = (),
+    simulator_base_url: str | None = None,
     progress: bool = False,
 ) -> RunDirectory:
     """Run `instruments` (None: all) against `model` and return the finished run directory, typed.
 
-    The arguments are `empathybench run`'s options (`options` is `--option`: {"eqbench.language": "de"}); a mistake
+    The arguments are `empathybench run`'s options (`options` is `--option`: {"eqbench.language": "de"}; each model
+    role, the model, `judge` and `simulator`, has its own arguments and server, e.g. `judge_base_url`); a mistake
     raises `UserError` with the CLI's one-line message before any model is called. Running again with the same `out`
     resumes: finished items are not asked again.
     """
@@ -63,6 +68,10 @@ def run(
         use_cache=use_cache,
         show_progress=progress,
         judge=judge,
+        judge_base_url=judge_base_url,
+        simulator=simulator,
+        simulator_args=list(simulator_args),
+        simulator_base_url=simulator_base_url,
         model_args=list(model_args),
         judge_args=list(judge_args),
     )

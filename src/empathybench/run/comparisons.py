@@ -38,26 +38,24 @@ from empathybench.engine.progress import RunProgress
 from empathybench.errors import UserError
 from empathybench.formatting import number
 from empathybench.instruments.protocol import ComparisonJudging, ComparisonOutput, PreparedComparison, RunComparison
-from empathybench.models.prices import parse_price_option, price_for, price_table
-from empathybench.models.registry import create_backend, parse_model_spec
+from empathybench.models.prices import price_table
 from empathybench.paths import cache_dir
 from empathybench.run.cost import CostMeter, DryRunBackend, RoleTally, RunPrices, budget_stop
 from empathybench.run.options import check_cost_and_batch
+from empathybench.run.plan import RolePlan, no_price_line
 
 JUDGEMENTS_FORMAT = 1
 
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """How `report --judge` asks its judge (the CLI's options)."""
+    """How `report --judge` asks its judge (the CLI's options): the judge's role (spec, arguments, endpoint, price;
+    run/plan.py plan_role) and how its calls are made."""
 
-    judge: str
-    judge_args: Sequence[str] = ()
-    base_url: str | None = None
+    judge: RolePlan
     use_cache: bool = True
     max_concurrency: int | None = None
     request_timeout_s: float | None = None
-    judge_price: str | None = None  # `--judge-price input=X,output=Y[,cached=Z]`
     max_cost: float | None = None  # USD for the judge calls of this command
     batch: bool = False
     batch_poll_interval_s: float = 30.0
@@ -105,12 +103,12 @@ def _hooks(runs: Sequence[Any]) -> list[tuple[str, RunComparison, list[Any]]]:
         raise UserError("--judge compares several runs: give at least two run directories")
     found: list[tuple[str, RunComparison, list[Any]]] = []
     for name, instrument in all_benchmarks().items():
-        hook = getattr(instrument, "comparison", None)
+        hook = instrument.comparison
         holding = [run for run in runs if name in run.summary.get("benchmarks", {})]
         if hook is not None and len(holding) >= 2:
             found.append((name, hook, holding))
     if not found:
-        offering = [n for n, i in all_benchmarks().items() if getattr(i, "comparison", None) is not None]
+        offering = [n for n, i in all_benchmarks().items() if i.comparison is not None]
         raise UserError(
             "--judge: no instrument with a judged comparison is in two of these runs"
             + (f" (offered by: {', '.join(offering)})" if offering else "")
@@ -120,34 +118,27 @@ def _hooks(runs: Sequence[Any]) -> list[tuple[str, RunComparison, list[Any]]]:
 
 def judge_prices(settings: JudgeSettings) -> RunPrices:
     """The judge's price (the only model here), and whether the batch discount applies."""
-    spec = parse_model_spec(settings.judge)
-    price = price_for(
-        spec.provider, spec.model, parse_price_option(settings.judge_price) if settings.judge_price else None
+    judge = settings.judge
+    return RunPrices(
+        {"model": judge.spec, "judge": judge.spec}, {"model": judge.price, "judge": judge.price}, settings.batch
     )
-    return RunPrices(spec, spec, price, price, batch=settings.batch)
 
 
-def _no_price(prices: RunPrices) -> str:
-    return f"no price known for the judge {prices.judge_spec}: give one with --judge-price input=X,output=Y"
+def _no_price(settings: JudgeSettings) -> str:
+    return no_price_line(settings.judge)
 
 
 def check_settings(settings: JudgeSettings) -> RunPrices:
     """The settings' one-line errors, before any data is read; the prices."""
     prices = judge_prices(settings)
-    check_cost_and_batch(settings.max_cost, settings.batch, settings.batch_poll_interval_s, [prices.model_spec])
-    if settings.max_cost is not None and prices.judge is None:
-        raise UserError(f"--max-cost needs prices: {_no_price(prices)}")
+    check_cost_and_batch(settings.max_cost, settings.batch, settings.batch_poll_interval_s, [settings.judge.spec])
+    if settings.max_cost is not None and settings.judge.price is None:
+        raise UserError(f"--max-cost needs prices: {_no_price(settings)}")
     return prices
 
 
 def _backend(settings: JudgeSettings, hook: RunComparison) -> Any:
-    return create_backend(
-        parse_model_spec(settings.judge),
-        base_url=settings.base_url,
-        model_args=list(settings.judge_args),
-        args_option="--judge-arg",
-        canned={hook.tag: hook.canned} if hook.canned is not None else {},
-    )
+    return settings.judge.backend({hook.tag: hook.canned} if hook.canned is not None else {})
 
 
 # --- judging -----------------------------------------------------------------------------------------------------
@@ -170,7 +161,7 @@ def judged_comparisons(
         for name, hook, holding in hooks:
             # The backend first: a missing key or extra is the error to show, before any data is read.
             backend = _backend(settings, hook)
-            prepared = hook.prepare(holding, judge=settings.judge, judge_identity=backend.identity())
+            prepared = hook.prepare(holding, judge=str(settings.judge.spec), judge_identity=backend.identity())
             path = judgements_path(target, name)
             stored = read_judgements(path)
             pending = _pending(prepared, stored)
@@ -210,7 +201,7 @@ def judged_comparisons(
                 cost=cost,
                 judgements_file=str(path),
             )
-            outputs[name] = _with_cost(prepared.finish(judging), cost, prices)
+            outputs[name] = _with_cost(prepared.finish(judging), cost, settings)
     finally:
         if cache is not None:
             cache.close()
@@ -265,14 +256,14 @@ async def _judge_all(
     return new, failures
 
 
-def cost_line(cost: Mapping[str, Any], prices: RunPrices) -> str:
+def cost_line(cost: Mapping[str, Any], settings: JudgeSettings) -> str:
     """One line for the page and comparison.md: the judge's calls, tokens and USD in this command."""
     judge = cost.get("judge") or {}
     usd = judge.get("cost_usd")
     money = (
-        "cost unknown (" + _no_price(prices) + ")"
+        "cost unknown (" + _no_price(settings) + ")"
         if usd is None
-        else f"cost ${number(usd, 4)}" + (" (batch price)" if prices.batch else "")
+        else f"cost ${number(usd, 4)}" + (" (batch price)" if settings.batch else "")
     )
     return (
         f"Judge calls made now: {judge.get('calls', 0):,}, {judge.get('input_tokens', 0):,} input and "
@@ -280,9 +271,9 @@ def cost_line(cost: Mapping[str, Any], prices: RunPrices) -> str:
     )
 
 
-def _with_cost(output: ComparisonOutput, cost: Mapping[str, Any], prices: RunPrices) -> ComparisonOutput:
+def _with_cost(output: ComparisonOutput, cost: Mapping[str, Any], settings: JudgeSettings) -> ComparisonOutput:
     """The output with the judge's tokens and cost in its result (comparison.json) and a line in its section."""
-    line = cost_line(cost, prices)
+    line = cost_line(cost, settings)
     note = f"{output.section.note} {line}" if output.section.note else line
     return replace(
         output,
@@ -301,9 +292,7 @@ def _dry_identity(settings: JudgeSettings, hook: RunComparison) -> tuple[dict[st
     try:
         return _backend(settings, hook).identity(), True
     except UserError:
-        spec = parse_model_spec(settings.judge)
-        identity = {"provider": spec.provider, "model": spec.model}
-        return ({**identity, "base_url": settings.base_url} if settings.base_url else identity), False
+        return settings.judge.dry_identity(), False
 
 
 def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target: Path) -> dict[str, Any]:
@@ -322,14 +311,13 @@ def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target
     for name, hook, holding in _hooks(runs):
         identity, exact_identity = _dry_identity(settings, hook)
         exact = exact and exact_identity
-        prepared = hook.prepare(holding, judge=settings.judge, judge_identity=identity)
+        prepared = hook.prepare(holding, judge=str(settings.judge.spec), judge_identity=identity)
         stored = read_judgements(judgements_path(target, name))
         pending = _pending(prepared, stored)
-        expected = getattr(instruments[name], "expected_output_tokens", None)
         backend = DryRunBackend(
             identity,
             {hook.tag: hook.canned} if hook.canned is not None else {},
-            {hook.tag: expected} if expected is not None else None,
+            {hook.tag: instruments[name].expected_output_tokens},
         )
         engine = Engine(backend, cache=None, max_concurrency=64, stats=RunStats(), label="judge")
         tally = RoleTally()
@@ -341,22 +329,23 @@ def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target
                 "name": name,
                 "tasks": unique,
                 "from_judgements_file": unique - len(pending),
-                "judge": tally.as_dict(prices.judge, prices.batch),
+                "judge": tally.as_dict(settings.judge.price, prices.batch),
             }
         )
     table = price_table()
+    judge_price = settings.judge.price
     return {
-        "judge": str(prices.judge_spec),
+        "judge": str(settings.judge.spec),
         "batch": prices.batch,
         "comparisons": entries,
-        "total": {"judge": total.as_dict(prices.judge, prices.batch)},
+        "total": {"judge": total.as_dict(judge_price, prices.batch)},
         "prices": {
-            "judge": prices.judge.as_dict() if prices.judge else None,
+            "judge": judge_price.as_dict() if judge_price else None,
             "table_as_of": table.as_of,
             **({"batch_factor": table.batch_factor} if prices.batch else {}),
         },
         "notes": [
-            *([_no_price(prices)] if prices.judge is None else []),
+            *([_no_price(settings)] if judge_price is None else []),
             *(
                 []
                 if exact

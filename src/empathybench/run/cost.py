@@ -27,18 +27,22 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from empathybench.engine.engine import BudgetExhaustedError, Engine, ItemContext, item_seed
-from empathybench.errors import BudgetStopError, UserError
+from empathybench.engine.engine import BudgetExhaustedError, Engine
+from empathybench.errors import BudgetStopError
 from empathybench.formatting import usd
-from empathybench.models.base import ChatRequest, ChatResponse
+from empathybench.models.base import Backend, ChatRequest, ChatResponse
 from empathybench.models.plausible import PlausibleResponder
-from empathybench.models.prices import PRICE_HELP, Price, cost_usd, parse_price_option, price_for, price_table
-from empathybench.models.registry import ModelSpec, parse_model_spec
-from empathybench.run.options import RunOptions
+from empathybench.models.prices import PRICE_HELP, Price, cost_usd, price_table
+from empathybench.models.registry import ModelSpec
 
 MESSAGE_OVERHEAD_TOKENS = 3
 REPLY_PRIMING_TOKENS = 3
-ROLES = ("model", "judge")
+# The model roles whose calls are counted apart: the model under test, the judge, the simulated person. A role not
+# given on the command line is played by the model under test: its calls are counted under the role, at the model's
+# price.
+ROLES = ("model", "judge", "simulator")
+# The roles every estimate and cost record shows, used or not (the others appear when they make calls).
+SHOWN_ROLES = ("model", "judge")
 # Han ideographs, Hiragana, Katakana, Hangul syllables, CJK punctuation and full-width forms: about 1 token each.
 _CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
@@ -62,8 +66,15 @@ def estimate_input_tokens(messages: Any) -> int:
 
 
 def role_of(request: ChatRequest) -> str:
-    """ "judge" for a judge's request (its tag ends with ":judge", see ItemContext), else "model"."""
-    return "judge" if request.tag.endswith(":judge") else "model"
+    """The role a request is asked in: its tag's suffix (":judge", ":simulator", see ItemContext), else "model"."""
+    suffix = request.tag.rpartition(":")[2] if ":" in request.tag else ""
+    return suffix if suffix in ROLES else "model"
+
+
+def _roles_of(*groups: Any) -> list[str]:
+    """SHOWN_ROLES, then the other roles any of `groups` (mappings keyed by role) holds, in ROLES order."""
+    present = {role for group in groups for role in group}
+    return [role for role in ROLES if role in SHOWN_ROLES or role in present]
 
 
 # --- prices of a run ---------------------------------------------------------------------------------------------
@@ -71,42 +82,46 @@ def role_of(request: ChatRequest) -> str:
 
 @dataclass(frozen=True)
 class RunPrices:
-    """The price of the model and of the judge (None: unknown), and whether the batch discount applies."""
+    """Each model role's spec and price (None: unknown), and whether the batch discount applies. A role without a
+    spec of its own is played by the model under test, at its price."""
 
-    model_spec: ModelSpec
-    judge_spec: ModelSpec | None  # None: the model judges itself (priced as the model)
-    model: Price | None
-    judge: Price | None
+    specs: Mapping[str, ModelSpec]  # "model" always
+    prices: Mapping[str, Price | None]
     batch: bool = False
 
+    @property
+    def model_spec(self) -> ModelSpec:
+        return self.specs["model"]
+
     def for_label(self, label: str) -> Price | None:
-        return self.judge if label == "judge" and self.judge_spec is not None else self.model
+        return self.prices[label] if label in self.specs else self.prices["model"]
+
+    def describe(self, role: str) -> Any:
+        """The role's price as records state it ("as the model" for a role the model plays)."""
+        if role != "model" and role not in self.specs:
+            return "as the model"
+        price = self.prices[role]
+        return price.as_dict() if price else None
 
     def unknown(self) -> list[str]:
         """One line per model without a price, saying how to give one."""
         lines = []
-        if self.model is None:
-            lines.append(f"no price known for {self.model_spec}: give one with {PRICE_HELP}")
-        if self.judge_spec is not None and self.judge is None:
-            lines.append(
-                f"no price known for the judge {self.judge_spec}: give one with --judge-price input=X,output=Y"
-            )
+        for role, spec in self.specs.items():
+            if self.prices[role] is not None:
+                continue
+            if role == "model":
+                lines.append(f"no price known for {spec}: give one with {PRICE_HELP}")
+            else:
+                lines.append(f"no price known for the {role} {spec}: give one with --{role}-price input=X,output=Y")
         return lines
 
 
-def run_prices(options: RunOptions) -> RunPrices:
-    model_spec = parse_model_spec(options.model)
-    judge_spec = parse_model_spec(options.judge) if options.judge else None
-    model_override = parse_price_option(options.price) if getattr(options, "price", None) else None
-    judge_override = parse_price_option(options.judge_price) if getattr(options, "judge_price", None) else None
-    if judge_override is not None and judge_spec is None:
-        raise UserError("--judge-price needs --judge (without it the model judges itself at its own price)")
+def run_prices(plan: Any) -> RunPrices:
+    """The prices of a run's roles (run/plan.py RunPlan)."""
     return RunPrices(
-        model_spec,
-        judge_spec,
-        price_for(model_spec.provider, model_spec.model, model_override),
-        price_for(judge_spec.provider, judge_spec.model, judge_override) if judge_spec else None,
-        batch=bool(getattr(options, "batch", False)),
+        {name: role.spec for name, role in plan.roles.items()},
+        {name: role.price for name, role in plan.roles.items()},
+        batch=plan.options.batch,
     )
 
 
@@ -117,7 +132,7 @@ def _cost(price: Price | None, batch: bool, **tokens: float) -> float | None:
 # --- dry run ---------------------------------------------------------------------------------------------------------
 
 
-class DryRunBackend:
+class DryRunBackend(Backend):
     """Answers every request in process with the instruments' canned answers; counts nothing itself."""
 
     provider = "dry-run"
@@ -134,6 +149,9 @@ class DryRunBackend:
 
     def identity(self) -> dict[str, Any]:
         return dict(self._identity)
+
+    def set_request_timeout(self, seconds: float) -> None:
+        """Nothing to bound: answers come from the canned answers in process."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         text = self._answer(request)
@@ -192,22 +210,27 @@ class RoleTally:
 class InstrumentTally:
     name: str
     n_items: int
-    roles: dict[str, RoleTally] = field(default_factory=lambda: {role: RoleTally() for role in ROLES})
+    roles: dict[str, RoleTally] = field(default_factory=lambda: {role: RoleTally() for role in SHOWN_ROLES})
     failed_items: int = 0
 
 
 def tally_calls(calls: list[Mapping[str, Any]], tally: InstrumentTally) -> None:
     for call in calls:
-        tally.roles["judge" if call.get("role") == "judge" else "model"].add(call)
+        role = call.get("role") if call.get("role") in ROLES else "model"
+        tally.roles.setdefault(str(role), RoleTally()).add(call)
 
 
-async def dry_run_items(prepared: list[Any], engine: Engine, judge_engine: Engine | None, seed: int) -> list[Any]:
+async def dry_run_items(prepared: list[Any], engines: Mapping[str, Engine], seed: int) -> list[Any]:
+    """Every item of every prepared instrument through its real code against the engines' canned answers; the calls
+    of each instrument, by role."""
+    from empathybench.run.items import item_context
+
     tallies = [InstrumentTally(bench.name, len(bench.items)) for bench in prepared]
     slots = asyncio.Semaphore(64)
 
     async def one(bench: Any, item: Any, tally: InstrumentTally) -> None:
         async with slots:
-            ctx = ItemContext(engine, item.id, item_seed(seed, bench.name, item.id), judge_engine, tag=bench.name)
+            ctx = item_context(bench.name, item.id, seed, engines)
             try:
                 await bench.run_item(item, ctx)
             except Exception:  # canned answers an item cannot take: its calls so far still count
@@ -220,25 +243,31 @@ async def dry_run_items(prepared: list[Any], engine: Engine, judge_engine: Engin
     return tallies
 
 
+def _requests(tally: Mapping[str, Any]) -> int:
+    return int(tally["requests"]) + int(tally["reasks"])
+
+
 def estimate_record(tallies: list[InstrumentTally], prices: RunPrices, skipped: Mapping[str, str]) -> dict[str, Any]:
-    total = {role: RoleTally() for role in ROLES}
+    roles = _roles_of(prices.specs, *(tally.roles for tally in tallies))
+    total = {role: RoleTally() for role in roles}
     instruments = []
     for tally in tallies:
-        roles = {}
-        for role in ROLES:
-            total[role].merge(tally.roles[role])
-            roles[role] = tally.roles[role].as_dict(prices.for_label(role), prices.batch)
-        entry: dict[str, Any] = {"name": tally.name, "n_items": tally.n_items, **roles}
+        entry: dict[str, Any] = {"name": tally.name, "n_items": tally.n_items}
+        for role in roles:
+            own = tally.roles.get(role, RoleTally())
+            total[role].merge(own)
+            entry[role] = own.as_dict(prices.for_label(role), prices.batch)
         if tally.failed_items:
             entry["failed_items"] = tally.failed_items
         instruments.append(entry)
-    totals = {role: total[role].as_dict(prices.for_label(role), prices.batch) for role in ROLES}
-    costs = [totals[role]["cost_usd"] for role in ROLES if totals[role]["requests"] + totals[role]["reasks"]]
-    maxima = [totals[role]["cost_usd_max"] for role in ROLES if totals[role]["requests"] + totals[role]["reasks"]]
+    totals = {role: total[role].as_dict(prices.for_label(role), prices.batch) for role in roles}
+    used = [role for role in roles if _requests(totals[role])]
+    costs = [totals[role]["cost_usd"] for role in used]
+    maxima = [totals[role]["cost_usd_max"] for role in used]
     table = price_table()
     return {
         "model": str(prices.model_spec),
-        "judge": str(prices.judge_spec) if prices.judge_spec else "self",
+        **{role: str(prices.specs[role]) if role in prices.specs else "self" for role in roles if role != "model"},
         "batch": prices.batch,
         "instruments": instruments,
         "total": {
@@ -247,8 +276,7 @@ def estimate_record(tallies: list[InstrumentTally], prices: RunPrices, skipped: 
             "cost_usd_max": None if None in maxima else round(sum(maxima), 10),  # type: ignore[arg-type]
         },
         "prices": {
-            "model": prices.model.as_dict() if prices.model else None,
-            "judge": (prices.judge.as_dict() if prices.judge else None) if prices.judge_spec else "as the model",
+            **{role: prices.describe(role) for role in roles},
             "table_as_of": table.as_of,
             **(
                 {"batch_factor": table.batch_factor, "batch_sources": list(table.batch_sources)} if prices.batch else {}
@@ -264,40 +292,49 @@ def estimate_record(tallies: list[InstrumentTally], prices: RunPrices, skipped: 
     }
 
 
+def _sum_of(entry: Mapping[str, Any], roles: list[str], key: str) -> int:
+    return sum(int(entry[role][key]) for role in roles)
+
+
+def _entry_cost(entry: Mapping[str, Any], roles: list[str], key: str) -> float | None:
+    """An instrument's cost over its roles (a role that made no call adds nothing, even at an unknown price)."""
+    if entry["name"] == "total":
+        return entry.get(key)
+    parts = [entry[role][key] for role in roles if role == "model" or _requests(entry[role])]
+    return None if None in parts else sum(parts)  # type: ignore[arg-type]
+
+
+def _requests_cell(tally: Mapping[str, Any], label: str = " re-asks") -> str:
+    return f"{tally['requests']:,}" + (f" (+{tally['reasks']:,}{label})" if tally["reasks"] else "")
+
+
 def render_estimate(console: Console, estimate: Mapping[str, Any]) -> None:
-    """The dry run as a table on `console` (every value printed literally)."""
-    judged = any(entry["judge"]["requests"] for entry in estimate["instruments"])
+    """The dry run as a table on `console` (every value printed literally): a requests column per role that asks."""
+    roles = [role for role in ROLES if isinstance(estimate["total"].get(role), Mapping)]
+    asking = [role for role in roles if role != "model" and _requests(estimate["total"][role])]
     batch = " (batch: 50% off)" if estimate.get("batch") else ""
-    title = f"dry run: {estimate['model']}, judge {estimate['judge']}{batch}; no model was called"
+    others = "".join(f", {role} {estimate.get(role, 'self')}" for role in roles if role != "model")
+    title = f"dry run: {estimate['model']}{others}{batch}; no model was called"
     # exp: the canned answers' length; max: the requests' max tokens (see the note below the table)
     table = Table(title=Text(title), title_justify="left")
-    for header in ("instrument", "items", "requests", *(("judge",) if judged else ())):
+    for header in ("instrument", "items", "requests", *asking):
         table.add_column(header, justify="left" if header == "instrument" else "right")
     for header in ("input tokens", "output tokens exp / max", "cost exp / max"):
         table.add_column(header, justify="right")
-    rows = [*estimate["instruments"], {"name": "total", "n_items": None, **estimate["total"]}]
-    for entry in rows:
-        model, judge = entry["model"], entry["judge"]
-        cost, cost_max = entry.get("cost_usd"), entry.get("cost_usd_max")
-        if entry["name"] != "total":  # per instrument: the two roles' costs added
-            parts = [model["cost_usd"], judge["cost_usd"] if judge["requests"] + judge["reasks"] else 0.0]
-            cost = None if None in parts else sum(parts)  # type: ignore[arg-type]
-            parts_max = [model["cost_usd_max"], judge["cost_usd_max"] if judge["requests"] + judge["reasks"] else 0.0]
-            cost_max = None if None in parts_max else sum(parts_max)  # type: ignore[arg-type]
-        requests = f"{model['requests']:,}" + (f" (+{model['reasks']:,} re-asks)" if model["reasks"] else "")
-        cells = [Text(str(entry["name"])), "" if entry["n_items"] is None else f"{entry['n_items']:,}", requests]
-        if judged:
-            cells.append(f"{judge['requests']:,}" + (f" (+{judge['reasks']:,})" if judge["reasks"] else ""))
-        cells += [
-            f"{model['input_tokens'] + judge['input_tokens']:,}",
-            f"{model['output_tokens'] + judge['output_tokens']:,} / "
-            f"{model['output_tokens_max'] + judge['output_tokens_max']:,}",
-            f"{usd(cost)} / {usd(cost_max)}",
+    for entry in [*estimate["instruments"], {"name": "total", "n_items": None, **estimate["total"]}]:
+        cells = [
+            Text(str(entry["name"])),
+            "" if entry["n_items"] is None else f"{entry['n_items']:,}",
+            _requests_cell(entry["model"]),
+            *(_requests_cell(entry[role], "") for role in asking),
+            f"{_sum_of(entry, roles, 'input_tokens'):,}",
+            f"{_sum_of(entry, roles, 'output_tokens'):,} / {_sum_of(entry, roles, 'output_tokens_max'):,}",
+            f"{usd(_entry_cost(entry, roles, 'cost_usd'))} / {usd(_entry_cost(entry, roles, 'cost_usd_max'))}",
         ]
         table.add_row(*cells)
     console.print(table)
     prices = estimate["prices"]
-    for role in ROLES:
+    for role in roles:
         price = prices.get(role)
         if isinstance(price, Mapping):
             read = f", read {price['read']}" if price.get("read") else ""
@@ -354,7 +391,7 @@ class CostMeter:
         self.prices = prices
         self.budget_usd = budget_usd
         self.spent_before_usd = spent_before_usd
-        self.roles = {role: RoleSpend() for role in ROLES}
+        self.roles = {role: RoleSpend() for role in SHOWN_ROLES}
         self.reserved_usd = 0.0
         self.stopped = False
 
@@ -385,8 +422,8 @@ class CostMeter:
         self.reserved_usd -= reservation.estimate
         if response is None:  # not answered: not billed
             return
-        spend = self.roles[reservation.role]
-        cached = getattr(response, "cached_input_tokens", 0) or 0
+        spend = self.roles.setdefault(reservation.role, RoleSpend())
+        cached = response.cached_input_tokens
         spend.calls += 1
         spend.input_tokens += response.prompt_tokens
         spend.cached_input_tokens += cached
@@ -405,15 +442,12 @@ class CostMeter:
 
     def session_record(self) -> dict[str, Any]:
         """This session's tokens and cost per role, with the prices used (run.json `sessions[-1].cost`)."""
+        roles = _roles_of(self.prices.specs, self.roles)
+        spends = {role: self.roles.get(role, RoleSpend()) for role in roles}
         return {
-            **{role: self.roles[role].as_dict() for role in ROLES},
-            "cost_usd": _sum_or_none([self.roles[role].cost_usd for role in ROLES if self.roles[role].calls]),
-            "prices": {
-                "model": self.prices.model.as_dict() if self.prices.model else None,
-                "judge": (self.prices.judge.as_dict() if self.prices.judge else None)
-                if self.prices.judge_spec
-                else "as the model",
-            },
+            **{role: spend.as_dict() for role, spend in spends.items()},
+            "cost_usd": _sum_or_none([spend.cost_usd for spend in spends.values() if spend.calls]),
+            "prices": {role: self.prices.describe(role) for role in roles},
             "batch": self.prices.batch,
             **({"budget_usd": self.budget_usd} if self.budget_usd is not None else {}),
         }
@@ -446,7 +480,7 @@ def spent_in_sessions(sessions: list[Any], price: Price | None = None, batch: bo
 
 def cost_totals(sessions: list[Any]) -> dict[str, Any]:
     """run.json `cost`: tokens and USD per role over every session that recorded them."""
-    totals: dict[str, Any] = {role: RoleSpend() for role in ROLES}
+    totals: dict[str, Any] = {role: RoleSpend() for role in SHOWN_ROLES}
     unknown = False
     for session in sessions:
         cost = session.get("cost") if isinstance(session, dict) else None
@@ -456,7 +490,7 @@ def cost_totals(sessions: list[Any]) -> dict[str, Any]:
             part = cost.get(role)
             if not isinstance(part, dict):
                 continue
-            spend = totals[role]
+            spend = totals.setdefault(role, RoleSpend())
             for name in ("calls", "input_tokens", "cached_input_tokens", "output_tokens"):
                 value = part.get(name)
                 setattr(spend, name, getattr(spend, name) + (value if isinstance(value, int) else 0))
@@ -465,8 +499,8 @@ def cost_totals(sessions: list[Any]) -> dict[str, Any]:
                 unknown = True
             elif isinstance(value, int | float) and spend.cost_usd is not None:
                 spend.cost_usd += value
-    record = {role: totals[role].as_dict() for role in ROLES}
-    record["cost_usd"] = None if unknown else round(sum(totals[r].cost_usd or 0.0 for r in ROLES), 10)
+    record = {role: spend.as_dict() for role, spend in totals.items()}
+    record["cost_usd"] = None if unknown else round(sum(spend.cost_usd or 0.0 for spend in totals.values()), 10)
     last = next(
         (s.get("cost") for s in reversed(sessions) if isinstance(s, dict) and isinstance(s.get("cost"), dict)), {}
     )

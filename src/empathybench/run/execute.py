@@ -9,8 +9,7 @@ import re
 import shutil
 import signal
 import sys
-import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,25 +21,18 @@ from rich.text import Text
 from empathybench.engine.batch import JOURNAL_FILE, BatchJournal, BatchRound
 from empathybench.engine.cache import ResponseCache
 from empathybench.engine.collector import collector_for_calls
-from empathybench.engine.engine import (
-    BudgetExhaustedError,
-    CallFailedError,
-    Engine,
-    ItemContext,
-    RunStats,
-    concurrency_record,
-    item_seed,
-)
+from empathybench.engine.engine import BudgetExhaustedError, Engine, RunStats, concurrency_record
 from empathybench.engine.progress import RunProgress
 from empathybench.errors import Terminated, UserError
 from empathybench.instruments.protocol import PreparedBenchmark
 from empathybench.instruments.registry import provider
-from empathybench.models.base import Backend, valid_text
-from empathybench.models.registry import create_backend, parse_model_spec
+from empathybench.models.base import Backend
 from empathybench.paths import cache_dir
 from empathybench.run.cost import CostMeter, budget_stop, cost_totals, run_prices, spent_in_sessions
-from empathybench.run.options import RunOptions, benchmark_settings, check_run_options, run_benchmarks
-from empathybench.run.summary import benchmark_result, calls_usage, finish_benchmarks
+from empathybench.run.items import run_item_record
+from empathybench.run.options import RunOptions
+from empathybench.run.plan import ROLE_FLAGS, RunPlan, plan_run
+from empathybench.run.summary import benchmark_result, finish_benchmarks
 from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
@@ -73,48 +65,31 @@ def _package_versions() -> dict[str, str | None]:
     return versions
 
 
-def _fingerprint(
-    identity: dict[str, Any],
-    options: RunOptions,
-    prepared: list[PreparedBenchmark],
-    judge_identity: dict[str, Any] | None = None,
-) -> str:
+def _fingerprint(plan: RunPlan, identities: Mapping[str, dict[str, Any]], prepared: list[PreparedBenchmark]) -> str:
+    """What makes a run this run: every role's identity (the judge and the simulator only when given, so that runs
+    without them keep their fingerprints), the preset, the seed and every instrument's config and items."""
     material = {
-        "model": identity,
-        **({"judge": judge_identity} if judge_identity is not None else {}),
-        "preset": options.preset,
-        "seed": options.seed,
+        **identities,
+        "preset": plan.options.preset,
+        "seed": plan.options.seed,
         "benchmarks": [{"name": p.name, "config": p.config, "items": [item.id for item in p.items]} for p in prepared],
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _model_description(backend: Backend) -> dict[str, Any]:
-    describe = getattr(backend, "describe", None)
-    return describe() if callable(describe) else backend.identity()
-
-
-def prepare_benchmarks(options: RunOptions, console: Console) -> tuple[list[PreparedBenchmark], dict[str, str]]:
+def prepare_benchmarks(plan: RunPlan, console: Console) -> tuple[list[PreparedBenchmark], dict[str, str]]:
+    """Every instrument of the plan with its data fetched and items chosen; one that cannot run is skipped with its
+    reason (unless it is the only one: then its reason is the error)."""
     prepared: list[PreparedBenchmark] = []
     skipped: dict[str, str] = {}
-    chosen = run_benchmarks(options)
-    for benchmark in chosen:  # presets and options were checked by check_run_options
-        preset, limit, scoped = benchmark_settings(options, benchmark)
+    for instrument in plan.instruments:
         try:
-            prepared.append(
-                benchmark.prepare(
-                    preset,
-                    options=scoped,
-                    limit=limit,
-                    seed=options.seed,
-                    allow_unverified=options.allow_unverified,
-                )
-            )
+            prepared.append(instrument.prepare(seed=plan.options.seed, allow_unverified=plan.options.allow_unverified))
         except UserError as exc:
-            if len(chosen) == 1:
+            if len(plan.instruments) == 1:
                 raise  # the one benchmark asked for cannot run: that is the error to show
-            skipped[benchmark.name] = str(exc)
-            console.print(Text.assemble((f"skipping {benchmark.name}", "yellow"), f": {exc}"))
+            skipped[instrument.name] = str(exc)
+            console.print(Text.assemble((f"skipping {instrument.name}", "yellow"), f": {exc}"))
     if not prepared:
         raise UserError("no benchmark could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     return prepared, skipped
@@ -143,36 +118,85 @@ def _remove_if_nothing_recorded(store: RunStore, created: list[Path]) -> None:
 
 
 def execute_run(options: RunOptions, console: Console) -> RunResult:
-    check_run_options(options)
-    spec = parse_model_spec(options.model)
-    # Backends first: a missing key or extra is the error to show, before any data is fetched.
-    # A scripted model answers each instrument with the instrument's own canned answers (dispatched on the tag).
-    canned = {b.name: b.canned for b in run_benchmarks(options) if b.canned is not None}
-    backend = create_backend(spec, base_url=options.base_url, model_args=options.model_args, canned=canned)
-    judge_backend = None
-    if options.judge is not None:
-        judge_backend = create_backend(
-            parse_model_spec(options.judge),
-            base_url=options.base_url,
-            model_args=options.judge_args,
-            args_option="--judge-arg",
-            canned=canned,
-        )
-    prices = run_prices(options)
-    if options.max_cost is not None and prices.unknown():
-        raise UserError(f"--max-cost needs prices: {'; '.join(prices.unknown())}")
-    prepared, skipped = prepare_benchmarks(options, console)
-    identity = backend.identity()
-    judge_identity = judge_backend.identity() if judge_backend is not None else None
-    fingerprint = _fingerprint(identity, options, prepared, judge_identity)
+    """One `empathybench run` of `options` (checked and planned first)."""
+    return execute_plan(plan_run(options), console)
+
+
+@dataclass
+class _Session:
+    """What one session of a run works with: its engines (one per model role), cache, batch round and meter."""
+
+    engines: dict[str, Engine]
+    cache: ResponseCache | None
+    meter: CostMeter
+    batch_round: BatchRound | None
+
+    def end(self, store: RunStore, run_info: dict[str, Any], status: str, stats: RunStats) -> dict[str, Any]:
+        """This session's end in run_info (its adaptive limits, batches, counters and cost; the cost over all
+        sessions); the session's record."""
+        run_info["concurrency"] = concurrency_record(*self.engines.values())
+        if self.batch_round is not None:
+            run_info["batch"] = self.batch_round.as_dict()
+        ended = store.end_session(run_info, status, stats.as_dict())
+        ended["cost"] = self.meter.session_record()
+        run_info["cost"] = cost_totals(run_info["sessions"])
+        return ended
+
+
+def execute_plan(plan: RunPlan, console: Console) -> RunResult:
+    """Run every missing item of the plan into its run directory, then summarise and write the reports. The same
+    plan run again resumes: finished items come from samples.jsonl, answered calls from the response cache."""
+    options = plan.options
+    backends = plan.backends()  # a missing key or extra is the error to show, before any data is fetched
+    prepared, skipped = prepare_benchmarks(plan, console)
+    identities = {name: backend.identity() for name, backend in backends.items()}
+    fingerprint = _fingerprint(plan, identities, prepared)
+    spec = plan.model.spec
     directory = options.out or Path("runs") / f"{_slug(str(spec))}-{options.preset}-{fingerprint[:10]}"
     store = RunStore(directory)
     created = _missing_dirs(directory)
     finished = store.open(fingerprint, model=str(spec))  # locks the directory: one run at a time
     for notice in store.notices:
         console.print(notice, markup=False, highlight=False)
-
     stats = RunStats()
+    pending = _pending_items(prepared, finished, stats)
+    run_info = _run_info(plan, backends, prepared, skipped, fingerprint)
+    store.start_session(run_info)  # keeps the creation time and the accounting of earlier sessions
+    session = _open_session(plan, backends, run_info, stats, directory, console)
+    try:
+        with RunProgress(console, stats, enabled=options.show_progress) as progress, collector_for_calls():
+            progress.set_description(", ".join(b.name for b in prepared))
+            new_records = run_until_done(
+                _run_pending(session.engines, pending, store, options.seed, progress, session.batch_round)
+            )
+    except BaseException as exc:
+        # Finished items are in samples.jsonl; run.json says why the rest are not.
+        ended = session.end(store, run_info, "failed" if isinstance(exc, Exception) else "interrupted", stats)
+        ended["error"] = run_info["error"] = str(exc) or type(exc).__name__
+        store.write_run(run_info)
+        store.close()
+        if isinstance(exc, KeyboardInterrupt):
+            exc.run_dir = directory  # type: ignore[attr-defined]  # for the CLI's "run it again to resume" line
+        if isinstance(exc, Exception):
+            _remove_if_nothing_recorded(store, created)
+        raise
+    finally:
+        if session.cache is not None:
+            session.cache.close()
+    if session.meter.stopped:  # --max-cost: the finished items are in samples.jsonl, the same command continues
+        session.end(store, run_info, "budget", stats)
+        store.write_run(run_info)
+        store.close()
+        raise budget_stop(session.meter, stats.items_total - stats.items_done, directory)
+    ended = session.end(store, run_info, "complete" if stats.items_failed == 0 else "incomplete", stats)
+    summary = _write_results(plan, prepared, skipped, finished, new_records, run_info, ended, store)
+    return RunResult(directory, summary, stats)
+
+
+def _pending_items(
+    prepared: list[PreparedBenchmark], finished: Mapping[tuple[str, str], Any], stats: RunStats
+) -> list[tuple[PreparedBenchmark, Any]]:
+    """The items not finished in an earlier session, in run order; `stats` counts them all."""
     pending: list[tuple[PreparedBenchmark, Any]] = []
     for bench in prepared:
         for item in bench.items:
@@ -181,8 +205,27 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
                 stats.items_done += 1
             else:
                 pending.append((bench, item))
+    return pending
 
-    run_info: dict[str, Any] = {
+
+def _role_record(plan: RunPlan, backends: Mapping[str, Backend], role: str) -> dict[str, Any]:
+    if role in backends:
+        return {"spec": str(plan.roles[role].spec), **backends[role].describe()}
+    what = "judges itself" if role == "judge" else "plays the simulated person itself"
+    return {"spec": "self", "note": f"no {ROLE_FLAGS[role].spec}: the model under test {what}"}
+
+
+def _run_info(
+    plan: RunPlan,
+    backends: Mapping[str, Backend],
+    prepared: list[PreparedBenchmark],
+    skipped: dict[str, str],
+    fingerprint: str,
+) -> dict[str, Any]:
+    """run.json as the session starts: the full config, every role and instrument, versions."""
+    options = plan.options
+    roles_used = {"simulator"} & (set(plan.roles) | plan.self_played)
+    return {
         "fingerprint": fingerprint,
         "status": "running",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -190,17 +233,14 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": _package_versions(),
-        "model": {"spec": str(spec), **_model_description(backend)},
-        "judge": (
-            {"spec": str(parse_model_spec(options.judge)), **_model_description(judge_backend)}
-            if options.judge is not None and judge_backend is not None
-            else {"spec": "self", "note": "no --judge: the model under test judges itself"}
-        ),
+        "model": _role_record(plan, backends, "model"),
+        "judge": _role_record(plan, backends, "judge"),
+        **{role: _role_record(plan, backends, role) for role in sorted(roles_used)},
         "options": {
             "preset": options.preset,
             "limit": options.limit,
             "seed": options.seed,
-            "max_concurrency": options.max_concurrency or backend.default_concurrency,
+            "max_concurrency": options.max_concurrency or backends["model"].default_concurrency,
             "benchmark_options": options.options,
             "allow_unverified": options.allow_unverified,
             "cache": options.use_cache,
@@ -222,38 +262,41 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
         },
         "skipped": skipped,
     }
-    store.start_session(run_info)  # keeps the creation time and the accounting of earlier sessions
-    # Tokens and USD of every answered call, and the budget over all sessions (earlier ones included).
-    spent_before = spent_in_sessions(run_info["sessions"][:-1], prices.model, prices.batch)
+
+
+def _open_session(
+    plan: RunPlan,
+    backends: Mapping[str, Backend],
+    run_info: dict[str, Any],
+    stats: RunStats,
+    directory: Path,
+    console: Console,
+) -> _Session:
+    """The engines of this session: one per role, sharing the cache, counters, retry policy and cost meter (the
+    budget over all sessions, earlier ones included); each role has its own concurrency slots."""
+    options = plan.options
+    prices = run_prices(plan)
+    spent_before = spent_in_sessions(run_info["sessions"][:-1], prices.for_label("model"), prices.batch)
     meter = CostMeter(prices, budget_usd=options.max_cost, spent_before_usd=spent_before)
 
     def warn(message: str) -> None:
         console.print(f"warning: {message}", markup=False, highlight=False)
 
     cache = ResponseCache(cache_dir() / "responses.sqlite", warn=warn) if options.use_cache else None
-    engine = Engine(
-        backend,
-        cache=cache,
-        max_concurrency=options.max_concurrency,
-        retry=options.retry,
-        stats=stats,
-        seed=options.seed,
-        request_timeout_s=options.request_timeout_s,
-        meter=meter,
-    )
-    judge_engine = None
-    if judge_backend is not None:
-        # Same cache, counters and retry policy; its own concurrency slots, sized for the judge's provider.
-        judge_engine = Engine(
-            judge_backend,
+    engines = {
+        role: Engine(
+            backend,
             cache=cache,
+            max_concurrency=options.max_concurrency if role == "model" else None,
             retry=options.retry,
             stats=stats,
             seed=options.seed,
             request_timeout_s=options.request_timeout_s,
-            label="judge",
+            label=role,
             meter=meter,
         )
+        for role, backend in backends.items()
+    }
     batch_round = None
     if options.batch:  # every call the cache cannot answer goes into a batch (engine/batch.py)
         batch_round = BatchRound(
@@ -262,60 +305,34 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             poll_interval_s=options.batch_poll_interval_s,
             retry=options.retry,
         )
-        for each in (engine, judge_engine):
-            if each is not None:
-                batch_round.attach(each)
+        for engine in engines.values():
+            batch_round.attach(engine)
+    return _Session(engines, cache, meter, batch_round)
 
-    def end_session(status: str) -> dict[str, Any]:
-        """This session's end in run_info (its adaptive limit, batches, counters and cost; the cost over all
-        sessions); the session's record."""
-        run_info["concurrency"] = concurrency_record(engine, judge_engine)
-        if batch_round is not None:
-            run_info["batch"] = batch_round.as_dict()
-        ended = store.end_session(run_info, status, stats.as_dict())
-        ended["cost"] = meter.session_record()
-        run_info["cost"] = cost_totals(run_info["sessions"])
-        return ended
 
-    try:
-        with RunProgress(console, stats, enabled=options.show_progress) as progress, collector_for_calls():
-            progress.set_description(", ".join(b.name for b in prepared))
-            new_records = run_until_done(
-                _run_pending(engine, pending, store, options.seed, progress, judge_engine, batch_round)
-            )
-    except BaseException as exc:
-        # Finished items are in samples.jsonl; run.json says why the rest are not.
-        ended = end_session("failed" if isinstance(exc, Exception) else "interrupted")
-        ended["error"] = run_info["error"] = str(exc) or type(exc).__name__
-        store.write_run(run_info)
-        store.close()
-        if isinstance(exc, KeyboardInterrupt):
-            exc.run_dir = directory  # type: ignore[attr-defined]  # for the CLI's "run it again to resume" line
-        if isinstance(exc, Exception):
-            _remove_if_nothing_recorded(store, created)
-        raise
-    finally:
-        if cache is not None:
-            cache.close()
-    if meter.stopped:  # --max-cost: the finished items are in samples.jsonl, the same command continues
-        end_session("budget")
-        store.write_run(run_info)
-        store.close()
-        raise budget_stop(meter, stats.items_total - stats.items_done, directory)
-    session = end_session("complete" if stats.items_failed == 0 else "incomplete")
-
+def _write_results(
+    plan: RunPlan,
+    prepared: list[PreparedBenchmark],
+    skipped: dict[str, str],
+    finished: Mapping[tuple[str, str], dict[str, Any]],
+    new_records: list[dict[str, Any]],
+    run_info: dict[str, Any],
+    session: dict[str, Any],
+    store: RunStore,
+) -> dict[str, Any]:
+    """summary.json, the reports and the finished run.json, from every record of the run (earlier sessions' too)."""
     records_by_bench: dict[str, list[dict[str, Any]]] = {b.name: [] for b in prepared}
     for (bench_name, _), record in finished.items():
         if bench_name in records_by_bench:
             records_by_bench[bench_name].append(record)
     for record in new_records:
         records_by_bench[record["benchmark"]].append(record)
-
+    directory = store.directory
     summary: dict[str, Any] = {
         "$schema": SUMMARY_SCHEMA_ID,
         "schema_version": SUMMARY_SCHEMA_VERSION,
-        "model": str(spec),
-        "preset": options.preset,
+        "model": str(plan.model.spec),
+        "preset": plan.options.preset,
         "run_dir": str(directory),
         "benchmarks": {},
     }
@@ -341,7 +358,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     checked(RunInfo, run_info, "run.json")
     store.write_run(run_info)
     store.close()
-    return RunResult(directory, summary, stats)
+    return summary
 
 
 def run_until_done(work: Coroutine[Any, Any, T]) -> T:
@@ -386,19 +403,21 @@ def run_until_done(work: Coroutine[Any, Any, T]) -> T:
 
 
 async def _run_pending(
-    engine: Engine,
+    engines: Mapping[str, Engine],
     pending: list[tuple[PreparedBenchmark, Any]],
     store: RunStore,
     run_seed: int,
     progress: RunProgress,
-    judge_engine: Engine | None = None,
     batch_round: BatchRound | None = None,
 ) -> list[dict[str, Any]]:
+    """Run the pending items, a worker per concurrency slot of the model's engine; each record is appended to
+    samples.jsonl as soon as its item ends."""
     queue: asyncio.Queue[tuple[PreparedBenchmark, Any]] = asyncio.Queue()
     for entry in pending:
         queue.put_nowait(entry)
     new_records: list[dict[str, Any]] = []
-    stats = engine.stats
+    model = engines["model"]
+    stats = model.stats
 
     async def worker() -> None:
         while True:
@@ -406,32 +425,16 @@ async def _run_pending(
                 bench, item = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            ctx = ItemContext(engine, item.id, item_seed(run_seed, bench.name, item.id), judge_engine, tag=bench.name)
-            started = time.monotonic()
-            record: dict[str, Any] = {"benchmark": bench.name, "item_id": item.id}
             try:
-                with batch_round.item(item.id) if batch_round is not None else contextlib.nullcontext():
-                    fields = await bench.run_item(item, ctx)
-                record.update(status="ok", **fields)
+                record = await run_item_record(bench, item, engines, run_seed, batch_round)
             except BudgetExhaustedError:
                 return  # --max-cost: this item is asked again when the run continues (its answers are cached)
-            except CallFailedError as exc:
-                record.update(status="error", error=str(exc))
-                stats.items_failed += 1
-            except UserError:
-                raise  # the run cannot go on (server unreachable, key refused): one line for the user
-            except Exception as exc:
-                # Anything else that goes wrong with one item (a reply no benchmark code expected) is data about
-                # that item, never the end of the run: the other items go on and are kept.
-                record.update(status="error", error=valid_text(f"unexpected {type(exc).__name__}: {str(exc)[:500]}")[0])
-                stats.items_failed += 1
-            record["calls"] = ctx.calls
-            record["usage"] = calls_usage(ctx.calls)
-            record["elapsed_s"] = round(time.monotonic() - started, 3)
             store.append(record)
             new_records.append(record)
             if record["status"] == "ok":
                 stats.items_done += 1
+            else:
+                stats.items_failed += 1
             progress.update()
 
     async def ticker() -> None:
@@ -440,7 +443,7 @@ async def _run_pending(
             progress.update()
 
     # With --batch every item runs at once: a round is every item's next request, sent as one batch.
-    n_workers = len(pending) if batch_round is not None else min(engine.max_concurrency, len(pending))
+    n_workers = len(pending) if batch_round is not None else min(model.max_concurrency, len(pending))
     workers = [asyncio.create_task(worker()) for _ in range(max(1, n_workers))]
     tick = asyncio.create_task(ticker())
     try:
@@ -452,7 +455,6 @@ async def _run_pending(
         await asyncio.gather(*workers, tick, return_exceptions=True)
         if batch_round is not None:
             await batch_round.aclose()
-        await engine.backend.aclose()
-        if judge_engine is not None:
-            await judge_engine.backend.aclose()
+        for engine in engines.values():
+            await engine.backend.aclose()
     return new_records

@@ -6,7 +6,7 @@ per-item seeds and the progress display. It names no instrument.
 """
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from empathybench.engine.cache import ResponseCache
@@ -14,8 +14,8 @@ from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, Engine, ItemCo
 from empathybench.engine.progress import RunProgress
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import JudgeValidation, PreparedBenchmark
-from empathybench.models.registry import create_backend, parse_model_spec
 from empathybench.paths import cache_dir
+from empathybench.run.plan import RolePlan, plan_role
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,41 +26,32 @@ def installed_judge_validation() -> JudgeValidation:
     from empathybench.instruments.registry import all_benchmarks
 
     for instrument in all_benchmarks().values():
-        validation = getattr(instrument, "judge_validation", None)
-        if validation is not None:
-            return validation
+        if instrument.judge_validation is not None:
+            return instrument.judge_validation
     raise UserError("no installed instrument has a judge to validate")
 
 
 def validate_judge(
     validation: JudgeValidation,
-    judge: str,
+    judge: RolePlan,
     *,
     limit: int | None = None,
     seed: int = 0,
-    base_url: str | None = None,
     max_concurrency: int | None = None,
     use_cache: bool = True,
     allow_unverified: bool = False,
     attempts: int | None = None,
     console: "Console | None" = None,
     request_timeout_s: float | None = None,
-    judge_args: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Have `judge` rate the validation's items; the report (`--json`, `--out`) with the judge and the usage.
-
-    With a `console`, progress is shown on it (a bar on a terminal, a line every 10 s elsewhere).
+    """Have `judge` (its role: run/plan.py plan_role) rate the validation's items; the report (`--json`, `--out`)
+    with the judge and the usage. With a `console`, progress is shown on it (a bar on a terminal, a line every 10 s
+    elsewhere).
     """
     from rich.console import Console
 
     # The backend first: a missing key or extra is the error to show, before any data is fetched.
-    backend = create_backend(
-        parse_model_spec(judge),
-        base_url=base_url,
-        model_args=judge_args or [],
-        args_option="--judge-arg",
-        canned={validation.tag: validation.canned} if validation.canned is not None else {},
-    )
+    backend = judge.backend({validation.tag: validation.canned} if validation.canned is not None else {})
     settings: dict[str, Any] = {"limit": limit, "seed": seed, "allow_unverified": allow_unverified}
     if attempts is not None:
         settings["attempts"] = attempts
@@ -84,14 +75,14 @@ def validate_judge(
         if cache is not None:
             cache.close()
     report = prepared.summarize(records)
-    report["judge"] = {"spec": judge, **backend.identity()}
+    report["judge"] = {"spec": str(judge.spec), **backend.identity()}
     report["usage"] = stats.as_dict()
     return report
 
 
-def run_validation(judge: str, **settings: Any) -> dict[str, Any]:
+def run_validation(judge: str, judge_args: Sequence[str] = (), **settings: Any) -> dict[str, Any]:
     """`validate_judge` with the installed instrument's judge validation (what `judge validate` runs)."""
-    return validate_judge(installed_judge_validation(), judge, **settings)
+    return validate_judge(installed_judge_validation(), plan_role("judge", judge, judge_args), **settings)
 
 
 async def _rate_all(

@@ -9,8 +9,9 @@ from typing import Any
 from rich.console import Console
 
 from empathybench.engine.engine import RunStats
-from empathybench.run.execute import RunResult, _slug, execute_run
-from empathybench.run.options import RunOptions, check_run_options
+from empathybench.run.execute import RunResult, _slug, execute_plan
+from empathybench.run.options import RunOptions
+from empathybench.run.plan import plan_run
 from empathybench.rundir.store import RunStore, read_samples
 from empathybench.schema.files import checked
 from empathybench.schema.run import RunInfo
@@ -24,20 +25,22 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
     Where decoding is greedy (temperature 0, most paper presets) the repeats differ only through backend
     nondeterminism; the spread then shows how reproducible the model's serving is, not sampling variance.
     """
-    check_run_options(options, repeats)
+    plan = plan_run(options, repeats)
     if repeats < 2:
-        return execute_run(options, console)
+        return execute_plan(plan, console)
     if options.out is not None:
         parent = options.out
     else:
         label = f"{options.model}|{options.preset}|{options.seed}|{options.benchmarks}|{options.limit}|{options.judge}"
+        if options.simulator:
+            label += f"|{options.simulator}"
         digest = hashlib.sha256(f"{label}|{sorted(options.options.items())}".encode()).hexdigest()[:10]
         parent = Path("runs") / f"{_slug(options.model)}-{options.preset}-x{repeats}-{digest}"
     results: list[RunResult] = []
     for index in range(repeats):
         console.print(f"repeat {index + 1}/{repeats} (seed {options.seed + index})", highlight=False, markup=False)
         repeat_options = replace(options, seed=options.seed + index, out=parent / f"repeat-{index + 1}")
-        results.append(execute_run(repeat_options, console))
+        results.append(execute_plan(replace(plan, options=repeat_options), console))
     summary = json.loads(json.dumps(results[0].summary))
     summary["run_dir"] = str(parent)
     summary["repeats"] = repeat_summary([r.summary for r in results], [str(r.directory) for r in results])

@@ -16,6 +16,7 @@ from empathybench.instruments.protocol import (
     DemoPreset,
     Draw,
     FactsTable,
+    Instrument,
     ItemContext,
     ItemLink,
     Message,
@@ -157,8 +158,9 @@ def rescore_file(path: Path) -> dict[str, Any]:
     return {"n": len(replies), "correct": correct, "accuracy": 100.0 * correct / len(replies) if replies else None}
 
 
-class Example:
-    """The instrument object the entry point names: `Instrument[ExampleConfig, Sentence]`."""
+class Example(Instrument[ExampleConfig, Sentence]):
+    """The instrument object the entry point names: presets, options, items and how they run are its own; every
+    optional part it does not set keeps the default `Instrument` declares."""
 
     name = "example"
     title = "Example (plugin): name the emotion of a short invented sentence"
@@ -186,13 +188,9 @@ class Example:
             self.preset_configs.get(preset, ExampleConfig()), options, benchmark=self.name, known=OPTIONS
         )
 
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        self.configure(preset, options)
-
     def prepare(
-        self, preset: str, *, options: dict[str, str], limit: int | None, seed: int, allow_unverified: bool
+        self, config: ExampleConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
     ) -> PreparedBenchmark[Sentence]:
-        config = self.configure(preset, options)
         chosen = evenly_spread(ITEMS, QUICK_SIZE) if preset == "quick" else list(ITEMS)
         items = [BenchItem(sentence.id, sentence) for sentence in chosen[:limit]]
 

@@ -48,7 +48,14 @@ from empathybench.instruments.emobench.score import (
     baselines,
     summarize_condition,
 )
-from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand, RescoreOutput
+from empathybench.instruments.protocol import (
+    BenchItem,
+    DemoPreset,
+    Instrument,
+    PreparedBenchmark,
+    RescoreCommand,
+    RescoreOutput,
+)
 from empathybench.instruments.support import apply_options, evenly_spread
 from empathybench.models.base import Message, Sampling
 
@@ -243,7 +250,7 @@ def _print_rows(rows: Any, console: Any) -> None:
     print_rows(rows, console)
 
 
-class EmoBench:
+class EmoBench(Instrument[EmoBenchConfig, EmoPayload]):
     """EmoBench on the typed protocol: `Instrument[EmoBenchConfig, EmoPayload]` (instruments/protocol.py)."""
 
     name = "emobench"
@@ -292,20 +299,9 @@ class EmoBench:
         """The config a preset and `--option`s give; every mistake is a one-line UserError."""
         return config_from_options(preset, dict(options))
 
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        """Every `--option` mistake as a UserError, before any data is read or model called."""
-        self.configure(preset, options)
-
     def prepare(
-        self,
-        preset: str,
-        *,
-        options: dict[str, str],
-        limit: int | None,
-        seed: int,
-        allow_unverified: bool,
+        self, config: EmoBenchConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
     ) -> PreparedBenchmark:
-        config = config_from_options(preset, options)
         files: list[FetchedFile] = []
         conditions = config.conditions()
         protocols = {condition.protocol for condition in conditions}
@@ -334,7 +330,7 @@ class EmoBench:
                 for item in chosen:
                     payload = EmoPayload(task, item, _presented_orders(task, item, n_orders, paper_orders, seed))
                     items.append(BenchItem(f"{task}-{language}-{item.qid}", payload))
-        files.extend(fetch_pinned(key, allow_unverified=allow_unverified) for key in _data_keys(config))
+        files.extend(fetch_pinned(__package__, key, allow_unverified=allow_unverified) for key in _data_keys(config))
 
         async def run_item(item: BenchItem, ctx: ItemContext) -> dict[str, Any]:
             return await run_emobench_item(config, paper, repo, item.payload, ctx)

@@ -6,12 +6,12 @@ ffa5e58 (the paper-era prompts, the three permuted option orders and the release
 """
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from empathybench.data.fetch import FetchedFile, fetch_entry
+from empathybench.data.fetch import fetch_pinned
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
 
@@ -52,22 +52,13 @@ def paper_order_key(task: Task, order: int) -> str:
     return f"emobench/2024/data/{task}/{name}"
 
 
-@cache
-def pins() -> dict[str, DataFile]:
-    """The instrument's pinned files, keyed `emobench/<era>/<path>`."""
-    return load_pins("empathybench.instruments.emobench")
-
-
-def fetch_pinned(key: str, *, allow_unverified: bool = False) -> FetchedFile:
-    try:
-        entry = pins()[key]
-    except KeyError:
-        raise DataError(f"unknown EmoBench data file {key!r}") from None
-    return fetch_entry(entry, allow_unverified=allow_unverified)
+def pins() -> Mapping[str, DataFile]:
+    """The instrument's pinned files (its pins.json), keyed `emobench/<era>/<path>`."""
+    return load_pins(__package__)
 
 
 def read_pinned_text(key: str, *, allow_unverified: bool = False) -> str:
-    return fetch_pinned(key, allow_unverified=allow_unverified).path.read_text("utf-8")
+    return fetch_pinned(__package__, key, allow_unverified=allow_unverified).path.read_text("utf-8")
 
 
 @dataclass(frozen=True)
@@ -244,7 +235,7 @@ def result_csv_keys() -> list[str]:
 def fetch_results_tree(target: Path, *, allow_unverified: bool = False) -> Path:
     """Lay the pinned result CSVs out under `target` as upstream had them (`data/{EU,EA}/Results/<model>/`)."""
     for key in result_csv_keys():
-        fetched = fetch_pinned(key, allow_unverified=allow_unverified)
+        fetched = fetch_pinned(__package__, key, allow_unverified=allow_unverified)
         destination = target / pins()[key].path
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(fetched.path.read_bytes())

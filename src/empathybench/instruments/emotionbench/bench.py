@@ -7,12 +7,11 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.instruments.emotionbench.canned import plausible_answer
 from empathybench.instruments.emotionbench.data import (
-    CROWD_KEY,
     EMOTIONS,
     SITUATIONS_KEY,
     TESTED_SOURCE_KEY,
@@ -34,7 +33,7 @@ from empathybench.instruments.emotionbench.questionnaires import (
 from empathybench.instruments.emotionbench.report import SHIFT_DOMAIN, report_section, sample_line
 from empathybench.instruments.emotionbench.rescore import rescore_answer_sheet
 from empathybench.instruments.emotionbench.stats import ScoredResponse, group_table
-from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import (
     MAX_ATTEMPTS,
     MAX_TEMPERATURE,
@@ -125,7 +124,7 @@ class MeasureItem:
     situation: Situation | None  # None: the default measure
 
 
-class EmotionBench:
+class EmotionBench(Instrument[EmotionBenchConfig, MeasureItem]):
     name = "emotionbench"
     order = 50  # position in the profile and in a run (part of the run's fingerprint)
     title = "EmotionBench: PANAS before and after imagining 175 negative situations, beside 1,266 people"
@@ -150,7 +149,6 @@ class EmotionBench:
 
         return {"PA": mean("PA"), "NA": mean("NA")}
 
-    data_keys = (QUESTIONNAIRES_KEY, SITUATIONS_KEY, TESTED_SOURCE_KEY, CROWD_KEY)
     chart_domain = SHIFT_DOMAIN
     demo = DemoPreset(items=1, options={"orders": "1", "default_runs": "2", "evoked_runs": "1", "attempts": "1"})
     profile_position = 3  # after EQ-Bench and SECEU, as in every report so far
@@ -172,20 +170,9 @@ class EmotionBench:
         """The config a preset and `--option`s give (before `--limit`); every mistake is a one-line UserError."""
         return config_from(preset, dict(options))
 
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        """Every `--option` mistake as a UserError, before any data is read or model called."""
-        self.configure(preset, options)
-
     def prepare(
-        self,
-        preset: str,
-        *,
-        options: dict[str, str],
-        limit: int | None,
-        seed: int,
-        allow_unverified: bool,
+        self, config: EmotionBenchConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
     ) -> PreparedBenchmark:
-        config = config_from(preset, options)
         questionnaire = load_questionnaires(allow_unverified=allow_unverified)[config.scale]
         situations = choose_situations(config, allow_unverified=allow_unverified)
         if limit is not None:
@@ -197,9 +184,12 @@ class EmotionBench:
         orders = item_orders(len(questionnaire.items), config.orders, config.order_seed)
         # The default item first, then situations in factor order: consecutive queries share long prompt prefixes.
         items = [BenchItem("default", MeasureItem(None))] + [BenchItem(s.key, MeasureItem(s)) for s in situations]
-        data_files = [fetch(key, allow_unverified=allow_unverified) for key in (QUESTIONNAIRES_KEY, SITUATIONS_KEY)]
+        data_files = [
+            fetch_pinned(__package__, key, allow_unverified=allow_unverified)
+            for key in (QUESTIONNAIRES_KEY, SITUATIONS_KEY)
+        ]
         if config.situations != "all":
-            data_files.append(fetch(TESTED_SOURCE_KEY, allow_unverified=allow_unverified))
+            data_files.append(fetch_pinned(__package__, TESTED_SOURCE_KEY, allow_unverified=allow_unverified))
 
         async def run_item(item: BenchItem, ctx: ItemContext) -> dict[str, Any]:
             return await run_measure(config, questionnaire, orders, item, ctx)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.emotionbench.data import CROWD_KEY, EMOTIONS
 from empathybench.instruments.emotionbench.stats import ALPHA, _factor_sort_key, _round
 from empathybench.stats.tests import compare_paired, describe
@@ -75,7 +75,7 @@ def read_crowd_workbook(path: Path) -> list[HumanResponse]:
 
 
 def load_crowd(*, allow_unverified: bool = False) -> list[HumanResponse]:
-    return read_crowd_workbook(fetch(CROWD_KEY, allow_unverified=allow_unverified).path)
+    return read_crowd_workbook(fetch_pinned(__package__, CROWD_KEY, allow_unverified=allow_unverified).path)
 
 
 def _group_row(level: str, emotion: str | None, factor: str | None, group: Sequence[HumanResponse]) -> dict[str, Any]:

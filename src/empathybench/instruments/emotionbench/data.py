@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 
 SITUATIONS_KEY = "emotionbench/situations.json"
 CROWD_KEY = "emotionbench/results/panas/crowd.xlsx"
@@ -40,7 +40,9 @@ class Factor:
 
 def load_situations_json(*, allow_unverified: bool = False) -> tuple[list[Factor], list[Situation]]:
     """All 428 situations of situations.json, factor keys `<Emotion>-<0-based index>`."""
-    data = json.loads(fetch(SITUATIONS_KEY, allow_unverified=allow_unverified).path.read_text("utf-8"))
+    data = json.loads(
+        fetch_pinned(__package__, SITUATIONS_KEY, allow_unverified=allow_unverified).path.read_text("utf-8")
+    )
     factors: list[Factor] = []
     situations: list[Situation] = []
     for emotion in data["emotions"]:
@@ -128,7 +130,7 @@ def load_tested_situations(*, allow_unverified: bool = False) -> list[Situation]
     """
     factors, _ = load_situations_json(allow_unverified=allow_unverified)
     names = {f.key: f.name for f in factors}
-    sheet = read_answer_sheet(fetch(TESTED_SOURCE_KEY, allow_unverified=allow_unverified).path)
+    sheet = read_answer_sheet(fetch_pinned(__package__, TESTED_SOURCE_KEY, allow_unverified=allow_unverified).path)
     result = []
     for key, text in sheet.situation_texts.items():
         factor_key, scenario = key.split("/")

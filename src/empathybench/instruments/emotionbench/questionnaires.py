@@ -5,7 +5,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 
 QUESTIONNAIRES_KEY = "emotionbench/questionnaires.json"
 CHALLENGING_BY_EMOTION: dict[str, str] = {
@@ -91,7 +91,7 @@ def parse_questionnaires(data: list[dict]) -> dict[str, Questionnaire]:
 
 
 def load_questionnaires(*, allow_unverified: bool = False) -> dict[str, Questionnaire]:
-    fetched = fetch(QUESTIONNAIRES_KEY, allow_unverified=allow_unverified)
+    fetched = fetch_pinned(__package__, QUESTIONNAIRES_KEY, allow_unverified=allow_unverified)
     return parse_questionnaires(json.loads(fetched.path.read_text("utf-8")))
 
 

@@ -24,7 +24,14 @@ from empathybench.instruments.empathetic.prompts import (
 )
 from empathybench.instruments.empathetic.report import GOOD_PCT_DOMAIN, report_section, sample_line
 from empathybench.instruments.empathetic.stats import RatedRow, analyse, rescore_ratings_file
-from empathybench.instruments.protocol import BenchItem, DemoPreset, JudgeValidation, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import (
+    BenchItem,
+    DemoPreset,
+    Instrument,
+    JudgeValidation,
+    PreparedBenchmark,
+    RescoreCommand,
+)
 from empathybench.instruments.support import (
     MAX_ATTEMPTS,
     MAX_TEMPERATURE,
@@ -256,7 +263,7 @@ def _empathetic_metrics(records: list[dict[str, Any]], published_human: float | 
     }
 
 
-class EmpatheticResponding:
+class EmpatheticResponding(Instrument[EmpatheticConfig, Any]):
     name = "empathetic"
     order = 40  # position in the profile and in a run (part of the run's fingerprint)
     title = "Welivita & Pu 2024: replies to 2,000 EmpatheticDialogues prompts rated Good/Okay/Bad vs human replies"
@@ -302,20 +309,9 @@ class EmpatheticResponding:
         """The config a preset and `--option`s give; every mistake is a one-line UserError."""
         return _config_from(dict(options))
 
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        """Every `--option` mistake as a UserError, before any data is read or model called."""
-        self.configure(preset, options)
-
     def prepare(
-        self,
-        preset: str,
-        *,
-        options: dict[str, str],
-        limit: int | None,
-        seed: int,
-        allow_unverified: bool,
+        self, config: EmpatheticConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
     ) -> PreparedBenchmark:
-        config = _config_from(options)
         prompts, fetched = load_released(allow_unverified=allow_unverified)
         if preset == "quick":
             prompts = one_per_emotion(prompts)

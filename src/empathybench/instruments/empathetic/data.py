@@ -4,7 +4,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from empathybench.data.fetch import FetchedFile, fetch
+from empathybench.data.fetch import FetchedFile, fetch_pinned
 from empathybench.errors import UserError
 
 RATINGS_FILE = "empathetic_responding/welivita_pu_2024_llm_vs_human_ratings.csv"
@@ -89,7 +89,7 @@ def read_prompts(path: Path) -> list[Prompt]:
 
 
 def load_released(*, allow_unverified: bool = False) -> tuple[list[Prompt], FetchedFile]:
-    fetched = fetch(RATINGS_FILE, allow_unverified=allow_unverified)
+    fetched = fetch_pinned(__package__, RATINGS_FILE, allow_unverified=allow_unverified)
     return read_prompts(fetched.path), fetched
 
 

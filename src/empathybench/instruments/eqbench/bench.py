@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.formatting import number as format_number
@@ -24,7 +24,7 @@ from empathybench.instruments.eqbench.score import (
     score_v1,
     score_v2,
 )
-from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import (
     MAX_ATTEMPTS,
     MAX_TEMPERATURE,
@@ -143,7 +143,7 @@ def _prompt_language(language: str) -> str:
     return "de" if language == "de_v21" else language
 
 
-class EQBench:
+class EQBench(Instrument[EQBenchConfig, EQBenchItem]):
     """EQ-Bench on the typed protocol: `Instrument[EQBenchConfig, EQBenchItem]` (instruments/protocol.py)."""
 
     name = "eqbench"
@@ -160,7 +160,6 @@ class EQBench:
     }
     options = OPTION_HELP
     limit_unit = "dialogues (1 call each, up to 3 with re-asks)"  # what `--limit N` bounds
-    data_keys = tuple(QUESTION_FILES.values())
     preset_configs: ClassVar[Mapping[str, EQBenchConfig]] = PRESET_CONFIGS
     chart_domain = SCORE_DOMAIN
     canned = staticmethod(plausible_answer)
@@ -177,21 +176,12 @@ class EQBench:
         _check_paper_preset(preset, config)
         return config
 
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        """Every `--option` mistake as a UserError, before any data is read or model called."""
-        self.configure(preset, options)
-
     def prepare(
-        self,
-        preset: str,
-        *,
-        options: dict[str, str],
-        limit: int | None,
-        seed: int,
-        allow_unverified: bool,
+        self, config: EQBenchConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
     ) -> PreparedBenchmark[EQBenchItem]:
-        config = self.configure(preset, options)
-        fetched = fetch(QUESTION_FILES[(config.version, config.language)], allow_unverified=allow_unverified)
+        fetched = fetch_pinned(
+            __package__, QUESTION_FILES[(config.version, config.language)], allow_unverified=allow_unverified
+        )
         questions: dict[str, Any] = json.loads(fetched.path.read_text("utf-8"))
         ids = sorted(questions, key=int)
         if preset == "quick":
@@ -405,7 +395,7 @@ def rescore_results_file(path: Path) -> dict[str, Any]:
     data = read_json_argument(path)
     if not isinstance(data, dict):
         raise UserError(f"{path} is not an upstream EQ-Bench results file: it holds a JSON {type(data).__name__}")
-    questions = json.loads(fetch(QUESTION_FILES[("v2", "en")]).path.read_text("utf-8"))
+    questions = json.loads(fetch_pinned(__package__, QUESTION_FILES[("v2", "en")]).path.read_text("utf-8"))
     try:
         return rescore_upstream_results(data, questions)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -131,6 +131,17 @@ def _reparsed_scores(
     return first, revised, n_differ
 
 
+def _answered(
+    iterations: list[tuple[Any, Mapping[str, Any]]], references: Mapping[str, Any]
+) -> tuple[float, list[str]]:
+    """The mean number of questions with a stored entry per iteration (the rest failed every attempt; the v2.0
+    files report it as `n_questions_parseable` even when the selected pass parsed fewer), and the stored question
+    ids the question set does not know."""
+    stored = [[str(qid) for qid in (iteration.get("respondent_answers") or {})] for _, iteration in iterations]
+    n_answered = sum(sum(1 for qid in ids if qid in references) for ids in stored) / len(iterations)
+    return n_answered, sorted({qid for ids in stored for qid in ids if qid not in references})
+
+
 def rescore_upstream_results(data: Mapping[str, Any], questions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Recompute an upstream EQ-Bench v2 result file from its stored parsed answers.
 
@@ -188,20 +199,7 @@ def rescore_upstream_results(data: Mapping[str, Any], questions: Mapping[str, Ma
         n_reparse_differ += n_differ
     reparsed_aggregate = aggregate_pipeline_iterations(reparsed, n_questions=n_questions)
 
-    # Questions with a stored entry (the rest failed every attempt). The v2.0 files report this count as
-    # `n_questions_parseable` even when the selected pass parsed on fewer questions.
-    n_answered = sum(
-        sum(1 for qid in (iteration.get("respondent_answers") or {}) if str(qid) in references)
-        for _, iteration in iterations
-    ) / len(iterations)
-    unknown_ids = sorted(
-        {
-            str(qid)
-            for _, iteration in iterations
-            for qid in (iteration.get("respondent_answers") or {})
-            if str(qid) not in references
-        }
-    )
+    n_answered, unknown_ids = _answered(iterations, references)
     published_score = run.get("benchmark_score")
     published_score = float(published_score) if isinstance(published_score, int | float) else None
     published_parseable = run.get("n_questions_parseable")

@@ -19,6 +19,7 @@ from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_sectio
 from empathybench.instruments.protocol import (
     BenchItem,
     DemoPreset,
+    Instrument,
     PreparedBenchmark,
     PreparedComparison,
     RescoreCommand,
@@ -77,7 +78,7 @@ def quick_scenarios(ids_by_type: Mapping[str, list[str]]) -> list[str]:
     return chosen
 
 
-class EQBench3:
+class EQBench3(Instrument[EQBench3Config, Any]):
     """EQ-Bench 3: `Instrument[EQBench3Config, Scenario]` (instruments/protocol.py)."""
 
     name = "eqbench3"
@@ -92,7 +93,6 @@ class EQBench3:
     }
     options = OPTION_HELP
     limit_unit = "tasks (a conversation of up to 7 turns + debrief, then 1 judge call)"
-    data_keys: tuple[str, ...] = ()  # its pins live in its own pins.json (data.pins()), fetched by prepare
     preset_configs: ClassVar[Mapping[str, EQBench3Config]] = PRESET_CONFIGS
     chart_domain = SCORE_DOMAIN
     profile_position = 7  # after EmoBench
@@ -110,8 +110,7 @@ class EQBench3:
     report_section = staticmethod(report_section)
     sample_line = staticmethod(sample_line)  # the samples table's one-line view of a task
     sample_text = staticmethod(sample_text)  # its transcript, debrief and judge text, folded under the row
-    # Generic markers read by run/ and the registry (they name no instrument there).
-    requires_judge = True  # a run without --judge is refused before any call: self-judging is not EQ-Bench 3
+    required_roles = frozenset({"judge"})  # a run without --judge is refused before any call: self-judging is not it
     in_default_run = False  # not in a run without --bench (it needs a judge and is the expensive instrument)
     # The bare demo shows it end to end on the embedded model: one scenario, its first turn at 48 tokens (no debrief),
     # the model as its own judge (labelled self-judged).
@@ -143,16 +142,12 @@ class EQBench3:
             choices={"parse_mode": ("upstream", "all"), "strictness": ("faithful", "strict")},
         )
 
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        self.configure(preset, options)
-
     def prepare(
-        self, preset: str, *, options: dict[str, str], limit: int | None, seed: int, allow_unverified: bool
+        self, config: EQBench3Config, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
     ) -> PreparedBenchmark[Any]:
         from empathybench.data.fetch import fetch_entry
         from empathybench.instruments.eqbench3.data import load_protocol, pins
 
-        config = self.configure(preset, options)
         fetched = [fetch_entry(pin, allow_unverified=allow_unverified) for pin in pins().values()]
         protocol = load_protocol(config.parse_mode)  # type: ignore[arg-type]
         ids = sorted(protocol.scenarios, key=int)

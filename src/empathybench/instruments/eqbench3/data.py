@@ -7,13 +7,13 @@ the upstream text is kept in this package.
 
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from empathybench.data.fetch import fetch_entry
+from empathybench.data.fetch import fetch_pinned
 from empathybench.data.registry import DataFile, load_pins
 
 log = logging.getLogger(__name__)
@@ -45,15 +45,14 @@ def task_type(scenario_id: str) -> TaskType:
     return TaskType.ROLEPLAY
 
 
-@cache
-def pins() -> dict[str, DataFile]:
-    """The instrument's pinned files by file name."""
-    return load_pins("empathybench.instruments.eqbench3", key_prefix="eqbench3/")
+def pins() -> Mapping[str, DataFile]:
+    """The instrument's pinned files (its pins.json), keyed `eqbench3/<file name>`."""
+    return load_pins(__package__)
 
 
 def fetch_path(name: str, *, allow_unverified: bool = False) -> Path:
     """A verified local copy of the pinned file `name` (e.g. "scenario_prompts.txt")."""
-    return fetch_entry(pins()[name], allow_unverified=allow_unverified).path
+    return fetch_pinned(__package__, f"eqbench3/{name}", allow_unverified=allow_unverified).path
 
 
 def read_text(name: str) -> str:

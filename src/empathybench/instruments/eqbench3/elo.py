@@ -521,7 +521,7 @@ def _output(
         "judge_settings": {"temperature": JUDGE_SAMPLING.temperature, "max_tokens": JUDGE_SAMPLING.max_tokens},
         "templates": {
             name: {"commit": pin.commit, "sha256": pin.sha256}
-            for name, pin in pins().items()
+            for name, pin in ((key.removeprefix("eqbench3/"), pin) for key, pin in pins().items())
             if name.startswith("pairwise_prompt") or name == "scenario_notes.txt"
         },
         "judge_era": judge_era(str(identity.get("model", ""))),

@@ -51,6 +51,24 @@ def _criteria(protocol: Protocol, scenario: Scenario) -> list[str]:
     return protocol.criteria_analysis if scenario.type is TaskType.ANALYSIS else protocol.criteria
 
 
+def _turn_record(scenario: Scenario, generation: Any) -> dict[str, Any]:
+    """One turn of the scenario as its record keeps it, with its parsed sections under "parsed" (taken out by the
+    caller)."""
+    reply = conv.strip_reasoning(generation.text)
+    sections = conv.parse_sections(scenario.type, reply)
+    return {
+        "raw": generation.text,
+        "reply": reply,
+        "sections": {k: v for k, v in sections.items() if k != "raw"},
+        "section_coverage": conv.section_coverage(scenario.type, sections),
+        "finish_reason": generation.finish_reason,
+        "cached": generation.cached,
+        "prompt_tokens": generation.prompt_tokens,
+        "completion_tokens": generation.completion_tokens,
+        "parsed": sections,
+    }
+
+
 async def run_task(
     protocol: Protocol, scenario: Scenario, ctx: ItemContext, settings: TaskSettings | None = None
 ) -> dict[str, Any]:
@@ -90,22 +108,10 @@ async def run_task(
         except CallFailedError as exc:
             record.update(status="error", error={"phase": "scenario", "turn": turn_index + 1, "message": str(exc)})
             return record
-        reply = conv.strip_reasoning(generation.text)
-        sections = conv.parse_sections(scenario.type, reply)
-        replies.append(reply)
-        parsed.append(sections)
-        record["turns"].append(
-            {
-                "raw": generation.text,
-                "reply": reply,
-                "sections": {k: v for k, v in sections.items() if k != "raw"},
-                "section_coverage": conv.section_coverage(scenario.type, sections),
-                "finish_reason": generation.finish_reason,
-                "cached": generation.cached,
-                "prompt_tokens": generation.prompt_tokens,
-                "completion_tokens": generation.completion_tokens,
-            }
-        )
+        turn = _turn_record(scenario, generation)
+        replies.append(turn["reply"])
+        parsed.append(turn.pop("parsed"))
+        record["turns"].append(turn)
     record["status"] = "scenario_completed"
 
     debrief: str | None = None

@@ -23,7 +23,7 @@ from empathybench.instruments.giebench.parse import Verdict, parse_legacy, parse
 from empathybench.instruments.giebench.render import CONDITIONS
 from empathybench.instruments.giebench.report import CHANGE_DOMAIN, report_section, sample_line
 from empathybench.instruments.giebench.score import ItemOutcome, score_outcomes
-from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark
+from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark
 from empathybench.instruments.support import (
     MAX_TEMPERATURE,
     MAX_TOKENS_LIMIT,
@@ -167,7 +167,7 @@ def load_items(config: GIEBenchConfig, *, seed: int, allow_unverified: bool) -> 
     return fetch_official(allow_unverified=allow_unverified)
 
 
-class GIEBench:
+class GIEBench(Instrument[GIEBenchConfig, Any]):
     name = "giebench"
     order = 20  # position in the profile and in a run (part of the run's fingerprint)
     title = "GIEBench: pick the reply that fits a user's group identity, in 3 prompt conditions (Raw, ID, COT)"
@@ -197,20 +197,9 @@ class GIEBench:
         """The config a preset and `--option`s give; every mistake is a one-line UserError."""
         return config_from(preset, dict(options))
 
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        """Every `--option` mistake as a UserError, before any data is read or model called."""
-        self.configure(preset, options)
-
     def prepare(
-        self,
-        preset: str,
-        *,
-        options: dict[str, str],
-        limit: int | None,
-        seed: int,
-        allow_unverified: bool,
+        self, config: GIEBenchConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
     ) -> PreparedBenchmark:
-        config = config_from(preset, options)
         all_items, fetched = load_items(config, seed=seed, allow_unverified=allow_unverified)
         chosen = quick_subset(all_items, config.per_dimension) if preset == "quick" else all_items
         if limit is not None:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from empathybench.data.fetch import FetchedFile, fetch, git_blob_sha1_of, sha256_of
-from empathybench.data.registry import REGISTRY
+from empathybench.data.fetch import FetchedFile, fetch_pinned, git_blob_sha1_of, sha256_of
+from empathybench.data.registry import pin
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.giebench.render import (
     CONDITIONS,
@@ -142,7 +142,7 @@ def fetch_official(*, allow_unverified: bool) -> tuple[list[GIEItem], list[Fetch
     fetched: list[FetchedFile] = []
     for condition in CONDITIONS:
         try:
-            fetched.append(fetch(OFFICIAL_KEYS[condition], allow_unverified=allow_unverified))
+            fetched.append(fetch_pinned(__package__, OFFICIAL_KEYS[condition], allow_unverified=allow_unverified))
         except DataError as exc:
             raise DataError(
                 f"GIEBench data unavailable ({exc}). The official data/*-Prompt.json files are not in the offline "
@@ -169,7 +169,7 @@ def load_official_dir(directory: Path, *, allow_unverified: bool) -> tuple[list[
             ) from None
         except OSError as exc:
             raise DataError(f"cannot read {path}: {exc.strerror}") from None
-        expected = REGISTRY[OFFICIAL_KEYS[condition]].git_blob_sha1
+        expected = pin(__package__, OFFICIAL_KEYS[condition]).git_blob_sha1
         verified = git_blob_sha1_of(content) == expected
         if not verified and not allow_unverified:
             raise DataError(

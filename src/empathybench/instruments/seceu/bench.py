@@ -7,18 +7,16 @@ from typing import Any, ClassVar
 
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from empathybench.data.fetch import fetch
+from empathybench.data.fetch import fetch_pinned
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.formatting import number as format_number
-from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.seceu import norms
 from empathybench.instruments.seceu.canned import plausible_answer
 from empathybench.instruments.seceu.data import (
-    ITEMS_KEY,
     N_ITEMS,
     N_OPTIONS,
-    NORM_KEY,
     PROMPTS_KEY,
     SeceuItem,
     docx_paragraphs,
@@ -102,7 +100,7 @@ class SeceuPrompted:
     prompts: dict[str, str]  # variant -> rendered prompt
 
 
-class Seceu:
+class Seceu(Instrument[SeceuConfig, SeceuPrompted]):
     name = "seceu"
     order = 30  # position in the profile and in a run (part of the run's fingerprint)
     title = "SECEU: spread 10 points over 4 emotions in 40 stories; distance to the human consensus, EQ, pattern r"
@@ -136,26 +134,13 @@ class Seceu:
         """The config a preset and `--option`s give; every mistake is a one-line UserError."""
         return config_from_options(dict(options))
 
-    def check_options(self, preset: str, options: dict[str, str]) -> None:
-        """Every `--option` mistake as a UserError, before any data is read or model called."""
-        self.configure(preset, options)
-
-    data_keys = (ITEMS_KEY, NORM_KEY, PROMPTS_KEY)
-
     def prepare(
-        self,
-        preset: str,
-        *,
-        options: dict[str, str],
-        limit: int | None,
-        seed: int,
-        allow_unverified: bool,
+        self, config: SeceuConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
     ) -> PreparedBenchmark:
-        config = config_from_options(options)
         items, _, files = load_items(allow_unverified=allow_unverified)
         templates = {DIRECT: DIRECT_TEMPLATE}
         if any(variant != DIRECT for variant in config.variants):
-            prompts_file = fetch(PROMPTS_KEY, allow_unverified=allow_unverified)
+            prompts_file = fetch_pinned(__package__, PROMPTS_KEY, allow_unverified=allow_unverified)
             files.append(prompts_file)
             first = items[0]  # Prompts.docx shows every variant filled with item 1
             templates.update(

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from empathybench.data.fetch import FetchedFile, fetch
+from empathybench.data.fetch import FetchedFile, fetch_pinned
 from empathybench.errors import DataError
 from empathybench.formatting import number as format_number
 from empathybench.instruments.seceu import norms
@@ -126,7 +126,7 @@ def check_norm_against_paper(norm: SeceuNorm) -> None:
 
 
 def load_norm(*, allow_unverified: bool = False) -> tuple[SeceuNorm, FetchedFile]:
-    fetched = fetch(NORM_KEY, allow_unverified=allow_unverified)
+    fetched = fetch_pinned(__package__, NORM_KEY, allow_unverified=allow_unverified)
     norm = parse_norm(docx_paragraphs(fetched.path))
     check_norm_against_paper(norm)
     return norm, fetched
@@ -134,7 +134,7 @@ def load_norm(*, allow_unverified: bool = False) -> tuple[SeceuNorm, FetchedFile
 
 def load_items(*, allow_unverified: bool = False) -> tuple[list[SeceuItem], SeceuNorm, list[FetchedFile]]:
     """The 40 items joined with their standard scores and template values, and the files they came from."""
-    items_file = fetch(ITEMS_KEY, allow_unverified=allow_unverified)
+    items_file = fetch_pinned(__package__, ITEMS_KEY, allow_unverified=allow_unverified)
     norm, norm_file = load_norm(allow_unverified=allow_unverified)
     items = [
         SeceuItem(number, story, options, norm.standard_scores[number - 1], norm.template[number - 1])
