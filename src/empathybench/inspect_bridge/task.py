@@ -19,7 +19,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from empathybench.engine.engine import Engine, ItemContext, RetryPolicy, item_seed
 from empathybench.errors import UserError
-from empathybench.inspect_bridge.backend import InspectBackend
+from empathybench.inspect_bridge.backend import DETAILS_KEY, InspectBackend
+from empathybench.inspect_bridge.wire import changes_text, item_changes, mark_request_changes
 from empathybench.instruments.protocol import Instrument, PreparedBenchmark
 from empathybench.instruments.registry import load
 from empathybench.run.options import DEMO_PRESET, MAX_SEED, demo_of, needs_a_judge
@@ -207,9 +208,18 @@ def _item_solver(prepared: PreparedBenchmark[Any], run_seed: int, requires_judge
             judge_engine = _engine(grader, "judge", run_seed) if grader is not None else None
             ctx = ItemContext(engine, item.id, item_seed(run_seed, name, item.id), judge_engine, tag=name)
             started = time.monotonic()
-            fields = await prepared.run_item(item, ctx)
+            try:
+                fields = await prepared.run_item(item, ctx)
+            except Exception as exc:
+                # The sample fails (inspect's --fail-on-error decides the rest); its metadata keeps the calls made
+                # and what the provider changed of the failed ones, which `empathybench report` counts.
+                state.metadata[RECORD_KEY] = _failed_record(name, item.id, exc, ctx.calls, [engine, judge_engine])
+                raise
             record: dict[str, Any] = {"benchmark": name, "item_id": item.id, "status": "ok", **fields}
-            record["calls"] = ctx.calls
+            record["calls"] = with_call_details(ctx.calls)
+            changes = item_changes(record["calls"])
+            if changes:
+                record["request_changes"] = changes
             record["usage"] = calls_usage(ctx.calls)
             record["elapsed_s"] = round(time.monotonic() - started, 3)
             state.metadata[RECORD_KEY] = record
@@ -219,6 +229,36 @@ def _item_solver(prepared: PreparedBenchmark[Any], run_seed: int, requires_judge
         return solve
 
     return run_instrument_item()
+
+
+def with_call_details(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The engine's call records with the bridge's details of each call moved out of `sent` (backend.py): what was
+    asked of inspect, the body inspect's provider sent, and what it changed."""
+    for call in calls:
+        sent = call.get("sent")
+        if isinstance(sent, dict) and DETAILS_KEY in sent:
+            del call["sent"]
+            call.update(sent[DETAILS_KEY])
+    return calls
+
+
+def _failed_record(
+    name: str, item_id: str, exc: Exception, calls: list[dict[str, Any]], engines: Sequence[Engine | None]
+) -> dict[str, Any]:
+    """The record of an item whose call failed: the calls answered before, and the failed calls' details."""
+    failed = [call for engine in engines if engine is not None for call in getattr(engine.backend, "failed_calls", ())]
+    record: dict[str, Any] = {
+        "benchmark": name,
+        "item_id": item_id,
+        "status": "error",
+        "error": str(exc)[:500],
+        "calls": with_call_details(calls),
+        "failed_calls": failed,
+    }
+    changes = item_changes([*record["calls"], *failed])
+    if changes:
+        record["request_changes"] = changes
+    return record
 
 
 def _show_last_exchange(state: TaskState, calls: Sequence[Mapping[str, Any]], engine: Engine) -> None:
@@ -256,7 +296,14 @@ def item_values(
 
 
 def item_explanation(fields: Mapping[str, Any]) -> str:
-    """The parse result of one item in a line: its failure reason when it has one, else its scalar fields."""
+    """The parse result of one item in a line: its failure reason when it has one, else its scalar fields; first
+    what inspect's provider changed of the item's requests, if anything."""
+    changes = fields.get("request_changes")
+    if changes:
+        changed = f"request changed by inspect's provider ({changes_text(list(changes))}): not comparable; "
+        return (changed + item_explanation({k: v for k, v in fields.items() if k != "request_changes"}))[
+            :EXPLANATION_CHARS
+        ]
     for key in ("error", "parse_error", "no_response"):
         reason = fields.get(key)
         if reason and isinstance(reason, str):
@@ -272,7 +319,7 @@ def item_explanation(fields: Mapping[str, Any]) -> str:
 
 def _compact_calls(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What the summary counts of each call (the whole calls stay in the sample's metadata)."""
-    keys = ("role", "truncated", "budget_reask", "reasked", "cached")
+    keys = ("role", "truncated", "budget_reask", "reasked", "cached", "request_changes")
     return [{key: call[key] for key in keys if key in call} for call in calls]
 
 
@@ -319,13 +366,15 @@ def records_of(scores: Sequence[SampleScore]) -> dict[int, list[dict[str, Any]]]
 def instrument_summary(prepared: PreparedBenchmark[Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """summary.json's entry of the instrument for these records: the same function `empathybench run` uses."""
     benchmarks = {prepared.name: benchmark_result(prepared, records)}
+    mark_request_changes(benchmarks[prepared.name], records)
     finish_benchmarks(benchmarks)
     return benchmarks[prepared.name]
 
 
 def metric_values(summary: Mapping[str, Any]) -> dict[str, float | None]:
     """The numbers the log shows: the headline first (named as the instrument names it), the parse counts and the
-    validity as flags (1 = it applies)."""
+    validity as flags (1 = it applies; `request_changed`: inspect's provider changed the instrument's request, so
+    the number is not comparable, each sample's explanation says how)."""
     headline = str(summary.get("headline_metric") or "score")
     validity = summary.get("validity") or {}
     status = str(validity.get("status", "valid"))
@@ -339,6 +388,7 @@ def metric_values(summary: Mapping[str, Any]) -> dict[str, float | None]:
     values["valid"] = 1.0 if status == "valid" else 0.0
     for flag, word in (("invalid", "invalid"), ("insufficient", "insufficient"), ("self_judged", "self-judged")):
         values[flag] = 1.0 if word in applies else 0.0
+    values["request_changed"] = 1.0 if summary.get("request_changed") else 0.0
     return values
 
 
