@@ -16,7 +16,7 @@ import hashlib
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -125,6 +125,9 @@ class Generation:
     sent: dict[str, Any] | None = None  # the request's parameters as the backend sent them (besides the messages)
     cached_input_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
     cache_write_input_tokens: int = 0  # of prompt_tokens, written to it (Anthropic cache_creation_input_tokens)
+    details: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # the backend's own record of the call (ChatResponse.extra)
 
     def as_record(self, request: ChatRequest) -> dict[str, Any]:
         messages = request.messages_as_dicts()
@@ -160,6 +163,7 @@ class Generation:
             record["reply_cut"] = f"stored the first {MAX_STORED_REPLY_CHARS} of {len(self.text)} characters"
         if self.notes:
             record["notes"] = list(self.notes)
+        record.update(self.details)
         return record
 
 
@@ -456,6 +460,7 @@ class Engine:
             cache_write_input_tokens=response.cache_write_input_tokens,
             attempt=attempt,
             repetition=repetition,
+            details=response.extra,
         )
 
     async def _complete_in_time(self, request: ChatRequest) -> ChatResponse:

@@ -1,9 +1,11 @@
 """An EmpathyBench model backend over an inspect_ai model: an instrument's calls become inspect model calls.
 
 inspect owns what it owns for every model call (its providers, retries, cache, `--max-connections`, token usage and
-transcript); this backend only translates the request (messages and sampling, byte for byte) and the reply.
+transcript); this backend translates the request (messages and sampling, byte for byte) and the reply, and keeps
+with each call the body inspect's provider actually built (wire.py): a provider may change it.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai.model import (
@@ -17,8 +19,10 @@ from inspect_ai.model import (
     ModelName,
     ModelOutput,
 )
+from inspect_ai.util import LimitExceededError
 
-from empathybench.models.base import Backend, ChatRequest, ChatResponse, Message
+from empathybench.inspect_bridge.wire import call_details, changes_text
+from empathybench.models.base import Backend, ChatRequest, ChatResponse, Message, RequestRejectedError
 from empathybench.models.capabilities import is_truncated, split_think_tags
 
 # inspect's model APIs that speak the OpenAI chat protocol to servers which read sampling fields the OpenAI API does
@@ -27,6 +31,7 @@ from empathybench.models.capabilities import is_truncated, split_think_tags
 OPENAI_PROTOCOL_APIS = frozenset({"openai", "openai-api", "vllm", "sglang", "llama-cpp-python", "ollama", "together"})
 # inspect's stop reasons in the OpenAI spelling EmpathyBench records (instruments read "length").
 _FINISH_REASONS = {"max_tokens": "length", "model_length": "length", "stop": "stop", "tool_calls": "tool_calls"}
+LOCAL_SERVER_HINT = "for a local server use openai-api/<service>/<model>, vllm/ or sglang/ (docs/inspect.md)"
 
 
 def _inspect_message(message: Message) -> ChatMessage:
@@ -49,6 +54,8 @@ class InspectBackend(Backend):
         self.model = name.name
         self.role = role
         self.base_url = getattr(model.api, "base_url", None)
+        # The details of the calls that failed (an answered call's are in its reply's `extra`).
+        self.failed_calls: list[dict[str, Any]] = []
 
     def identity(self) -> dict[str, Any]:
         # The same keys as EmpathyBench's own backends (an instrument may read provider / model / base_url, e.g. to
@@ -77,20 +84,118 @@ class InspectBackend(Backend):
             extra_body={**user_body, **body} or None,
         )
 
-    def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
-        """What this request carries besides the messages, as handed to inspect (recorded with each call)."""
+    def asked_parameters(self, request: ChatRequest) -> dict[str, Any]:
+        """What this request carries besides the messages, as handed to inspect."""
         config = self.generate_config(request).model_dump(exclude_none=True)
         config.update(config.pop("extra_body", {}))
         return {"model": f"{self.provider}/{self.model}", **config}
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        output = await self.inspect_model.generate(
-            [_inspect_message(m) for m in request.messages], config=self.generate_config(request)
+    def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
+        """What this request carries besides the messages, as asked of inspect; what inspect's provider sent
+        instead, if it differs, is in the reply's call details (`complete`)."""
+        return self.asked_parameters(request)
+
+    def _details(self, request: ChatRequest, event: Any, served_model: str | None) -> dict[str, Any]:
+        recorded = recorded_request(event)
+        reason = (
+            "answered from inspect's cache: nothing was sent"
+            if event is not None and event.cache == "read"
+            else "inspect recorded no request for this call"
         )
-        return response_of(output)
+        return call_details(
+            self.provider,
+            self.asked_parameters(request),
+            request.messages_as_dicts(),
+            request.sampling.as_dict(),
+            recorded,
+            served_model,
+            unrecorded_reason=reason,
+        )
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        messages = [_inspect_message(m) for m in request.messages]
+        try:
+            output = await self.inspect_model.generate(messages, config=self.generate_config(request))
+        except Exception as exc:
+            event = recorded_model_event(messages[-1].id if messages else None)
+            details = self._details(request, event, None)
+            # As the engine records a role's calls: "judge" for inspect's grader, "simulator" for the simulator.
+            role = {"grader": "judge"}.get(self.role or "", self.role)
+            self.failed_calls.append({"role": role, **details} if role else details)
+            # Only a call that went out and failed is said anew; inspect's limits end a sample as inspect ends it.
+            if event is not None and event.error is not None and not isinstance(exc, LimitExceededError):
+                refused = self._refusal(details, exc)
+                if refused is not None:
+                    raise refused from exc
+            raise
+        event = recorded_model_event(messages[-1].id if messages else None)
+        response = response_of(output)
+        # Recorded with the call (the engine keeps ChatResponse.extra in the call's record): what was asked of
+        # inspect, the body its provider sent, and what it changed.
+        response.extra = self._details(request, event, output.model)
+        return response
+
+    def _refusal(self, details: dict[str, Any], exc: Exception) -> RequestRejectedError | None:
+        """The failure of a request the provider changed, said as such (None: the provider changed nothing)."""
+        changes = details.get("request_changes")
+        to_responses = self.provider == "openai" and details.get("sent_api") == "responses"
+        if not changes and not to_responses:
+            return None
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        error = (str(cause).strip().splitlines() or [type(cause).__name__])[0][:300]
+        said = f"inspect's {self.provider} provider changed the instrument's request ({changes_text(changes)})"
+        if not changes:
+            said = f"inspect's {self.provider} provider sent the request to the Responses API"
+        hint = f"; {LOCAL_SERVER_HINT}" if self.provider == "openai" else ""
+        return RequestRejectedError(getattr(exc, "status_code", None), f"{said} and the call failed: {error}{hint}")
 
     async def aclose(self) -> None:
         return None  # inspect owns its models' clients
+
+
+ATTACHMENT_PREFIX = "attachment://"  # inspect keeps long texts of a transcript's events apart, named by this
+
+
+def with_attachments(value: Any, attachments: Mapping[str, str]) -> Any:
+    """`value` (inspect's recorded request) with each `attachment://<hash>` string replaced by the text inspect
+    keeps under that hash (left as it is when inspect has no such text)."""
+    if isinstance(value, str):
+        if value.startswith(ATTACHMENT_PREFIX):
+            return attachments.get(value.removeprefix(ATTACHMENT_PREFIX), value)
+        return value
+    if isinstance(value, Mapping):
+        return {key: with_attachments(item, attachments) for key, item in value.items()}
+    if isinstance(value, list):
+        return [with_attachments(item, attachments) for item in value]
+    return value
+
+
+def recorded_request(event: Any) -> dict[str, Any] | None:
+    """The request body inspect recorded with a ModelEvent's call, its texts whole (None: no call recorded)."""
+    from inspect_ai.log import transcript
+
+    if event is None or event.call is None:
+        return None
+    attachments = transcript().attachments
+    if callable(attachments):  # a method in some inspect versions, a property in others
+        attachments = attachments()
+    resolved = with_attachments(event.call.request, attachments or {})
+    return resolved if isinstance(resolved, dict) else None
+
+
+def recorded_model_event(message_id: str | None) -> Any:
+    """The latest ModelEvent of this sample's transcript whose input ends with the message `message_id` (the
+    bridge makes new messages for every call, so their ids name the call; a retried call's last attempt is the
+    latest), or None."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.log import transcript
+
+    if message_id is None:
+        return None
+    for event in reversed(transcript().events):
+        if isinstance(event, ModelEvent) and event.input and event.input[-1].id == message_id:
+            return event
+    return None
 
 
 def response_of(output: ModelOutput) -> ChatResponse:

@@ -20,6 +20,7 @@ from empathybench.inspect_bridge.task import (
     instrument_settings,
     prepare_instrument,
 )
+from empathybench.inspect_bridge.wire import mark_request_changes
 from empathybench.run.summary import benchmark_result, calls_usage, finish_benchmarks
 from empathybench.rundir.reader import RunData
 from empathybench.schema.files import checked
@@ -77,9 +78,17 @@ def _records(name: str, samples: Iterable[EvalSample]) -> list[dict[str, Any]]:
             records.append(dict(record))
         else:
             reason = sample.error.message if sample.error is not None else "the sample has no EmpathyBench record"
-            records.append(
-                {"benchmark": name, "item_id": str(sample.id), "status": "error", "error": reason[:500], "calls": []}
-            )
+            failed: dict[str, Any] = {
+                "benchmark": name,
+                "item_id": str(sample.id),
+                "status": "error",
+                "error": reason[:500],
+                "calls": [],
+            }
+            # What inspect's provider changed of the failed item's requests (task.py keeps it with the error).
+            if isinstance(record, dict) and isinstance(record.get("request_changes"), list):
+                failed["request_changes"] = [str(change) for change in record["request_changes"]]
+            records.append(failed)
     return records
 
 
@@ -123,6 +132,7 @@ def _run_of(group: list[tuple[Path, EvalLog, InstrumentSettings]], directory: Pa
         prepared = prepare_instrument(instrument, settings)
         own = _records(settings.name, log.samples or ())
         benchmarks[settings.name] = benchmark_result(prepared, own)
+        mark_request_changes(benchmarks[settings.name], own)
         records.extend(own)
         recorded = (log.eval.metadata or {}).get(RECORD_KEY) or {}
         instruments_info[settings.name] = {

@@ -19,6 +19,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from empathybench.engine.engine import Engine, RetryPolicy
 from empathybench.errors import UserError
 from empathybench.inspect_bridge.backend import InspectBackend
+from empathybench.inspect_bridge.wire import changes_text, item_changes, mark_request_changes
 from empathybench.instruments.protocol import Instrument, PreparedBenchmark
 from empathybench.instruments.registry import load
 from empathybench.run.items import run_item_record
@@ -211,7 +212,15 @@ def _item_solver(prepared: PreparedBenchmark[Any], run_seed: int, required: Sequ
             engines = _engines(name, run_seed, required)
             item = prepared.items[int(state.metadata["index"])]
             record = await run_item_record(prepared, item, engines, run_seed)
-            if record["status"] != "ok":  # inspect's own sample error (retried with --retry-on-error)
+            # What inspect's provider changed of the item's requests, the failed calls' included.
+            failed = [call for engine in engines.values() for call in _inspect_backend(engine).failed_calls]
+            changes = item_changes([*record["calls"], *failed])
+            if changes:
+                record["request_changes"] = changes
+            if record["status"] != "ok":
+                # The sample fails (inspect's --fail-on-error decides the rest; --retry-on-error asks it again);
+                # its metadata keeps the calls made and the failed ones, which `empathybench report` counts.
+                state.metadata[RECORD_KEY] = {**record, "failed_calls": failed}
                 raise RuntimeError(record["error"])
             state.metadata[RECORD_KEY] = record
             _show_last_exchange(state, record["calls"], engines["model"])
@@ -220,6 +229,11 @@ def _item_solver(prepared: PreparedBenchmark[Any], run_seed: int, required: Sequ
         return solve
 
     return run_instrument_item()
+
+
+def _inspect_backend(engine: Engine) -> InspectBackend:
+    assert isinstance(engine.backend, InspectBackend)  # every engine of the bridge is made by _engine
+    return engine.backend
 
 
 def _show_last_exchange(state: TaskState, calls: Sequence[Mapping[str, Any]], engine: Engine) -> None:
@@ -252,7 +266,14 @@ def item_values(
 
 
 def item_explanation(fields: Mapping[str, Any]) -> str:
-    """The parse result of one item in a line: its failure reason when it has one, else its scalar fields."""
+    """The parse result of one item in a line: its failure reason when it has one, else its scalar fields; first
+    what inspect's provider changed of the item's requests, if anything."""
+    changes = fields.get("request_changes")
+    if changes:
+        changed = f"request changed by inspect's provider ({changes_text(list(changes))}): not comparable; "
+        return (changed + item_explanation({k: v for k, v in fields.items() if k != "request_changes"}))[
+            :EXPLANATION_CHARS
+        ]
     for key in ("error", "parse_error", "no_response"):
         reason = fields.get(key)
         if reason and isinstance(reason, str):
@@ -268,7 +289,7 @@ def item_explanation(fields: Mapping[str, Any]) -> str:
 
 def _compact_calls(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What the summary counts of each call (the whole calls stay in the sample's metadata)."""
-    keys = ("role", "truncated", "budget_reask", "reasked", "cached")
+    keys = ("role", "truncated", "budget_reask", "reasked", "cached", "request_changes")
     return [{key: call[key] for key in keys if key in call} for call in calls]
 
 
@@ -315,13 +336,15 @@ def records_of(scores: Sequence[SampleScore]) -> dict[int, list[dict[str, Any]]]
 def instrument_summary(prepared: PreparedBenchmark[Any], records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """summary.json's entry of the instrument for these records: the same function `empathybench run` uses."""
     benchmarks = {prepared.name: benchmark_result(prepared, records)}
+    mark_request_changes(benchmarks[prepared.name], records)
     finish_benchmarks(benchmarks)
     return benchmarks[prepared.name]
 
 
 def metric_values(summary: Mapping[str, Any]) -> dict[str, float | None]:
     """The numbers the log shows: the headline first (named as the instrument names it), the parse counts and the
-    validity as flags (1 = it applies)."""
+    validity as flags (1 = it applies; `request_changed`: inspect's provider changed the instrument's request, so
+    the number is not comparable, each sample's explanation says how)."""
     headline = str(summary.get("headline_metric") or "score")
     validity = summary.get("validity") or {}
     status = str(validity.get("status", "valid"))
@@ -335,6 +358,7 @@ def metric_values(summary: Mapping[str, Any]) -> dict[str, float | None]:
     values["valid"] = 1.0 if status == "valid" else 0.0
     for flag, word in (("invalid", "invalid"), ("insufficient", "insufficient"), ("self_judged", "self-judged")):
         values[flag] = 1.0 if word in applies else 0.0
+    values["request_changed"] = 1.0 if summary.get("request_changed") else 0.0
     return values
 
 

@@ -89,6 +89,8 @@ class ChatResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     model: str | None = None
+    # What the backend knows of this call beyond the reply (e.g. the body another harness's provider sent), kept in
+    # the call's record (samples.jsonl) as it is; never cached: a reply read from the cache has none.
     extra: dict[str, Any] = field(default_factory=dict)
     # What `normalise_response` had to repair in this reply (recorded with the call, not cached).
     notes: tuple[str, ...] = ()

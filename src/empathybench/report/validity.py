@@ -3,7 +3,9 @@
 Vocabulary (summary.json `benchmarks.<name>.validity.status`):
   valid         the instrument's own rules accept the run;
   invalid       the instrument's own validity rule rejects it (EQ-Bench's upstream 83.33% parse gate, SECEU's
-                paper rule "FAILED when more than half of the items got no response");
+                paper rule "FAILED when more than half of the items got no response"), or the requests that went
+                over the wire were not the instrument's (labelled "not comparable": another harness's provider
+                changed their sampling, token cap or roles, `request_changed`, inspect_bridge/wire.py);
   insufficient  too few parsed items for the number to mean anything: no headline figure could be computed, or
                 fewer than half of the items parsed (an EmpathyBench rule, not an upstream one);
   self-judged   the model under test rated its own replies (no --judge);
@@ -59,6 +61,9 @@ def result_validity(result: dict[str, Any]) -> dict[str, Any]:
     if result.get("status") == "skipped":
         return {"status": "skipped", "label": "skipped", "reasons": [str(result.get("error", ""))]}
     found: list[tuple[str, str, str]] = []  # (status, short label, reason)
+    changed = result.get("request_changed")
+    if isinstance(changed, dict):  # not the instrument's measurement at all: said first
+        found.append(("invalid", "not comparable (request changed)", str(changed.get("reason") or "")))
     if result.get("valid") is False:
         why = str(result.get("headline_note") or _parsed_text(result))
         found.append(("invalid", "invalid (below gate)", _without_status_word(why)))

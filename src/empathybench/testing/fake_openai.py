@@ -43,6 +43,11 @@ in `prompt_tokens_details.cached_tokens` (0 when nothing was cached). Tests may 
 `cache_step_tokens`. Tokens are the words of the messages'
 contents, in order.
 
+A server like llama.cpp's (`roles=("system", "user", "assistant")`, `token_fields=("max_tokens",)`): a message
+of another role (OpenAI's `developer`) is answered 500, as llama.cpp's server answers it, and the token cap is read
+from `max_tokens` alone (`max_completion_tokens` is ignored: no cap). With `keep_bodies=True` the server keeps
+every chat-completions body it received, parsed, in arrival order (`received_bodies`).
+
 With `echo_auth=True` the server behaves as a careless gateway would: its 400 and 500 error messages and its
 replies repeat the request's credentials (Authorization and x-api-key headers, the request path with its query),
 so tests can check that no key reaches a file or the terminal.
@@ -314,6 +319,9 @@ class FakeOpenAIServer(LoopbackFake):
         capacity: int | None = None,
         cache_min_tokens: int = 1024,
         cache_step_tokens: int = CACHE_STEP_TOKENS,
+        roles: Iterable[str] | None = None,
+        token_fields: Iterable[str] = ("max_tokens", "max_completion_tokens"),
+        keep_bodies: bool = False,
     ) -> None:
         if capacity is not None and capacity < 1:
             raise ValueError("capacity must be at least 1")
@@ -345,6 +353,9 @@ class FakeOpenAIServer(LoopbackFake):
         self.cache_min_tokens = cache_min_tokens
         self.cache_step_tokens = max(1, cache_step_tokens)
         self._cached_prefixes: set[str] = set()  # hashes of prompt prefixes at the 128-token steps, per model
+        self.roles = None if roles is None else frozenset(roles)  # None: any role
+        self.token_fields = tuple(token_fields)
+        self.keep_bodies = keep_bodies
         self.reset_counters()
 
     @property
@@ -371,6 +382,7 @@ class FakeOpenAIServer(LoopbackFake):
             self._max_admitted = self._admitted
             self._over_capacity = 0
             self._log: list[RequestLogEntry] = []
+            self._bodies: list[Any] = []
 
     @property
     def requests_total(self) -> int:
@@ -421,6 +433,12 @@ class FakeOpenAIServer(LoopbackFake):
     def log(self) -> list[RequestLogEntry]:
         with self._lock:
             return list(self._log)
+
+    @property
+    def received_bodies(self) -> list[Any]:
+        """The chat-completions bodies received, parsed, in arrival order (kept with `keep_bodies=True`)."""
+        with self._lock:
+            return list(self._bodies)
 
     def repeated_bodies(self) -> dict[str, int]:
         """Request bodies that arrived more than once, with their counts."""
@@ -484,6 +502,9 @@ class FakeOpenAIServer(LoopbackFake):
             request = json.loads(raw)
         except ValueError:
             request = None
+        if self.keep_bodies:
+            with self._lock:
+                self._bodies.append(request)
         model = request.get("model") if isinstance(request, dict) and isinstance(request.get("model"), str) else None
         echo = echo_of_credentials(handler) if self.echo_auth else ""
         try:
@@ -522,6 +543,10 @@ class FakeOpenAIServer(LoopbackFake):
             rejection = openai_reasoning_rejection(request)
             if rejection is not None:
                 return "400", lambda handler: handler.send_json(400, rejection)
+        refused_role = self._refused_role(request)
+        if refused_role is not None:
+            body = _error_body(f"Unsupported message role: {refused_role!r} (fake){echo}", "server_error")
+            return "500", lambda handler: handler.send_json(500, body)
         if outcome in ("429", "capacity"):
             headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
             if outcome == "capacity":  # worded and typed as OpenAI's own rate-limit answers are
@@ -571,6 +596,16 @@ class FakeOpenAIServer(LoopbackFake):
         served = outcome if outcome == "null_length" else "ok"
         return served, lambda handler: handler.send_json(200, completion)
 
+    def _refused_role(self, request: dict[str, Any]) -> str | None:
+        """The first message role this server does not take (None: all taken, or any role is)."""
+        if self.roles is None:
+            return None
+        for message in request["messages"]:
+            role = message.get("role") if isinstance(message, dict) else None
+            if role not in self.roles:
+                return str(role)
+        return None
+
     @staticmethod
     def _hostile_body(outcome: str, completion: dict[str, Any]) -> bytes:
         if outcome == "surrogate":
@@ -609,7 +644,7 @@ class FakeOpenAIServer(LoopbackFake):
     def _completion(self, index: int, request: dict[str, Any], echo: str = "") -> dict[str, Any]:
         text = self.answer(request)
         finish_reason = "stop"
-        max_tokens = request.get("max_tokens") or request.get("max_completion_tokens")
+        max_tokens = next((request[f] for f in self.token_fields if request.get(f)), None)
         hidden_thinking = is_openai_reasoning_model(request.get("model"))
         thinking: str | None = None
         thinking_cut = False
