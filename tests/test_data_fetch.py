@@ -50,6 +50,7 @@ def test_registry_pins_every_file_with_a_hash() -> None:
         ("empathybench.data", "registry.json", ""),
         ("empathybench.instruments.emobench", "pins.json", ""),
         ("empathybench.instruments.eqbench3", "pins.json", "eqbench3/"),
+        ("empathybench.instruments.sage", "pins.json", ""),
     ],
 )
 def test_load_pins_reads_every_field_of_a_pins_file(package: str, filename: str, key_prefix: str) -> None:

@@ -13,7 +13,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from empathybench.engine.engine import ItemContext
 from empathybench.instruments.conversation import run_conversation
 from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark, RescoreCommand
-from empathybench.instruments.sage.canned import plausible_answer
+from empathybench.instruments.sage.canned import expected_output_tokens, plausible_answer
 from empathybench.instruments.sage.data import N_PEOPLE, Person, UpstreamProtocol
 from empathybench.instruments.sage.dialogue import PlanSettings, conversation_fields, sage_plan
 from empathybench.instruments.sage.report import report_section, sample_line, sample_text
@@ -128,16 +128,17 @@ class Sage:
     profile_title = "SAGE"
     profile_question = "How does a simulated person feel after talking with it?"
     canned = staticmethod(plausible_answer)
+    expected_output_tokens = staticmethod(expected_output_tokens)  # for --dry-run: real answers are long free text
     report_section = staticmethod(report_section)
     sample_line = staticmethod(sample_line)
     sample_text = staticmethod(sample_text)
     # Generic markers read by run/ (they name no instrument there).
     requires_simulator = True  # a run without --simulator is refused, except the demo (self-simulated, labelled)
     in_default_run = False  # it needs a simulator
-    # The demo: one person, two rounds (the first line and one analysed round), the model as its own simulator.
-    demo = DemoPreset(
-        items=1, options={"rounds": "2", "attempts": "1", "max_tokens": "64", "simulator_max_tokens": "96"}
-    )
+    # The demo (`--preset demo`): one person, the first round only (the preset first line and the model's reply).
+    # Not in the bare demo: the simulator's first analysis prompt is about 5,600 tokens of the embedded model's
+    # tokenizer, over its 4,096-token context, and the bare demo already takes about 50 of its 60 s (bench/results).
+    demo = DemoPreset(items=1, options={"rounds": "1", "max_tokens": "64"})
     rescore = RescoreCommand(
         help="The README leaderboard's Sentient score, success and failure counts from an upstream result file.",
         argument_help="An upstream SAGE result file (SAGE/dataset/<simulator>/<model>_result.jsonl)",

@@ -59,3 +59,20 @@ def plausible_answer(request: ChatRequest, draw: Draw) -> str | None:
     if request.tag.count(":"):
         return None  # another role (e.g. a judge): not SAGE's
     return _MODEL_REPLIES[int(len(_MODEL_REPLIES) * draw("reply", prompt))]
+
+
+# What real answers cost in output tokens (for `--dry-run`): the mean lengths in the released GPT-4.1 conversations
+# (SAGE/dataset/deepseek-v3-2024-1227_based_simulator/gpt-4.1_result.jsonl), in characters, about one token each
+# for Chinese text: the model's reply 517, the simulator's analysis about 450 and its line (thinking and answer)
+# about 410 (the sections kept in the file, plus their labels).
+EXPECTED_MODEL_REPLY_TOKENS = 520
+EXPECTED_ANALYSIS_TOKENS = 450
+EXPECTED_PERSON_LINE_TOKENS = 410
+
+
+def expected_output_tokens(request: ChatRequest) -> int | None:
+    if request.tag.endswith(":simulator"):
+        return EXPECTED_PERSON_LINE_TOKENS if "Response:" in request.messages[-1].content else EXPECTED_ANALYSIS_TOKENS
+    if request.tag.count(":"):
+        return None
+    return EXPECTED_MODEL_REPLY_TOKENS
