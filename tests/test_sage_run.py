@@ -153,3 +153,24 @@ def test_presets_options_and_the_quick_cut(mirror: Path) -> None:
     assert [item.id for item in prepared.items] == [str(p.number) for p in chosen]
     assert prepared.config["rounds"] == 5 and {f.key for f in prepared.data_files} == set(data.RUN_KEYS)
     assert len(sage.prepare("paper", options={}, limit=None, seed=0, allow_unverified=False).items) == 100
+
+
+def test_the_trajectory_chart_holds_ended_conversations_at_their_final_emotion() -> None:
+    from empathybench.instruments.sage.report import trajectory_chart
+    from empathybench.report import svg
+
+    summary = {"rounds_limit": 4, "trajectories": {"1": [40, 50, 60, 70], "2": [40, 30], "3": [40, 45, 100]}}
+    chart = trajectory_chart([("a", summary), ("b", {"rounds_limit": 4, "trajectories": {"9": [40]}})])
+    assert chart.x_labels == ("1", "2", "3", "4") and [g.name for g in chart.groups] == ["a", "b"]
+    first = chart.groups[0]
+    assert first.paths[1] == (40, 30, None, None)
+    assert first.summary == pytest.approx((40.0, 125 / 3, 190 / 3, 200 / 3))  # the last point: the mean final emotion
+    drawn = svg.trajectories(
+        list(chart.x_labels),
+        [(g.name, [list(p) for p in g.paths], list(g.summary or [])) for g in chart.groups],
+        references=[svg.Reference(r.value, r.label, r.style) for r in chart.references],
+        domain=chart.domain,
+    )
+    assert drawn.count('class="path"') == 3 and drawn.count('class="path-dot"') == 1  # a path of one point is a dot
+    assert drawn.count('class="ref"') == 4 and "a: mean of 3" in drawn
+    assert 'data-chart="trajectories"' in svg.trajectories([], [])  # no data: a small "no data" chart

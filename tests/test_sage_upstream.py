@@ -61,7 +61,7 @@ def test_every_request_equals_what_the_upstream_code_sends(loaded: Any, index: i
         "testmode": "npc",
         "print": lambda *args, **kwargs: None,
     }
-    exec(upstream_loop(), loop)  # noqa: S102 - the pinned upstream loop
+    exec(upstream_loop(), loop)  # the pinned upstream loop
     player = loop["player"]
 
     # ours: the same answers through the engine, the model and the simulator each a scripted model

@@ -175,10 +175,12 @@ class ConversationResult(Generic[S]):
     stop_reason: str  # the stop rule's reason, or the failure's
     failure: Failure | None = None
     pending: tuple[StepOutcome, ...] = ()  # hooks that were answered before the failed turn
+    record_state: Callable[[S], Mapping[str, Any]] | None = None  # the plan's (run_conversation sets it)
 
     def as_record(self, record_state: Callable[[S], Mapping[str, Any]] | None = None) -> dict[str, Any]:
-        """JSON-able: each turn (speaker, text, state, its call and hooks) and how the conversation ended."""
-        describe = record_state or state_record
+        """JSON-able: each turn (speaker, text, state, its call and hooks) and how the conversation ended; states
+        through `record_state`, else the plan's, else `state_record`."""
+        describe = record_state or self.record_state or state_record
         turns = []
         for turn in self.turns:
             entry: dict[str, Any] = {"speaker": turn.speaker, "text": turn.text, "state": dict(describe(turn.state))}
@@ -275,10 +277,12 @@ async def run_conversation(
     for line in plan.opening:
         turns.append(Turn(line.speaker, line.text, state, given=True, fields=dict(line.fields)))
         if len(turns) >= plan.max_turns:
-            return ConversationResult(tuple(turns), state, True, f"{plan.max_turns} turns")
+            return ConversationResult(
+                tuple(turns), state, True, f"{plan.max_turns} turns", record_state=plan.record_state
+            )
         reason = _stop_reason(plan, Transcript(tuple(turns), state))
         if reason:
-            return ConversationResult(tuple(turns), state, True, reason)
+            return ConversationResult(tuple(turns), state, True, reason, record_state=plan.record_state)
     speaker = other(turns[-1].speaker) if turns else plan.first_speaker
     while len(turns) < plan.max_turns:
         hooks: list[StepOutcome] = []
@@ -289,7 +293,9 @@ async def run_conversation(
                 ctx, hook, transcript, repetition=repetition, turn_index=len(turns) + 1, is_turn=False
             )
             if isinstance(done, Failure):
-                return ConversationResult(tuple(turns), state, False, done.reason, done, tuple(hooks))
+                return ConversationResult(
+                    tuple(turns), state, False, done.reason, done, tuple(hooks), record_state=plan.record_state
+                )
             outcome, reading = done
             if reading.state is not None:
                 state = reading.state
@@ -298,13 +304,15 @@ async def run_conversation(
         transcript = Transcript(tuple(turns), state, {h.name: h for h in hooks})
         done = await _run_step(ctx, step, transcript, repetition=repetition, turn_index=len(turns) + 1, is_turn=True)
         if isinstance(done, Failure):
-            return ConversationResult(tuple(turns), state, False, done.reason, done, tuple(hooks))
+            return ConversationResult(
+                tuple(turns), state, False, done.reason, done, tuple(hooks), record_state=plan.record_state
+            )
         outcome, reading = done
         if reading.state is not None:
             state = reading.state
         turns.append(Turn(speaker, str(reading.text), state, call=outcome, hooks=tuple(hooks)))
         reason = _stop_reason(plan, Transcript(tuple(turns), state))
         if reason:
-            return ConversationResult(tuple(turns), state, True, reason)
+            return ConversationResult(tuple(turns), state, True, reason, record_state=plan.record_state)
         speaker = other(speaker)
-    return ConversationResult(tuple(turns), state, True, f"{plan.max_turns} turns")
+    return ConversationResult(tuple(turns), state, True, f"{plan.max_turns} turns", record_state=plan.record_state)

@@ -122,7 +122,7 @@ def sage_plan(protocol: UpstreamProtocol, person: Person, settings: PlanSettings
 def conversation_fields(result: ConversationResult[SageState]) -> dict[str, Any]:
     """A conversation's record fields: how it ended, the emotion after each of the person's lines, the turns."""
     trajectory = [turn.state.emotion for turn in result.turns if turn.speaker == "simulator"]
-    record = result.as_record(lambda state: {"emotion": state.emotion, "state": state.state})
+    record = result.as_record()  # states as the plan records them
     fields: dict[str, Any] = {
         "conversation_status": record["status"],
         "stop_reason": result.stop_reason,
