@@ -57,7 +57,9 @@ def test_every_instrument_pins_its_files_in_its_own_folder_with_a_hash() -> None
     )
 
 
-@pytest.mark.parametrize("name", ["emotionbench", "eqbench", "seceu", "giebench", "empathetic", "emobench", "eqbench3"])
+@pytest.mark.parametrize(
+    "name", ["emotionbench", "eqbench", "seceu", "giebench", "empathetic", "emobench", "eqbench3", "sage"]
+)
 def test_load_pins_reads_every_field_of_a_pins_file(name: str) -> None:
     package = f"empathybench.instruments.{name}"
     raw = json.loads(resources.files(package).joinpath("pins.json").read_text("utf-8"))["files"]

@@ -33,6 +33,8 @@ from empathybench.instruments.protocol import (
     ScatterChart,
     StackedBarsChart,
     StripChart,
+    TrajectoryChart,
+    TrajectoryGroup,
 )
 from empathybench.report import html
 
@@ -190,6 +192,14 @@ def test_every_chart_kind_and_cell_of_a_section_escapes_its_labels(monkeypatch: 
             HeatmapChart((HOSTILE,), (HOSTILE,), ((1.0,),), HOSTILE, HOSTILE, 0.0, HOSTILE),
             ScatterChart(((1.0, 2.0, HOSTILE),), HOSTILE, HOSTILE, HOSTILE, HOSTILE),
             StackedBarsChart(((HOSTILE, (40.0, 60.0)),), (HOSTILE, "b"), HOSTILE, HOSTILE),
+            TrajectoryChart(
+                (HOSTILE, "b"),
+                (TrajectoryGroup(HOSTILE, ((1.0, 2.0), (3.0, None)), (2.0, 2.0)),),
+                HOSTILE,
+                HOSTILE,
+                references=(line,),
+                unit=HOSTILE,
+            ),
         ),
         tables=(
             FactsTable(
@@ -211,7 +221,7 @@ def test_every_chart_kind_and_cell_of_a_section_escapes_its_labels(monkeypatch: 
     body = html._section_body("hostile", {}, [])
     for marker in RAW_MARKERS:
         assert marker not in body, marker
-    assert body.count("<svg") == 8 and str(escape(HOSTILE)) in body and "3.14" in body
+    assert body.count("<svg") == 9 and str(escape(HOSTILE)) in body and "3.14" in body
     elements = _Elements()
     elements.feed(body)
     assert "script" not in elements.tags and "img" not in elements.tags

@@ -20,6 +20,7 @@ from empathybench.report.svg import (
     normal_curve,
     scatter,
     stacked_bars,
+    trajectories,
 )
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -100,6 +101,7 @@ def one_of_each() -> dict[str, Callable[[], str]]:
         "histogram": lambda: histogram([1.0, 2.0, 2.5, 3.0]),
         "scatter": lambda: scatter([(1.0, 2.0, "p")], x_label="x", y_label="y"),
         "line_chart": lambda: line_chart(["a", "b"], {"s": [1.0, 2.0]}),
+        "trajectories": lambda: trajectories(["1", "2"], [("run", [[40.0, 50.0]], [40.0, 50.0])]),
     }
 
 
@@ -121,6 +123,7 @@ def test_no_data_charts_are_still_valid() -> None:
         "histogram": histogram([math.nan, None]),  # type: ignore[list-item]
         "scatter": scatter([(math.nan, 1.0, "x")], x_label="x", y_label="y"),
         "line_chart": line_chart(["a", "b"], {"s": [None, math.nan]}),
+        "trajectories": trajectories(["a", "b"], [("s", [[None, math.nan]], None)]),
     }
     for kind, svg in cases.items():
         root = parse(svg, kind)
@@ -140,6 +143,7 @@ def test_labels_are_escaped_everywhere() -> None:
         "histogram": histogram([1.0], references=[ChartLine(1, NASTY)], title=NASTY),
         "scatter": scatter([(1.0, 1.0, NASTY)], x_label=NASTY, y_label=NASTY),
         "line_chart": line_chart([NASTY], {NASTY: [1.0]}),
+        "trajectories": trajectories([NASTY], [(NASTY, [[1.0]], [1.0])], references=[ChartLine(1, NASTY)]),
     }
     for kind, svg in svgs.items():
         root = parse(svg, kind)

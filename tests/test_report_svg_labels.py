@@ -61,6 +61,13 @@ def _charts(label: str) -> dict[str, Callable[[], str]]:
         "line_chart_crowded": lambda: svg.line_chart(
             [f"{label} {i}" for i in range(30)], {label: [float(i % 7) for i in range(30)]}, title=label
         ),
+        "trajectories": lambda: svg.trajectories(
+            [label, "2", "3"],
+            [(label, [[40, 60, 100], [40, 5, None]], [40, 32.5, 52.5]), ("b", [[40]], None)],
+            references=refs,
+            unit=label[:16],
+            title=label,
+        ),
         "no_data": lambda: svg.interval_strip([], domain=(0, 1), title=label),
     }
 

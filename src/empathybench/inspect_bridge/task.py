@@ -356,7 +356,8 @@ def metric_values(summary: Mapping[str, Any]) -> dict[str, float | None]:
     values["n_items"] = _finite(summary.get("n_items"))
     values["n_parsed"] = _finite(summary.get("n_parsed"))
     values["valid"] = 1.0 if status == "valid" else 0.0
-    for flag, word in (("invalid", "invalid"), ("insufficient", "insufficient"), ("self_judged", "self-judged")):
+    flags = ("invalid", "insufficient", "self-judged", "self-simulated")
+    for flag, word in ((word.replace("-", "_"), word) for word in flags):
         values[flag] = 1.0 if word in applies else 0.0
     values["request_changed"] = 1.0 if summary.get("request_changed") else 0.0
     return values

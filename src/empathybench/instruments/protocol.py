@@ -211,6 +211,29 @@ class LineChart:
 
 
 @dataclass(frozen=True)
+class TrajectoryGroup:
+    """Paths of one group (e.g. one run): each drawn thin, its `summary` (e.g. the mean) bold and in the legend."""
+
+    name: str
+    paths: tuple[tuple[float | None, ...], ...]  # one value per x label (None: the path has ended or has a gap)
+    summary: tuple[float | None, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TrajectoryChart:
+    """Many paths over shared x labels without a legend entry each (e.g. every conversation's emotion per round),
+    grouped (one colour per group: a run, or two runs in a comparison), with horizontal reference lines."""
+
+    x_labels: tuple[str, ...]
+    groups: tuple[TrajectoryGroup, ...]
+    title: str
+    caption: str = ""
+    domain: tuple[float, float] | None = None  # None: from the data
+    references: tuple[ChartLine, ...] = ()  # horizontal lines (e.g. thresholds)
+    unit: str = ""
+
+
+@dataclass(frozen=True)
 class HeatmapChart:
     """A value per row and column on a diverging colour scale centred on `center` (None: no value)."""
 
@@ -266,6 +289,7 @@ Chart = (
     | HistogramChart
     | NormalCurveChart
     | LineChart
+    | TrajectoryChart
     | GroupedBarsChart
     | HeatmapChart
     | ScatterChart

@@ -30,6 +30,7 @@ BUILTIN_ENTRY_POINTS = {
     "empathetic": "empathybench.instruments.empathetic:instrument",
     "emobench": "empathybench.instruments.emobench:instrument",
     "eqbench3": "empathybench.instruments.eqbench3:instrument",
+    "sage": "empathybench.instruments.sage:instrument",
 }
 
 BUILTIN_DISTRIBUTION = "empathybench"

@@ -31,6 +31,7 @@ from empathybench.instruments.protocol import (
     ScatterChart,
     StackedBarsChart,
     StripChart,
+    TrajectoryChart,
 )
 from empathybench.report import svg
 from empathybench.report.cost import cost_line
@@ -168,6 +169,18 @@ def _draw_chart(chart: Any) -> Markup:
         )
     if isinstance(chart, LineChart):
         return svg.line_chart(list(chart.x_labels), {n: list(v) for n, v in chart.series}, title=chart.title)
+    if isinstance(chart, TrajectoryChart):
+        return svg.trajectories(
+            list(chart.x_labels),
+            [
+                (g.name, [list(p) for p in g.paths], list(g.summary) if g.summary is not None else None)
+                for g in chart.groups
+            ],
+            references=list(chart.references),
+            domain=chart.domain,
+            unit=chart.unit,
+            title=chart.title,
+        )
     if isinstance(chart, HeatmapChart):
         return svg.heatmap(
             list(chart.row_labels),

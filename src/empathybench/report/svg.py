@@ -821,3 +821,105 @@ def line_chart(
         for name in names
     )
     return _svg(kind, width, bottom + 26, title, desc, body)
+
+
+def trajectories(
+    x_labels: Sequence[str],
+    groups: Sequence[tuple[str, Sequence[Sequence[float | None]], Sequence[float | None] | None]],
+    *,
+    references: Sequence[ChartLine] = (),
+    domain: tuple[float, float] | None = None,
+    unit: str = "",
+    title: str = "",
+    width: int = 720,
+) -> str:
+    """Many thin paths per group (one colour each, no legend entry per path) with each group's summary path bold and
+    named in the legend, and labelled horizontal reference lines (e.g. thresholds)."""
+    kind = "trajectories"
+    n = len(x_labels or ())
+    paths = [
+        (k, [finite(_item(path, i)) for i in range(n)]) for k, (_, group, _) in enumerate(groups) for path in group
+    ]
+    summaries = [(k, [finite(_item(s, i)) for i in range(n)]) for k, (_, _, s) in enumerate(groups) if s is not None]
+    found = [v for _, vals in paths + summaries for v in vals if v is not None]
+    if not n or not found:
+        return _no_data(kind, title, width)
+    d0, d1, yticks = _axis(domain, found + [r.value for r in references], pad=0.05)
+    ref_w = max((_tw(_fit(r.label, 90)) for r in references), default=0.0)
+    left, right = 12 + max(_tw(_tick(t, unit)) for t in yticks), width - 14 - (ref_w + 6 if references else 0)
+    y0 = _TITLE_H if title else 4
+    legend = [
+        (f"{name} ({len(group)})" if summary is None else f"{name}: mean of {len(group)}", _color(k))
+        for k, (name, group, summary) in enumerate(groups)
+    ]
+    body, legend_h = _legend(legend, left, y0, width - 4)
+    top = y0 + legend_h + (16 if len(unit) > 2 else 6)
+    bottom = top + 220
+    sy = _scale(d0, d1, bottom, top)
+
+    def sx(i: int) -> float:
+        return (left + right) / 2 if n == 1 else left + 10 + (right - left - 20) * i / (n - 1)
+
+    body += _y_axis(sy, yticks, left, right, unit)
+    body.append(_el("line", class_="axis", x1=left, x2=right, y1=bottom, y2=bottom, stroke=_AXIS))
+    step = math.ceil(n / max(1, int((right - left) / (max(_tw(_fit(s, 60)) for s in x_labels) + 12))))
+    for i in range(0, n, step):
+        body.append(_label(sx(i), bottom + 16, x_labels[i], 60, "middle", class_="tick", fill=_MUTED))
+    if len(unit) > 2:
+        body.append(_text(4, top - 8, _fit(unit, width - 8), "start", class_="unit", fill=_MUTED))
+    for ref in references:
+        if d0 <= ref.value <= d1:
+            y, dash = sy(ref.value), _DASH.get(ref.style, _DASH["dashed"])
+            tip = f"{ref.label}: {compact(ref.value, unit)}"
+            body.append(
+                _el("line", tip, class_="ref", x1=left, x2=right, y1=y, y2=y, stroke=_AXIS, stroke_dasharray=dash)
+            )
+            body.append(_label(right + 4, y + 4, ref.label, 90, "start", class_="ref-label", fill=_MUTED))
+
+    def path_d(vals: Sequence[float | None]) -> str:
+        parts, pen = [], "M"
+        for i, v in enumerate(vals):
+            if v is not None:
+                parts.append(f"{pen}{_c(sx(i))},{_c(sy(_clamp(v, d0, d1)))}")
+            pen = "M" if v is None else "L"
+        return " ".join(parts)
+
+    for k, vals in paths:
+        ends = [(i, v) for i, v in enumerate(vals) if v is not None]
+        if len(ends) == 1:  # a path of one point is a dot
+            i, v = ends[0]
+            body.append(_el("circle", class_="path-dot", cx=sx(i), cy=sy(_clamp(v, d0, d1)), r=1.5, fill=_color(k)))
+            continue
+        body.append(
+            _el(
+                "path", class_="path", d=path_d(vals), fill="none", stroke=_color(k), stroke_width=1, stroke_opacity=0.3
+            )
+        )
+    for k, vals in summaries:
+        name = groups[k][0]
+        body.append(_el("path", class_="line", d=path_d(vals), fill="none", stroke=_color(k), stroke_width=3))
+        for i, v in enumerate(vals):
+            if v is not None:
+                tip = f"{name}, {x_labels[i]}: {compact(v, unit)}"
+                body.append(
+                    _el(
+                        "circle",
+                        tip,
+                        class_="dot",
+                        data_value=repr(v),
+                        cx=sx(i),
+                        cy=sy(_clamp(v, d0, d1)),
+                        r=3,
+                        fill=_color(k),
+                    )
+                )
+    desc = f"Paths over {', '.join(map(str, x_labels))}: " + "; ".join(
+        f"{name}: {len(group)} paths"
+        + (
+            ", mean " + ", ".join(compact(finite(v), unit) if finite(v) is not None else "n/a" for v in summary)
+            if summary is not None
+            else ""
+        )
+        for name, group, summary in groups
+    )
+    return _svg(kind, width, bottom + 26, title, desc, body)

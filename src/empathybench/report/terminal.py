@@ -19,7 +19,13 @@ from empathybench.report.validity import (
     validity_of,
 )
 
-STATUS_STYLES = {"valid": "green", "invalid": "red", "insufficient": "red", "self-judged": "yellow"}
+STATUS_STYLES = {
+    "valid": "green",
+    "invalid": "red",
+    "insufficient": "red",
+    "self-judged": "yellow",
+    "self-simulated": "yellow",
+}
 
 
 def demo_next_step(model: str) -> str:

@@ -9,6 +9,7 @@ Vocabulary (summary.json `benchmarks.<name>.validity.status`):
   insufficient  too few parsed items for the number to mean anything: no headline figure could be computed, or
                 fewer than half of the items parsed (an EmpathyBench rule, not an upstream one);
   self-judged   the model under test rated its own replies (no --judge);
+  self-simulated  the model under test played the simulated person it talked with (no --simulator);
   skipped       the benchmark did not run.
 When several apply the first in that order is the status; every reason is kept in `reasons`.
 """
@@ -18,7 +19,7 @@ from typing import Any
 from empathybench.formatting import percent_of
 
 MIN_PARSED_FRACTION = 0.5
-STATUSES = ("valid", "invalid", "insufficient", "self-judged", "skipped")
+STATUSES = ("valid", "invalid", "insufficient", "self-judged", "self-simulated", "skipped")
 
 
 def truncated_text(result: dict[str, Any]) -> str:
@@ -76,6 +77,10 @@ def result_validity(result: dict[str, Any]) -> dict[str, Any]:
         found.append(("insufficient", f"insufficient ({_parsed_text(result)})", "fewer than half of the items parsed"))
     if (result.get("judge") or {}).get("self_judging"):
         found.append(("self-judged", "self-judged", "no --judge given, so the model rated its own replies"))
+    if result.get("self_simulated"):
+        found.append(
+            ("self-simulated", "self-simulated", "no --simulator given, so the model played the person it talked with")
+        )
     if not found:
         return {"status": "valid", "label": "valid", "reasons": []}
     order = {status: i for i, status in enumerate(STATUSES)}

@@ -55,10 +55,10 @@ class Metric(_Open):
 
 class Validity(_Open):
     """What the numbers are worth (report/validity.py): the first that applies of invalid (the instrument's own rule
-    rejects the run), insufficient (no headline or fewer than half the items parsed), self-judged (no --judge);
-    else valid."""
+    rejects the run), insufficient (no headline or fewer than half the items parsed), self-judged (no --judge),
+    self-simulated (no --simulator); else valid."""
 
-    status: Literal["valid", "invalid", "insufficient", "self-judged", "skipped"]
+    status: Literal["valid", "invalid", "insufficient", "self-judged", "self-simulated", "skipped"]
     label: str
     reasons: list[str]
 

@@ -1,0 +1,97 @@
+"""SAGE's figures (pure): the Sentient score, success and failure counts, and the published leaderboard.
+
+README.md (SAGE/, "Sentient leaderboard"): Score is the mean final emotion over the 100 people (one decimal),
+Success the people who end in Emotion-S, Failure those who end in Emotion-F. The README's table, simulator
+DeepSeek-V3 (facts copied from SAGE/README.md at the pinned commit 6dcfa78): (model, score, success, failure).
+"""
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from typing import Any
+
+PUBLISHED_SIMULATOR = "DeepSeek-V3"
+# SAGE/README.md, "Sentient leaderboard using DeepSeek-V3 as the sentient agent" (name, Score, Success, Failure)
+PUBLISHED_LEADERBOARD: tuple[tuple[str, float, int, int], ...] = (
+    ("GPT-4o-Latest", 79.9, 51, 4),
+    ("GPT-4.1", 68.2, 35, 13),
+    ("Gemini2.5-Flash-Think", 65.9, 35, 19),
+    ("Gemini2.5-Pro", 62.9, 34, 25),
+    ("o3", 62.7, 32, 14),
+    ("GPT-4.5-Preview", 62.7, 23, 15),
+    ("Gemini2.0-Flash-Think", 62.3, 23, 23),
+    ("Claude3.7-Think", 61.3, 23, 19),
+    ("Claude3.7", 54.8, 19, 24),
+    ("DeepSeek-V3-0324", 54.4, 19, 23),
+    ("DeepSeek-R1", 53.7, 31, 28),
+    ("DeepSeek-V3", 37.6, 5, 39),
+    ("o4-mini", 35.9, 10, 48),
+    ("Llama3.3-70B", 33.3, 7, 47),
+    ("Gemini2.0-Flash", 32.9, 8, 45),
+    ("GPT-4o", 31.8, 7, 51),
+    ("o1", 29.0, 5, 51),
+    ("Qwen2.5-72B", 19.1, 4, 70),
+)
+# The simulator of the published leaderboard: DeepSeek-V3 of 2024-12-27 (the result files' folder
+# deepseek-v3-2024-1227_based_simulator). Model names that serve exactly it, compared after the last "/" in lower
+# case; "deepseek-chat" is not among them (DeepSeek's API alias has served later versions since March 2025).
+PUBLISHED_SIMULATOR_MODELS = frozenset({"deepseek-v3", "deepseek-v3-2024-1227", "deepseek-v3-1226"})
+
+SUCCESS_STATE = "Emotion-S"
+FAILURE_STATE = "Emotion-F"
+STATES = ("Emotion-S", "Emotion-A", "Emotion-B", "Emotion-C", "Emotion-F")
+
+
+def published_score(mean: Fraction | float) -> float:
+    """The README's rounding: one decimal, halves up (68.15 -> 68.2)."""
+    exact = Decimal(mean.numerator) / Decimal(mean.denominator) if isinstance(mean, Fraction) else Decimal(str(mean))
+    return float(exact.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def figures(final_emotions: Sequence[int | float], final_states: Sequence[str]) -> dict[str, Any]:
+    """Score (the README's rounding and exact), success, failure and the count of each state."""
+    if not final_emotions:
+        return {"score": None, "score_exact": None, "success": 0, "failure": 0, "states": {}, "n_people": 0}
+    mean = sum((Fraction(value) for value in final_emotions), Fraction(0)) / len(final_emotions)
+    counts = Counter(final_states)
+    return {
+        "score": published_score(mean),
+        "score_exact": round(float(mean), 6),
+        "success": counts.get(SUCCESS_STATE, 0),
+        "failure": counts.get(FAILURE_STATE, 0),
+        "states": {state: counts.get(state, 0) for state in sorted(counts, key=_state_order)},
+        "n_people": len(final_emotions),
+    }
+
+
+def _state_order(state: str) -> tuple[int, str]:
+    return (STATES.index(state), state) if state in STATES else (len(STATES), state)
+
+
+def simulator_name(identity: Mapping[str, Any]) -> str:
+    return str(identity.get("model") or identity.get("provider") or "unknown")
+
+
+def is_published_simulator(identity: Mapping[str, Any]) -> bool:
+    return simulator_name(identity).rsplit("/", 1)[-1].lower() in PUBLISHED_SIMULATOR_MODELS
+
+
+def comparability(
+    simulators: Sequence[Mapping[str, Any]], *, self_simulated: bool, protocol_differences: Sequence[str]
+) -> tuple[bool, str | None]:
+    """Whether a run's figures stand beside the published leaderboard, and if not the label that says why."""
+    reasons: list[str] = []
+    names = sorted({simulator_name(identity) for identity in simulators})
+    if self_simulated:
+        reasons.append("self-simulated: the model under test played the person")
+    elif not names or not all(is_published_simulator(identity) for identity in simulators):
+        reasons.append(f"simulator {', '.join(names) or 'unknown'}")
+    reasons.extend(protocol_differences)
+    if not reasons:
+        return True, None
+    return False, f"not comparable with the published leaderboard ({'; '.join(reasons)})"
+
+
+def tally(values: Sequence[str]) -> dict[str, int]:
+    return dict(Counter(values).most_common())
