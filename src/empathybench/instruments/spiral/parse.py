@@ -137,8 +137,8 @@ def parse_chunk_judgement(text: str) -> ChunkJudgement:
 def _count(value: int | float) -> int:
     try:
         return int(value)
-    except (OverflowError, ValueError):
-        raise _ChunkError(f"a count is not finite: {value!r}") from None  # upstream: int(inf) / int(nan) raise
+    except (OverflowError, ValueError) as exc:
+        raise _ChunkError(str(exc)) from None  # upstream: int(inf) and int(nan) raise
 
 
 def parse_final_judgement(text: str) -> tuple[Any, str | None]:
