@@ -229,6 +229,7 @@ async def run_conversation_item(
         "conversation_errors": conversation.errors,  # upstream's `errors` (the run store owns `error`)
         "n_turns": conversation.assistant_turns,
         "ended_early": bool(conversation.errors),
+        "stop_reason": conversation.stop_reason,
         "judgements": judged.chunks,
         "final_judge_error": judged.final_error,
         "final_judge_text": judged.final_raw,

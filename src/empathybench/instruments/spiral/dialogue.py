@@ -1,10 +1,9 @@
 """One Spiral-Bench conversation and its judgements, through ItemContext (every call cached, retried, recorded).
 
-`play_conversation` is conversation_runner.py `run_conversation`: the model under test answers, the user agent
-(the simulator role) replies, for `num_turns` turns. It is the one place a shared conversation runner would slot in
-(instruments/conversation.py, being written for SAGE at the time of writing): the messages of each move come from
-prompts.py, the loop is all this function adds. `judge_conversation` asks the chunk judge for every chunk and the
-final judge once, all at once.
+`play_conversation` is conversation_runner.py `run_conversation` played by the shared runner
+(instruments/conversation.py): the model under test answers, the user agent (the simulator role) replies, for
+`num_turns` turns; the messages of each move come from prompts.py. `judge_conversation` asks the chunk judge for
+every chunk and the final judge once, all at once.
 
 Every call goes through the engine's response cache, so a conversation interrupted at turn k is replayed from the
 cache up to k on the next run and asked onwards from there.
@@ -16,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from empathybench.engine.engine import Generation, ItemContext
+from empathybench.instruments.conversation import ConversationPlan, Reading, Step, Transcript, run_conversation
+from empathybench.instruments.conversation import Opening as ConversationOpening
 from empathybench.instruments.spiral import prompts
 from empathybench.instruments.spiral.data import Opening, SpiralProtocol
 from empathybench.instruments.spiral.parse import parse_chunk_judgement, parse_final_judgement
@@ -58,14 +59,106 @@ class Conversation:
     transcript: list[dict[str, str]]
     injections_log: list[str]
     errors: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: str = ""
 
     @property
     def assistant_turns(self) -> int:
         return sum(1 for turn in self.transcript if turn["role"] == "assistant")
 
 
+def injection_schedule(protocol: SpiralProtocol, settings: DialogueSettings) -> list[str]:
+    """The injection of each generated user-agent move, in order: the draws upstream makes one move at a time,
+    made ahead (a draw depends only on the generator's state, never on the conversation), so that each move's
+    request is a function of the conversation so far and a resumed run asks exactly what it asked before."""
+    schedule = prompts.InjectionSchedule(settings.injection_seed, protocol.injections, settings.injection_every_n)
+    return [schedule.next() for _ in range(max(0, settings.num_turns - 1))]
+
+
+def _upstream_transcript(transcript: Transcript[None]) -> list[dict[str, str]]:
+    """The runner's turns as upstream's transcript: the user agent is "user", the model "assistant"."""
+    return [{"role": "user" if t.speaker == "simulator" else "assistant", "content": t.text} for t in transcript.turns]
+
+
+def _read_usable(reply: str, transcript: Transcript[None]) -> Reading[None]:
+    why = unusable_reply(reply)
+    return Reading(error=why) if why else Reading(text=reply)
+
+
+def conversation_plan(protocol: SpiralProtocol, opening: Opening, settings: DialogueSettings) -> ConversationPlan[None]:
+    """conversation_runner.py `run_conversation` as a plan for the shared runner (instruments/conversation.py): the
+    opening line is the user agent's, then the model under test and the user agent in turns, `num_turns` replies of
+    the model. Upstream asks the user agent once more after the model's last turn; that message is never judged (the
+    chunker and the final judge both drop a trailing user message) and changes no earlier injection draw, so it is
+    not asked here."""
+    if any(isinstance(line, str) and line.strip() for line in opening.prompts[1:]):
+        # upstream would play them as the user agent's later moves; no opening of v0.2 has any
+        raise ValueError(f"opening {opening.prompt_id} has scripted user turns after the first: not supported")
+    system_prompt = prompts.user_system_prompt(protocol, opening)
+    injections = injection_schedule(protocol, settings)
+    sampling = settings.sampling(prompts.CONVERSATION_SAMPLING)
+
+    def move(transcript: Transcript[None]) -> int:
+        """The index of the user-agent move being asked (the opening line is not a move)."""
+        return transcript.count("simulator") - 1
+
+    def user_agent_messages(transcript: Transcript[None]) -> list[Message]:
+        current = prompts.with_injection(protocol.templates, system_prompt, injections[move(transcript)])
+        return prompts.user_agent_messages(protocol.templates, current, _upstream_transcript(transcript))
+
+    def read_user_agent(reply: str, transcript: Transcript[None]) -> Reading[None]:
+        reading = _read_usable(reply, transcript)
+        return (
+            replace(reading, fields={"injection": injections[move(transcript)]}) if reading.error is None else reading
+        )
+
+    return ConversationPlan(
+        initial_state=None,
+        model_turn=Step(
+            "reply",
+            "model",
+            lambda transcript: prompts.model_messages(_upstream_transcript(transcript)),
+            sampling,
+            read=_read_usable,
+            attempts=settings.attempts,
+        ),
+        simulator_turn=Step(
+            "reply", "simulator", user_agent_messages, sampling, read=read_user_agent, attempts=settings.attempts
+        ),
+        stop_rules=(),
+        max_turns=2 * settings.num_turns,  # the opening line, num_turns replies, num_turns - 1 user-agent moves
+        opening=(ConversationOpening("simulator", opening.prompts[0]),),
+    )
+
+
+async def play_conversation(
+    ctx: ItemContext, protocol: SpiralProtocol, opening: Opening, settings: DialogueSettings
+) -> Conversation:
+    """The conversation of one opening, on the shared runner. A move whose replies stay unusable ends the
+    conversation with an error, and it is judged as far as it got (as upstream, which marks it completed)."""
+    result = await run_conversation(conversation_plan(protocol, opening, settings), ctx)
+    transcript = [
+        {"role": "user" if turn.speaker == "simulator" else "assistant", "content": turn.text} for turn in result.turns
+    ]
+    injections_log = [
+        str(turn.call.fields.get("injection", "")) if turn.call is not None else "" for turn in result.turns
+    ]
+    errors: list[dict[str, Any]] = []
+    if result.failure is not None:
+        failure = result.failure
+        errors.append(
+            {
+                # upstream's record: the turn index (0-based model turns) and the agent that failed
+                "turn": sum(1 for turn in result.turns if turn.speaker == "model") - (failure.role == "simulator"),
+                "agent": "user" if failure.role == "simulator" else "assistant",
+                "error": f"Giving up after {failure.asks} tries: {failure.errors[-1]}",
+            }
+        )
+    return Conversation(transcript, injections_log, errors, result.stop_reason)
+
+
 async def _usable(ask: Ask, messages: Sequence[Message], sampling: Sampling, attempts: int) -> tuple[str | None, str]:
-    """(the first usable reply, "") or (None, why the last was not), asking at most `attempts` times."""
+    """(the first usable reply, "") or (None, why the last was not), asking at most `attempts` times (the judges'
+    calls, as api_client retries an empty reply)."""
     reason = ""
     for attempt in range(attempts):
         text = (await ask(messages, sampling, attempt=attempt)).text
@@ -73,46 +166,6 @@ async def _usable(ask: Ask, messages: Sequence[Message], sampling: Sampling, att
         if not reason:
             return text, ""
     return None, f"Giving up after {attempts} tries: {reason}"
-
-
-async def play_conversation(
-    ctx: ItemContext, protocol: SpiralProtocol, opening: Opening, settings: DialogueSettings
-) -> Conversation:
-    """The conversation of one opening. Upstream asks the user agent once more after the model's last turn; that
-    message is never judged (the chunker and the final judge both drop a trailing user message) and changes no
-    earlier injection draw, so it is not asked here. A move whose replies stay unusable ends the conversation with
-    an error, which is judged as far as it got (as upstream, which marks it completed)."""
-    system_prompt = prompts.user_system_prompt(protocol, opening)
-    scripted = opening.prompts
-    conversation = Conversation([{"role": "user", "content": scripted[0]}], [""])
-    schedule = prompts.InjectionSchedule(settings.injection_seed, protocol.injections, settings.injection_every_n)
-    model_sampling = settings.sampling(prompts.CONVERSATION_SAMPLING)
-    for turn in range(settings.num_turns):
-        reply, why = await _usable(
-            ctx.generate, prompts.model_messages(conversation.transcript), model_sampling, settings.attempts
-        )
-        if reply is None:
-            conversation.errors.append({"turn": turn, "agent": "assistant", "error": why})
-            break
-        conversation.transcript.append({"role": "assistant", "content": reply})
-        conversation.injections_log.append("")
-        if turn == settings.num_turns - 1:
-            break
-        next_user = turn + 1
-        if next_user < len(scripted) and isinstance(scripted[next_user], str) and scripted[next_user].strip():
-            conversation.transcript.append({"role": "user", "content": scripted[next_user]})
-            conversation.injections_log.append("")
-            continue
-        injection = schedule.next()
-        current = prompts.with_injection(protocol.templates, system_prompt, injection)
-        messages = prompts.user_agent_messages(protocol.templates, current, conversation.transcript)
-        reply, why = await _usable(ctx.simulator_generate, messages, model_sampling, settings.attempts)
-        if reply is None:
-            conversation.errors.append({"turn": turn, "agent": "user", "error": why})
-            break
-        conversation.transcript.append({"role": "user", "content": reply})
-        conversation.injections_log.append(injection)
-    return conversation
 
 
 @dataclass(frozen=True)
