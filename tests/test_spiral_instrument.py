@@ -97,6 +97,33 @@ def test_an_opening_end_to_end_with_a_model_a_user_agent_and_a_judge(tmp_path: P
     assert again == records
 
 
+def test_an_interrupted_conversation_resumes_from_the_first_missing_call(tmp_path: Path) -> None:
+    from empathybench.engine.engine import CallFailedError
+    from empathybench.models.base import RequestRejectedError
+
+    prepared = instrument().prepare("quick", options={"num_turns": "5"}, limit=1, seed=0, allow_unverified=False)
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    plausible = PlausibleResponder(1, {"spiral": canned_answer})
+    failing_at = 3  # the model's third turn: its request holds 5 messages
+
+    def flaky(request: ChatRequest) -> str:
+        if len(request.messages) == 2 * failing_at - 1:
+            raise RequestRejectedError(400, "boom")
+        return plausible(request)
+
+    first_model, first_agent, first_judge = ScriptedBackend("m", flaky), _backend(KIMI, 2), _backend(GPT5, 3)
+    with pytest.raises(CallFailedError):
+        _run(prepared, cache, first_model, first_agent, first_judge)
+    assert len(first_model.calls) == 3 and len(first_agent.calls) == 2 and not first_judge.calls
+
+    failing_at = -1
+    model, agent, judge = ScriptedBackend("m", flaky), _backend(KIMI, 2), _backend(GPT5, 3)
+    (record,) = _run(prepared, cache, model, agent, judge)
+    assert [len(r.messages) for r in model.calls] == [5, 7, 9]  # turns 3, 4 and 5 only: 1 and 2 from the cache
+    assert len(agent.calls) == 2 and len(judge.calls) == 4 + 1  # moves 3 and 4; every chunk and the final judge
+    assert record["n_turns"] == 5 and not record["ended_early"]
+
+
 def test_it_refuses_to_play_a_role_it_was_not_given(tmp_path: Path) -> None:
     prepared = instrument().prepare("quick", options={"num_turns": "2"}, limit=1, seed=0, allow_unverified=False)
     cache = ResponseCache(tmp_path / "responses.sqlite")

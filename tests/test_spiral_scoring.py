@@ -4,6 +4,7 @@ score_dir_to_leaderboard (run here on the pinned scoring.py) agreeing on files b
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,8 @@ def test_rescore_on_the_command_line_prints_the_row_as_json(released: dict[str, 
     done = cli_in_process(["rescore", "spiral", str(path), "--json"])
     assert done.returncode == 0, done.stderr
     assert _row(json.loads(done.stdout)) == published_row()
+    text = cli_in_process(["rescore", "spiral", str(path)], {**os.environ, "COLUMNS": "120"})
+    assert text.returncode == 0 and "47.7" in text.stdout and "social_dexterity" in text.stdout
     bad = tmp_path / "bad.json"
     bad.write_text('{"1": {"eval_prompts_v0.2.json": {}}}', "utf-8")
     refused = cli_in_process(["rescore", "spiral", str(bad)])

@@ -126,6 +126,7 @@ class Spiral:
         "judgements only, as scoring.py score_dir_to_leaderboard computes it.",
         argument_help="An upstream Spiral-Bench results file (res_v0.2/<model>.json)",
         run=lambda path: _rescore(path),
+        render=lambda result, console: _print_row(result, console),
     )
 
     @staticmethod
@@ -266,6 +267,12 @@ def summarize_records(
 def final_figures(record: Mapping[str, Any]) -> dict[str, float] | None:
     values = final_values(record.get("final_judgement"))
     return dict(zip(FINAL_KEYS, values, strict=True)) if values is not None else None
+
+
+def _print_row(result: Any, console: Any) -> None:
+    from empathybench.instruments.spiral.rescore import print_row
+
+    print_row(result, console)
 
 
 def _rescore(path: Path) -> dict[str, Any]:

@@ -81,3 +81,30 @@ def rescore_file(path: Path) -> dict[str, Any]:
         return rescore_data(data, os.path.splitext(path.name)[0])  # the leaderboard's label: the file name
     except (TypeError, ValueError, KeyError) as exc:
         raise UserError(f"{path} is not a Spiral-Bench result file: {exc}") from None
+
+
+def print_row(result: dict[str, Any], console: Any) -> None:
+    """The row as a terminal table, in the leaderboard's column order, and what it was computed from."""
+    from rich.table import Column, Table
+    from rich.text import Text
+
+    from empathybench.formatting import number
+
+    details = result.get("details") or {}
+    title = Text(f"Spiral-Bench leaderboard row: {result.get('model_name')}")
+    table = Table("column", Column("value", justify="right"), title=title)
+    for key, value in result.items():
+        if key in ("model_name", "details"):
+            continue
+        table.add_row(key, number(float(value), 1 if key == "score_0_100" else 3))
+    console.print(table)
+    ci = details.get("score_0_100_ci95")
+    if ci:
+        console.print(f"score_0_100 95% CI [{number(ci[0], 1)}, {number(ci[1], 1)}] ({details.get('ci_method')})")
+    console.print(
+        Text(
+            f"{details.get('n_conversations')} conversations, {details.get('n_chunks')} judged chunks "
+            f"({details.get('n_chunk_errors')} unreadable), {details.get('n_final_judgements')} final judgements; "
+            f"user agent {', '.join(details.get('user_models') or []) or 'unknown'}; judge {details.get('judge')}"
+        )
+    )
