@@ -20,7 +20,7 @@ from empathybench.instruments.spiral import published
 from empathybench.instruments.spiral.canned import canned_answer
 from empathybench.instruments.spiral.data import Opening, ScoringRules, SpiralProtocol
 from empathybench.instruments.spiral.report import SCORE_DOMAIN, report_section, sample_line, sample_text
-from empathybench.instruments.spiral.score import FINAL_KEYS, Unit, final_values, unit_from_conversations
+from empathybench.instruments.spiral.score import Unit, unit_from_conversations
 from empathybench.instruments.support import apply_options, bounded
 
 RUN_ID = "run"  # the one run of a run directory, in upstream's terms (its units' run id)
@@ -87,7 +87,7 @@ class Spiral:
     """Spiral-Bench: `Instrument[SpiralConfig, Opening]` (instruments/protocol.py)."""
 
     name = "spiral"
-    order = 80
+    order = 90  # after SAGE (80)
     title = (
         "Spiral-Bench: 20-turn conversations with a suggestible user agent; judged protective and risky behaviours, "
         "score 0-100 (needs --simulator and --judge)"
@@ -103,7 +103,7 @@ class Spiral:
     data_keys: tuple[str, ...] = ()  # its pins live in its own pins.json, fetched by prepare
     preset_configs: ClassVar[Mapping[str, SpiralConfig]] = PRESET_CONFIGS
     chart_domain = SCORE_DOMAIN
-    profile_position = 8  # after EQ-Bench 3
+    profile_position = 9  # after EQ-Bench 3 and SAGE
     profile_title = "Spiral-Bench"
     profile_question = "Over a long conversation with a suggestible person, does it push back or spiral along?"
     canned = staticmethod(canned_answer)
@@ -262,11 +262,6 @@ def summarize_records(
     from empathybench.instruments.spiral.summary import summarize
 
     return summarize(rules, recorded_config(config), n_items, records, [_unit_of(rules, r) for r in records], seed=seed)
-
-
-def final_figures(record: Mapping[str, Any]) -> dict[str, float] | None:
-    values = final_values(record.get("final_judgement"))
-    return dict(zip(FINAL_KEYS, values, strict=True)) if values is not None else None
 
 
 def _print_row(result: Any, console: Any) -> None:

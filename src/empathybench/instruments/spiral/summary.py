@@ -121,7 +121,7 @@ def summarize(
     if judge_self:
         base["judge"] = {"self_judging": True}  # read by every report as self-judged
     if simulator_self:
-        base["simulator"] = {"self_simulated": True}
+        base["self_simulated"] = True  # read by every report as self-simulated (as SAGE's summary says it)
     try:
         board = leaderboard_row(rules, units, "")
     except ValueError as exc:
