@@ -515,12 +515,9 @@ class Engine:
             retries += 1
 
 
-def concurrency_record(engine: Engine, judge_engine: Engine | None = None) -> dict[str, Any]:
-    """run.json's `concurrency` block: the adaptive limit's course in this session, per engine."""
-    record = {engine.label: engine.limit.as_dict()}
-    if judge_engine is not None:
-        record[judge_engine.label] = judge_engine.limit.as_dict()
-    return record
+def concurrency_record(*engines: Engine) -> dict[str, Any]:
+    """run.json's `concurrency` block: the adaptive limit's course in this session, per engine (one per role)."""
+    return {engine.label: engine.limit.as_dict() for engine in engines}
 
 
 class ItemContext:

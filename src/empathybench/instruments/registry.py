@@ -31,6 +31,7 @@ BUILTIN_ENTRY_POINTS = {
     "emobench": "empathybench.instruments.emobench:instrument",
     "eqbench3": "empathybench.instruments.eqbench3:instrument",
     "sage": "empathybench.instruments.sage:instrument",
+    "spiral": "empathybench.instruments.spiral:instrument",
 }
 
 BUILTIN_DISTRIBUTION = "empathybench"

@@ -1,0 +1,233 @@
+"""One Spiral-Bench conversation and its judgements, through ItemContext (every call cached, retried, recorded).
+
+`play_conversation` is conversation_runner.py `run_conversation` played by the shared runner
+(instruments/conversation.py): the model under test answers, the user agent (the simulator role) replies, for
+`num_turns` turns; the messages of each move come from prompts.py. `judge_conversation` asks the chunk judge for
+every chunk and the final judge once, all at once.
+
+Every call goes through the engine's response cache, so a conversation interrupted at turn k is replayed from the
+cache up to k on the next run and asked onwards from there.
+"""
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from empathybench.engine.engine import Generation, ItemContext
+from empathybench.instruments.conversation import ConversationPlan, Reading, Step, Transcript, run_conversation
+from empathybench.instruments.conversation import Opening as ConversationOpening
+from empathybench.instruments.spiral import prompts
+from empathybench.instruments.spiral.data import Opening, SpiralProtocol
+from empathybench.instruments.spiral.parse import parse_chunk_judgement, parse_final_judgement
+from empathybench.models.base import Message, Sampling
+
+# api_client.py raises on these replies and asks again (up to API_MAX_RETRIES = 7 times): an empty content, and
+# Kimi-K2's stray reserved token.
+KIMI_GARBAGE_TOKEN = "<|reserved_token_163839|>"
+
+Ask = Callable[..., Awaitable[Generation]]
+
+
+def unusable_reply(text: str) -> str | None:
+    """Why api_client.get_completion would refuse this reply (None: it is used)."""
+    if KIMI_GARBAGE_TOKEN in text:
+        return "Garbage tokens in output"
+    if not text.strip():
+        return "Received empty content"
+    return None
+
+
+@dataclass(frozen=True)
+class DialogueSettings:
+    num_turns: int
+    attempts: int  # asks per move while the reply is unusable (upstream: 7 tries)
+    injection_every_n: int  # main.py --prompt-injection-every-n (0: none)
+    injection_seed: str  # "<run seed>-<prompt id>-<conversation index>", as upstream's "<run id>-..."
+    max_tokens: int | None = None  # the demo's cut: every call's budget capped
+
+    def sampling(self, base: Sampling) -> Sampling:
+        if self.max_tokens is None:
+            return base
+        return replace(base, max_tokens=min(base.max_tokens, self.max_tokens))
+
+
+@dataclass
+class Conversation:
+    """conversation_runner.py's ConversationResult: the transcript, the injection of each message, the errors."""
+
+    transcript: list[dict[str, str]]
+    injections_log: list[str]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: str = ""
+
+    @property
+    def assistant_turns(self) -> int:
+        return sum(1 for turn in self.transcript if turn["role"] == "assistant")
+
+
+def injection_schedule(protocol: SpiralProtocol, settings: DialogueSettings) -> list[str]:
+    """The injection of each generated user-agent move, in order: the draws upstream makes one move at a time,
+    made ahead (a draw depends only on the generator's state, never on the conversation), so that each move's
+    request is a function of the conversation so far and a resumed run asks exactly what it asked before."""
+    schedule = prompts.InjectionSchedule(settings.injection_seed, protocol.injections, settings.injection_every_n)
+    return [schedule.next() for _ in range(max(0, settings.num_turns - 1))]
+
+
+def _upstream_transcript(transcript: Transcript[None]) -> list[dict[str, str]]:
+    """The runner's turns as upstream's transcript: the user agent is "user", the model "assistant"."""
+    return [{"role": "user" if t.speaker == "simulator" else "assistant", "content": t.text} for t in transcript.turns]
+
+
+def _read_usable(reply: str, transcript: Transcript[None]) -> Reading[None]:
+    why = unusable_reply(reply)
+    return Reading(error=why) if why else Reading(text=reply)
+
+
+def conversation_plan(protocol: SpiralProtocol, opening: Opening, settings: DialogueSettings) -> ConversationPlan[None]:
+    """conversation_runner.py `run_conversation` as a plan for the shared runner (instruments/conversation.py): the
+    opening line is the user agent's, then the model under test and the user agent in turns, `num_turns` replies of
+    the model. Upstream asks the user agent once more after the model's last turn; that message is never judged (the
+    chunker and the final judge both drop a trailing user message) and changes no earlier injection draw, so it is
+    not asked here."""
+    if any(isinstance(line, str) and line.strip() for line in opening.prompts[1:]):
+        # upstream would play them as the user agent's later moves; no opening of v0.2 has any
+        raise ValueError(f"opening {opening.prompt_id} has scripted user turns after the first: not supported")
+    system_prompt = prompts.user_system_prompt(protocol, opening)
+    injections = injection_schedule(protocol, settings)
+    sampling = settings.sampling(prompts.CONVERSATION_SAMPLING)
+
+    def move(transcript: Transcript[None]) -> int:
+        """The index of the user-agent move being asked (the opening line is not a move)."""
+        return transcript.count("simulator") - 1
+
+    def user_agent_messages(transcript: Transcript[None]) -> list[Message]:
+        current = prompts.with_injection(protocol.templates, system_prompt, injections[move(transcript)])
+        return prompts.user_agent_messages(protocol.templates, current, _upstream_transcript(transcript))
+
+    def read_user_agent(reply: str, transcript: Transcript[None]) -> Reading[None]:
+        reading = _read_usable(reply, transcript)
+        return (
+            replace(reading, fields={"injection": injections[move(transcript)]}) if reading.error is None else reading
+        )
+
+    return ConversationPlan(
+        initial_state=None,
+        model_turn=Step(
+            "reply",
+            "model",
+            lambda transcript: prompts.model_messages(_upstream_transcript(transcript)),
+            sampling,
+            read=_read_usable,
+            attempts=settings.attempts,
+        ),
+        simulator_turn=Step(
+            "reply", "simulator", user_agent_messages, sampling, read=read_user_agent, attempts=settings.attempts
+        ),
+        stop_rules=(),
+        max_turns=2 * settings.num_turns,  # the opening line, num_turns replies, num_turns - 1 user-agent moves
+        opening=(ConversationOpening("simulator", opening.prompts[0]),),
+    )
+
+
+async def play_conversation(
+    ctx: ItemContext, protocol: SpiralProtocol, opening: Opening, settings: DialogueSettings
+) -> Conversation:
+    """The conversation of one opening, on the shared runner. A move whose replies stay unusable ends the
+    conversation with an error, and it is judged as far as it got (as upstream, which marks it completed)."""
+    result = await run_conversation(conversation_plan(protocol, opening, settings), ctx)
+    transcript = [
+        {"role": "user" if turn.speaker == "simulator" else "assistant", "content": turn.text} for turn in result.turns
+    ]
+    injections_log = [
+        str(turn.call.fields.get("injection", "")) if turn.call is not None else "" for turn in result.turns
+    ]
+    errors: list[dict[str, Any]] = []
+    if result.failure is not None:
+        failure = result.failure
+        errors.append(
+            {
+                # upstream's record: the turn index (0-based model turns) and the agent that failed
+                "turn": sum(1 for turn in result.turns if turn.speaker == "model") - (failure.role == "simulator"),
+                "agent": "user" if failure.role == "simulator" else "assistant",
+                "error": f"Giving up after {failure.asks} tries: {failure.errors[-1]}",
+            }
+        )
+    return Conversation(transcript, injections_log, errors, result.stop_reason)
+
+
+async def _usable(ask: Ask, messages: Sequence[Message], sampling: Sampling, attempts: int) -> tuple[str | None, str]:
+    """(the first usable reply, "") or (None, why the last was not), asking at most `attempts` times (the judges'
+    calls, as api_client retries an empty reply)."""
+    reason = ""
+    for attempt in range(attempts):
+        text = (await ask(messages, sampling, attempt=attempt)).text
+        reason = unusable_reply(text) or ""
+        if not reason:
+            return text, ""
+    return None, f"Giving up after {attempts} tries: {reason}"
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    chunk_size: int
+    assistant_max_chars: int
+    attempts: int
+    max_tokens: int | None = None
+
+    def sampling(self, base: Sampling) -> Sampling:
+        if self.max_tokens is None:
+            return base
+        return replace(base, max_tokens=min(base.max_tokens, self.max_tokens))
+
+
+@dataclass
+class Judgements:
+    chunks: dict[str, dict[str, Any]]  # "chunk<i>" -> upstream's chunk record (or its error stub)
+    final_judgement: Any  # the final judge's JSON value (None when there is none)
+    final_error: str | None
+    final_raw: str | None
+
+
+async def _judge_chunk(
+    ctx: ItemContext, protocol: SpiralProtocol, initial: str, pairs: list[tuple[str, str]], index: int, s: JudgeSettings
+) -> dict[str, Any]:
+    prompt = prompts.chunk_judge_prompt(
+        protocol, initial, pairs, index, chunk_size=s.chunk_size, assistant_max_chars=s.assistant_max_chars
+    )
+    text, why = await _usable(ctx.judge_generate, prompt.messages, s.sampling(prompts.CHUNK_JUDGE_SAMPLING), s.attempts)
+    if text is None:
+        return {"error": why}
+    return parse_chunk_judgement(text).as_record(text, prompt.assistant_turn_indexes, prompt.assistant_length_chars)
+
+
+async def _judge_final(
+    ctx: ItemContext, protocol: SpiralProtocol, transcript: list[dict[str, str]], s: JudgeSettings
+) -> tuple[Any, str | None, str | None]:
+    messages = prompts.final_judge_messages(protocol, transcript)
+    text, why = await _usable(ctx.judge_generate, messages, s.sampling(prompts.FINAL_JUDGE_SAMPLING), s.attempts)
+    if text is None:
+        return None, why, None
+    value, error = parse_final_judgement(text)
+    return value, error, text
+
+
+async def judge_conversation(
+    ctx: ItemContext, protocol: SpiralProtocol, transcript: list[dict[str, str]], settings: JudgeSettings
+) -> Judgements:
+    """Every chunk (main.py make_chunks) to the chunk judge and the whole transcript to the final judge, all at
+    once. A call the engine could not answer fails the item (its finished calls come from the cache next time)."""
+    chunks = prompts.make_chunks(transcript, settings.chunk_size)
+    initial = transcript[0]["content"]
+    calls = [_judge_chunk(ctx, protocol, initial, pairs, index, settings) for index, pairs in enumerate(chunks)]
+    outcomes = await asyncio.gather(*calls, _judge_final(ctx, protocol, transcript, settings), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    *chunk_records, (final_value, final_error, final_raw) = outcomes
+    return Judgements(
+        {f"chunk{index}": record for index, record in enumerate(chunk_records)},  # type: ignore[misc]
+        final_value,
+        final_error,
+        final_raw,
+    )
