@@ -25,18 +25,14 @@ if importlib.util.find_spec("inspect_ai") is None:
         raise ImportError("inspect_ai is not installed; CI installs the `inspect` extra")
     pytest.skip("inspect_ai is not installed (the `inspect` extra)", allow_module_level=True)
 
+from canned_server import JUDGE, MODEL, CannedServer
 from conftest import GIEBENCH_FIXTURES, MIRROR
-from empathybench.instruments.registry import all_benchmarks, load
-from empathybench.models.base import ChatRequest, Message, Sampling
-from empathybench.models.plausible import PlausibleResponder
+from empathybench.instruments.registry import load
 from empathybench.rundir.reader import read_samples
-from empathybench.testing.fake_openai import FakeOpenAIServer
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-MODEL = "gpt-4o-mini"  # inspect's openai provider speaks chat completions to a model named like this
-JUDGE = "gpt-4.1-mini"
 API_KEY = "sk-inspect-test-key"
 LIMIT = 2
 # name -> (its options, needs a judge)
@@ -50,37 +46,8 @@ INSTRUMENTS: dict[str, tuple[dict[str, str], bool]] = {
     "empathetic": ({}, True),
     "eqbench3": ({}, True),
 }
-SAMPLING_KEYS = ("temperature", "top_p", "seed", "stop", "top_k", "min_p", "repeat_penalty")
 
 pytestmark = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"the offline mirror is not at {MIRROR}")
-
-
-class CannedServer:
-    """A fake OpenAI server answering one instrument with its canned answers (the judge by the judge's model name),
-    keeping what each request asked: its messages and sampling, as the server received them."""
-
-    def __init__(self, instrument: str) -> None:
-        canned = {b.name: b.canned for b in all_benchmarks().values() if b.canned is not None}
-        self.responder = PlausibleResponder(1, canned)
-        self.instrument = instrument
-        self.asked: list[str] = []
-        self.server = FakeOpenAIServer(answer=self.answer)
-
-    def answer(self, body: dict[str, Any]) -> str:
-        sent = {key: body[key] for key in SAMPLING_KEYS if body.get(key) is not None}
-        sent["max_tokens"] = body.get("max_tokens") or body.get("max_completion_tokens")
-        self.asked.append(json.dumps({"model": body["model"], "messages": body["messages"], **sent}, sort_keys=True))
-        tag = self.instrument + (":judge" if body["model"] == JUDGE else "")
-        messages = tuple(Message(m["role"], m["content"]) for m in body["messages"])
-        sampling = Sampling(temperature=float(body.get("temperature") or 0), max_tokens=1, seed=body.get("seed"))
-        return self.responder(ChatRequest(messages, sampling, tag))
-
-    def __enter__(self) -> CannedServer:
-        self.server.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.stop()
 
 
 def run_empathybench(name: str, server: CannedServer, out: Path) -> Path:

@@ -295,7 +295,7 @@ def data_fetch(bench: list[str] | None, allow_unverified: bool, console: Console
             console.print(Text.assemble(("✗ ", "red"), str(exc)))
             continue
         mark = ("✓", "green") if fetched.verified else ("!", "yellow")
-        stdout.print(Text.assemble(mark, f" {entry.key}"))
+        stdout.print(Text.assemble(mark, f" {entry.key}"), soft_wrap=True)
     if failures:
         raise UserError(f"{failures} of {len(entries)} data files could not be fetched")
 
@@ -308,13 +308,13 @@ def data_verify(bench: list[str] | None, stdout: Console) -> None:
     for entry in data_files(bench):
         status, detail = verify_cached(entry)
         if status == "ok":
-            stdout.print(Text.assemble(("ok", "green"), f"       {entry.key}"))
+            stdout.print(Text.assemble(("ok", "green"), f"       {entry.key}"), soft_wrap=True)
         elif status == "missing":
             missing += 1
-            stdout.print(Text.assemble(("missing", "yellow"), f"  {entry.key}"))
+            stdout.print(Text.assemble(("missing", "yellow"), f"  {entry.key}"), soft_wrap=True)
         else:
             bad += 1
-            stdout.print(Text.assemble(("mismatch", "red"), f" {entry.key}: {detail}"))
+            stdout.print(Text.assemble(("mismatch", "red"), f" {entry.key}: {detail}"), soft_wrap=True)
     problems = [f"{bad} do not match their pins"] * bool(bad) + [f"{missing} are missing"] * bool(missing)
     if problems:
         fix = "; run `empathybench data fetch`" if missing else ""
@@ -330,7 +330,7 @@ def data_where(bench: list[str] | None, stdout: Console) -> None:
     stdout.print(f"source: {describe_source()}", highlight=False, markup=False)
     for entry in data_files(bench):
         where = f"{entry.key}\n  from {source_url(entry)}\n  at   {cached_path(entry)}"
-        stdout.print(where, highlight=False, markup=False)
+        stdout.print(where, highlight=False, markup=False, soft_wrap=True)
 
 
 # --- judge validate ------------------------------------------------------------------------------------------------

@@ -322,6 +322,7 @@ class FakeOpenAIServer(LoopbackFake):
         roles: Iterable[str] | None = None,
         token_fields: Iterable[str] = ("max_tokens", "max_completion_tokens"),
         keep_bodies: bool = False,
+        api_key: str | None = None,
     ) -> None:
         if capacity is not None and capacity < 1:
             raise ValueError("capacity must be at least 1")
@@ -339,6 +340,8 @@ class FakeOpenAIServer(LoopbackFake):
         self.rate_drop = rate_drop
         self.rate_malformed = rate_malformed
         self.answer: AnswerFunction = answer or fill_score_lines
+        # A server that takes only this key (`Authorization: Bearer <key>`), answering any other with OpenAI's 401.
+        self.api_key = api_key
         self.models = tuple(models)
         self.hang_s = hang_s
         self.drip_interval_s = drip_interval_s
@@ -490,7 +493,9 @@ class FakeOpenAIServer(LoopbackFake):
                 self._authorizations.add(authorization)
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
-            if self.capacity is not None and self._admitted >= self.capacity:
+            if self.api_key is not None and authorization != f"Bearer {self.api_key}":
+                outcome, admitted = "401", False
+            elif self.capacity is not None and self._admitted >= self.capacity:
                 outcome, admitted = "capacity", False
                 self._over_capacity += 1
             else:
@@ -536,6 +541,10 @@ class FakeOpenAIServer(LoopbackFake):
 
         `echo` (credentials the request carried, in echo mode) is repeated in 400/500 messages and in replies.
         """
+        if outcome == "401":
+            body = _error_body("Incorrect API key provided (fake).", "invalid_request_error")
+            body["error"]["code"] = "invalid_api_key"
+            return outcome, lambda handler: handler.send_json(401, body)
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
             body = _error_body(f"body must be a JSON object with messages{echo}", "invalid_request_error")
             return "400", lambda handler: handler.send_json(400, body)
