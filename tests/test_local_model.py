@@ -45,3 +45,15 @@ def test_embedded_model_answers_two_eqbench_items(tmp_path: Path, mirror: Path) 
     run = json.loads((out / "run.json").read_text())
     assert run["model"]["sha256"] == EMBEDDED_GGUF_SHA256
     assert run["benchmarks"]["eqbench"]["data_files"][0]["verified"] is True
+
+
+def test_a_prompt_longer_than_the_context_is_a_rejected_request_not_a_crash() -> None:
+    import asyncio
+
+    from empathybench.models.base import ChatRequest, RequestRejectedError, Sampling
+    from empathybench.models.llamacpp_backend import LlamaCppBackend
+
+    backend = LlamaCppBackend(locate_embedded_gguf(), model_name="smollm2-135m-instruct")
+    request = ChatRequest.of("feel " * 6000, Sampling(temperature=0, max_tokens=8))  # over the 4,096-token context
+    with pytest.raises(RequestRejectedError, match="prompt too long for smollm2-135m-instruct"):
+        asyncio.run(backend.complete(request))

