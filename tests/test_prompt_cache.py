@@ -23,7 +23,7 @@ from empathybench.models.prompt_cache import mark_anthropic_prefix
 from empathybench.run.execute import execute_run
 from empathybench.run.options import RunOptions
 from empathybench.testing.fake_anthropic import FakeAnthropicServer
-from empathybench.testing.fake_openai import FakeOpenAIServer, count_prompt_tokens
+from empathybench.testing.fake_openai import FakeOpenAIServer, count_prompt_tokens, text_tokens
 
 KEY = "sk-ant-test-cache-77a1"
 EPHEMERAL = {"type": "ephemeral"}
@@ -37,10 +37,10 @@ def questionnaire_answer(body: dict[str, Any]) -> str:
 
 
 def prompt_words(messages: list[dict[str, str]]) -> list[str]:
-    """A prompt as the fake counts its tokens: the words of each message, the first one tagged with the role."""
+    """A prompt as the fake counts its tokens: the tokens of each message, the first one tagged with the role."""
     words: list[str] = []
     for message in messages:
-        part = message["content"].split()
+        part = text_tokens(message["content"])
         words += [f"{message['role']}:{part[0]}", *part[1:]] if part else []
     return words
 

@@ -40,8 +40,8 @@ Retry-After unless `retry_after` is None) and is not counted among those served.
 Prompt caching as OpenAI documents it: a prompt of at least `cache_min_tokens` tokens (default 1,024) is
 served from the cache for its longest prefix seen before (same model), in steps of 128 tokens; the usage says so
 in `prompt_tokens_details.cached_tokens` (0 when nothing was cached). Tests may set a smaller
-`cache_step_tokens`. Tokens are the words of the messages'
-contents, in order.
+`cache_step_tokens`. Tokens are the messages' tokens as `usage.prompt_tokens` counts them (`text_tokens`), in
+order, so the cached share is a share of the billed prompt in English and Chinese alike.
 
 A server like llama.cpp's (`roles=("system", "user", "assistant")`, `token_fields=("max_tokens",)`): a message
 of another role (OpenAI's `developer`) is answered 500, as llama.cpp's server answers it, and the token cap is read
@@ -182,19 +182,24 @@ CHAT_TOKENS_PER_MESSAGE = 3
 CHAT_TOKENS_PER_REPLY = 3
 
 
-def count_text_tokens(text: str) -> int:
-    tokens = 0
+def text_tokens(text: str) -> list[str]:
+    """The tokens of `text` as this server counts them (see above): the units its prompt cache matches too."""
+    tokens: list[str] = []
     for piece in _PIECE.findall(text):
         core = piece.strip()
         if not core:
-            tokens += 1
+            tokens.append(piece)
         elif core[0].isalpha() or core[0] == "'":
-            cjk = len(_CJK_CHAR.findall(core))
-            rest = len(core) - cjk
-            tokens += cjk + (1 + (rest - 1) // 8 if rest else 0)
+            rest = _CJK_CHAR.sub("", core)
+            tokens += _CJK_CHAR.findall(core)
+            tokens += [rest[i : i + 8] for i in range(0, len(rest), 8)]
         else:
-            tokens += 1 + (len(core) - 1) // 3
+            tokens += [core[i : i + 3] for i in range(0, len(core), 3)]
     return tokens
+
+
+def count_text_tokens(text: str) -> int:
+    return len(text_tokens(text))
 
 
 def count_prompt_tokens(messages: list[Any]) -> int:
@@ -633,7 +638,7 @@ class FakeOpenAIServer(LoopbackFake):
         for message in request["messages"]:
             if isinstance(message.get("content"), str):
                 start = len(words)
-                words += _WORD.findall(message["content"])
+                words += text_tokens(message["content"])
                 if len(words) > start:  # the role goes with the message's first token, so roles matter too
                     words[start] = f"{message.get('role')}\x1d{words[start]}"
         if len(words) < max(1, self.cache_min_tokens):
