@@ -29,8 +29,14 @@ from empathybench.models.capabilities import (
     resolve_capabilities,
     token_budget,
 )
-from empathybench.models.http_clients import connection_failure
+from empathybench.models.http_clients import check_api_key, connection_failure
 from empathybench.models.prompt_cache import mark_anthropic_prefix
+from empathybench.models.reply_bounds import (
+    refused_reply,
+    reply_limit,
+    reply_limit_override,
+    reply_limit_scope,
+)
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 REQUEST_TIMEOUT_S = 600.0
@@ -60,7 +66,11 @@ def engine_error(
 ) -> Exception:
     """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408/529 retried (with
     Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
-    at `message_chars`), timeouts, dropped connections and unreadable bodies retried."""
+    at `message_chars`), timeouts, dropped connections and unreadable bodies retried; a reply past its size limit is
+    that refusal (retried as a server fault)."""
+    refused = refused_reply(exc)
+    if refused is not None:
+        return refused
     if isinstance(exc, anthropic.RateLimitError):
         retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
         return TransientBackendError("rate_limited", "HTTP 429 rate limited", retry_after)
@@ -106,15 +116,19 @@ class AnthropicBackend:
         api_key: str | None = None,
         args: ModelArgs | None = None,
         args_option: str = "--model-arg",
+        max_reply_bytes: int | None = None,
     ) -> None:
         self.model = model
         self.args = args or ModelArgs()
         self.capabilities = resolve_capabilities("anthropic", model, self.args, args_option)
         self._args_option = args_option
+        # Every reply's limit in bytes (`--max-reply-bytes`, EMPATHYBENCH_MAX_REPLY_BYTES), else derived per request.
+        self.max_reply_bytes = reply_limit_override(max_reply_bytes)
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         register_secret(key)
         if not key:
             raise ModelConfigError("ANTHROPIC_API_KEY is not set; export it to use anthropic/<model>")
+        check_api_key(key, "the API key" if api_key else "ANTHROPIC_API_KEY")
         url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL).rstrip("/")
         register_url(url)
         # Credentials in the URL are sent but never recorded or shown; the SDK takes the query separately.
@@ -198,6 +212,11 @@ class AnthropicBackend:
             kwargs["system"] = marked_system
         return kwargs
 
+    def reply_limit(self, request: ChatRequest) -> int:
+        """The most bytes the reply to `request` may have (models/reply_bounds.py): from the token budget sent."""
+        budget, _ = token_budget(request.sampling.max_tokens, self.capabilities, self.args)
+        return reply_limit(budget, self.max_reply_bytes)
+
     def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
         """What the request body carries besides the messages and system prompt, as sent (recorded per call)."""
         kwargs = self.request_arguments(request)
@@ -215,7 +234,8 @@ class AnthropicBackend:
         client = self._get_client()
         anthropic = self._anthropic
         try:
-            message = await client.messages.create(**self.request_arguments(request))
+            with reply_limit_scope(self.reply_limit(request)):
+                message = await client.messages.create(**self.request_arguments(request))
         except sdk_failures(anthropic) as exc:
             not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no Messages endpoint (HTTP 404)"
