@@ -272,6 +272,22 @@ def run(
         ),
     ] = False,
     batch_poll_interval: BatchPollIntervalOption = 30.0,
+    batch_fallback: Annotated[
+        str,
+        typer.Option(
+            "--batch-fallback",
+            help="live | fail: a request that no batch answered usably (failed, cut off, malformed) after "
+            "re-asks in 2 more batches is asked live, or recorded as failed",
+        ),
+    ] = "live",
+    max_reply_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-reply-bytes",
+            help="Refuse any server reply larger than N bytes, decompressed (default: 32 bytes per token of the "
+            "request's budget, at least 1 MB, at most 64 MB; or EMPATHYBENCH_MAX_REPLY_BYTES)",
+        ),
+    ] = None,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.report.terminal import demo_lines, demo_next_step, print_summary
@@ -301,6 +317,8 @@ def run(
         judge_price=judge_price,
         batch=batch,
         batch_poll_interval_s=batch_poll_interval,
+        batch_fallback=batch_fallback,
+        max_reply_bytes=max_reply_bytes,
     )
     if as_json and not dry_run:
         raise UserError("--json prints the --dry-run estimate; add --dry-run (a run's results are in summary.json)")

@@ -20,6 +20,7 @@ from empathybench.models.base import (
     RequestRejectedError,
     Sampling,
     TransientBackendError,
+    normalise_response,
     parse_retry_after,
 )
 from empathybench.models.capabilities import (
@@ -260,39 +261,50 @@ def _error_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
+def _field(value: Any, name: str) -> Any:
+    """A field of an SDK object or of a JSON object (a batch result line), None when absent."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
 def _to_response(message: Any) -> ChatResponse:
-    """Turn an SDK message into our record; a body without a content list counts as malformed."""
-    content = getattr(message, "content", None)
+    """Turn a message (an SDK object, or the JSON object of a batch result) into our record; a body without a
+    content list counts as malformed."""
+    content = _field(message, "content")
     if not isinstance(content, list):
         raise TransientBackendError("malformed", "response has no content list")
     text = "".join(
-        block.text
+        block_text
         for block in content
-        if getattr(block, "type", "text") == "text" and isinstance(getattr(block, "text", None), str)
+        if (_field(block, "type") or "text") == "text" and isinstance(block_text := _field(block, "text"), str)
     )
     # Extended thinking comes in its own blocks (type "thinking"; "redacted_thinking" carries no readable text).
     thoughts = [
-        block.thinking
+        thought
         for block in content
-        if getattr(block, "type", None) == "thinking" and isinstance(getattr(block, "thinking", None), str)
+        if _field(block, "type") == "thinking" and isinstance(thought := _field(block, "thinking"), str)
     ]
     reasoning = redact("\n\n".join(thoughts)) if thoughts else None
-    stop_reason = getattr(message, "stop_reason", None)
-    usage = getattr(message, "usage", None)
+    stop_reason = _field(message, "stop_reason")
+    usage = _field(message, "usage")
     # The API's input_tokens counts only what came after the last cache breakpoint; prompt_tokens is the whole
     # input (as OpenAI counts it), with the parts read from and written to the prompt cache recorded beside it.
-    cache_read = _token_count(getattr(usage, "cache_read_input_tokens", 0))
-    cache_write = _token_count(getattr(usage, "cache_creation_input_tokens", 0))
-    return ChatResponse(
-        text=redact(text),  # a server may echo what it was sent, the key included
-        reasoning=reasoning,
-        truncated=is_truncated(text, stop_reason if isinstance(stop_reason, str) else None, False),
-        finish_reason=stop_reason,
-        prompt_tokens=_token_count(getattr(usage, "input_tokens", 0)) + cache_read + cache_write,
-        cached_input_tokens=cache_read,
-        cache_write_input_tokens=cache_write,
-        completion_tokens=_token_count(getattr(usage, "output_tokens", 0)),
-        model=getattr(message, "model", None),
+    cache_read = _token_count(_field(usage, "cache_read_input_tokens"))
+    cache_write = _token_count(_field(usage, "cache_creation_input_tokens"))
+    model = _field(message, "model")
+    return normalise_response(
+        ChatResponse(
+            text=redact(text),  # a server may echo what it was sent, the key included
+            reasoning=reasoning,
+            truncated=is_truncated(text, stop_reason if isinstance(stop_reason, str) else None, False),
+            finish_reason=stop_reason if isinstance(stop_reason, str) else None,
+            prompt_tokens=_token_count(_field(usage, "input_tokens")) + cache_read + cache_write,
+            cached_input_tokens=cache_read,
+            cache_write_input_tokens=cache_write,
+            completion_tokens=_token_count(_field(usage, "output_tokens")),
+            model=model if isinstance(model, str) else None,
+        )
     )
 
 

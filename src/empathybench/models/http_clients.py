@@ -15,10 +15,11 @@ replies (batch result files) are handed over unread: their reader bounds each li
 
 import contextlib
 import os
+from collections.abc import AsyncIterator
 from typing import Any
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.reply_bounds import current_reply_limit, read_bounded
+from empathybench.models.reply_bounds import ReplyTooLargeError, current_reply_limit, read_bounded
 
 HTTP_CLIENTS = ("httpx", "aiohttp")
 DEFAULT_HTTP_CLIENT = "httpx"
@@ -47,6 +48,8 @@ def sdk_http_client(sdk: Any) -> Any:
     return _bounded(sdk.DefaultAioHttpClient)()
 
 
+# A redirect's body is read only to be thrown away: a few KB say "moved" in any language.
+MAX_DISCARDED_BODY_BYTES = 65_536
 # The body's headers that describe it on the wire; the bounded reply carries the decoded body, so they go.
 _WIRE_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
 _BOUNDED_CLASSES: dict[type, type] = {}
@@ -60,13 +63,20 @@ def _bounded(client_class: type) -> type:
 
 
 class _BoundedReplies:
-    """Mixed into an httpx `AsyncClient`: `send` reads a reply the caller wants whole (stream=False) within the
-    current call's limit, counting the bytes as the client decodes them, and answers a response holding them."""
+    """Mixed into an httpx `AsyncClient`: `send` reads a reply the caller wants whole (stream=False), and the body
+    of an error status the SDK will read whole, within the current call's limit, counting the bytes as the client
+    decodes them, and answers a response holding them. The body of a redirect, which the client reads only to
+    discard it, is read undecoded and at most MAX_DISCARDED_BODY_BYTES."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        hooks = dict(kwargs.pop("event_hooks", None) or {})
+        hooks["response"] = [*hooks.get("response", ()), _bound_redirect_body]
+        super().__init__(event_hooks=hooks, **kwargs)  # type: ignore[call-arg]
 
     async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
         response = await super().send(request, stream=True, **kwargs)  # type: ignore[misc]
-        if stream:
-            return response
+        if stream and response.status_code < 400:
+            return response  # read by its caller, line by line within its bounds (batch result files)
         try:
             body = await read_bounded(response.aiter_bytes(), current_reply_limit(), request.url.host)
         except BaseException:
@@ -121,3 +131,32 @@ def check_api_key(key: str, variable: str) -> None:
             f"{variable} contains a character an HTTP header cannot carry (a control or non-ASCII character); "
             "set it again without it"
         )
+
+
+async def _bound_redirect_body(response: Any) -> None:
+    """The client's response hook: a redirect it follows has its body read to be discarded, so that body is left
+    undecoded (no decompression to bomb) and cut at MAX_DISCARDED_BODY_BYTES."""
+    if not response.has_redirect_location:
+        return
+    if "content-encoding" in response.headers:
+        del response.headers["content-encoding"]
+    response.stream = _limited_stream(response.stream, MAX_DISCARDED_BODY_BYTES, response.request.url.host)
+
+
+def _limited_stream(stream: Any, limit: int, host: str) -> Any:
+    """`stream` (an httpx AsyncByteStream) refusing to go on past `limit` bytes (ReplyTooLargeError)."""
+    import httpx2  # the SDKs' HTTP library, loaded with them (not at import: a cached run never loads them)
+
+    class LimitedStream(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            read = 0
+            async for chunk in stream:
+                read += len(chunk)
+                if read > limit:
+                    raise ReplyTooLargeError(limit, host)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await stream.aclose()
+
+    return LimitedStream()

@@ -148,7 +148,13 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
     # Backends first: a missing key or extra is the error to show, before any data is fetched.
     # A scripted model answers each instrument with the instrument's own canned answers (dispatched on the tag).
     canned = {b.name: b.canned for b in run_benchmarks(options) if b.canned is not None}
-    backend = create_backend(spec, base_url=options.base_url, model_args=options.model_args, canned=canned)
+    backend = create_backend(
+        spec,
+        base_url=options.base_url,
+        model_args=options.model_args,
+        canned=canned,
+        max_reply_bytes=options.max_reply_bytes,
+    )
     judge_backend = None
     if options.judge is not None:
         judge_backend = create_backend(
@@ -157,6 +163,7 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             model_args=options.judge_args,
             args_option="--judge-arg",
             canned=canned,
+            max_reply_bytes=options.max_reply_bytes,
         )
     prices = run_prices(options)
     if options.max_cost is not None and prices.unknown():
@@ -206,7 +213,16 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             "cache": options.use_cache,
             "request_timeout_s": options.request_timeout_s,
             **({"max_cost": options.max_cost} if options.max_cost is not None else {}),
-            **({"batch": True, "batch_poll_interval_s": options.batch_poll_interval_s} if options.batch else {}),
+            **(
+                {
+                    "batch": True,
+                    "batch_poll_interval_s": options.batch_poll_interval_s,
+                    "batch_fallback": options.batch_fallback,
+                }
+                if options.batch
+                else {}
+            ),
+            **({"max_reply_bytes": options.max_reply_bytes} if options.max_reply_bytes is not None else {}),
         },
         "benchmarks": {
             bench.name: {
@@ -261,6 +277,8 @@ def execute_run(options: RunOptions, console: Console) -> RunResult:
             stats,
             poll_interval_s=options.batch_poll_interval_s,
             retry=options.retry,
+            fallback=options.batch_fallback,
+            warn=warn,
         )
         for each in (engine, judge_engine):
             if each is not None:

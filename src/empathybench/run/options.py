@@ -12,6 +12,7 @@ from empathybench.errors import UserError
 from empathybench.instruments.protocol import DemoPreset
 from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
 from empathybench.models.registry import ModelSpec, check_model_args, parse_model_spec
+from empathybench.models.reply_bounds import reply_limit_override
 from empathybench.paths import cache_dir, check_writable_dir
 
 
@@ -39,6 +40,8 @@ class RunOptions:
     judge_price: str | None = None  # `--judge-price ...`: the judge's
     batch: bool = False  # `--batch`: requests go through the providers' batch APIs (engine/batch.py)
     batch_poll_interval_s: float = 30.0  # `--batch-poll-interval`
+    batch_fallback: str = "live"  # `--batch-fallback`: a request no batch answered is asked live, or fails
+    max_reply_bytes: int | None = None  # `--max-reply-bytes`: every reply's limit (models/reply_bounds.py)
 
 
 # Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
@@ -46,6 +49,7 @@ MAX_REPEATS = 100  # each repeat is a whole run in its own folder
 MAX_CONCURRENCY = 256
 MAX_SEED = 2**32 - 1  # llama.cpp and numpy take unsigned 32-bit seeds
 BATCH_PROVIDERS = ("openai", "anthropic")  # the providers whose batch APIs `--batch` speaks (engine/batch.py)
+BATCH_FALLBACKS = ("live", "fail")  # what becomes of a request that no batch answered (engine/batch.py)
 
 
 def check_run_options(options: RunOptions, repeats: int = 1) -> None:
@@ -65,6 +69,9 @@ def check_run_options(options: RunOptions, repeats: int = 1) -> None:
     specs = [parse_model_spec(options.model)] + ([parse_model_spec(options.judge)] if options.judge else [])
     check_model_args(specs[0], options.model_args, "--model-arg")
     check_cost_and_batch(options.max_cost, options.batch, options.batch_poll_interval_s, specs)
+    if options.batch_fallback not in BATCH_FALLBACKS:
+        raise UserError(f"--batch-fallback must be live or fail, not {options.batch_fallback[:40]!r}")
+    reply_limit_override(options.max_reply_bytes)  # the option, else the environment variable: one line if wrong
     if options.judge_args and not options.judge:
         raise UserError("--judge-arg needs --judge (without it the model under test judges itself, with -M)")
     if options.judge:
