@@ -29,6 +29,7 @@ OPENAI_KEY = "sk-batch-test-7f3a91c2d4"
 ANTHROPIC_KEY = "sk-ant-batch-test-2c81e0b5"
 LIMIT = 6
 POLL = ["--batch-poll-interval", "0.05"]
+PRICED = ["--price", "input=1000,output=1000"]
 
 
 def varied_scores(request: dict[str, Any]) -> str:
@@ -178,8 +179,7 @@ def test_an_entry_that_keeps_failing_is_asked_live_or_fails_after_three_batches(
     with FakeOpenAIServer(answer=varied_scores) as oa:
         oa.batches.fail_next_entries(3 * 11)  # every batch attempt of the three entries fails
         result = cli(
-            [*eqbench("openai/fake", run_dir, "--batch", *POLL, "--batch-fallback", fallback), "--limit", "3"]
-            + ["--price", "input=1000,output=1000"],
+            [*eqbench("openai/fake", run_dir, "--batch", *POLL, "--batch-fallback", fallback), "--limit", "3", *PRICED],
             env_for(tmp_path / "c", mirror, oa.base_url),
         )
         created, chat_calls = oa.batches.batches_created, oa.requests_total

@@ -164,24 +164,28 @@ class ReadCounter:
 
 async def bounded_lines(chunks: AsyncIterable[bytes], counter: ReadCounter) -> AsyncIterator[FileLine]:
     """The non-blank lines of a streamed file, each read only up to the line bound: a longer line is skipped to its
-    end and reported; past the total bound the reading stops with a last FileLine saying so."""
+    end and reported; once the files' total bound is passed the reading stops with a last FileLine saying so (the
+    lines before it count)."""
     bounds = counter.bounds
     number = 0
     line = bytearray()
     too_long = False
     async for chunk in chunks:
-        counter.read += len(chunk)
-        if counter.read > bounds.max_total_bytes:
-            yield FileLine(
-                number + 1,
-                None,
-                f"more than {megabytes(bounds.max_total_bytes)} MB of results from {counter.host}; the rest refused",
-            )
-            return
         start = 0
-        while start <= len(chunk):
+        while start < len(chunk):
             end = chunk.find(b"\n", start)
-            piece = chunk[start:] if end < 0 else chunk[start:end]
+            stop = len(chunk) if end < 0 else end + 1
+            counter.read += stop - start
+            if counter.read > bounds.max_total_bytes:
+                yield FileLine(
+                    number + 1,
+                    None,
+                    f"more than {megabytes(bounds.max_total_bytes)} MB of results from {counter.host}; "
+                    "the rest refused",
+                )
+                return
+            piece = chunk[start : stop if end < 0 else end]
+            start = stop
             if not too_long:
                 if len(line) + len(piece) > bounds.max_line_bytes:
                     too_long = True
@@ -197,7 +201,6 @@ async def bounded_lines(chunks: AsyncIterable[bytes], counter: ReadCounter) -> A
                 yield FileLine(number, bytes(line))
             line.clear()
             too_long = False
-            start = end + 1
     if too_long:
         yield FileLine(
             number + 1, None, f"more than {megabytes(bounds.max_line_bytes)} MB in one line; refused", unterminated=True

@@ -160,10 +160,8 @@ class FakeMessageBatches:
             else:
                 result = self._answer(request["params"], batch.version, number)
             batch.results.append({"custom_id": request["custom_id"], "result": result})
-        custom_ids = [request["custom_id"] for request in batch.requests]
-        batch.results_file = render_results(
-            batch.results, self.alterations.take(), custom_ids, anthropic_format(), self.alterations.bomb_bytes
-        )
+        altered = self.alterations.take([request["custom_id"] for request in batch.requests])
+        batch.results_file = render_results(batch.results, altered, anthropic_format(), self.alterations.bomb_bytes)
 
     def _answer(self, params: dict[str, Any], version: str, number: int) -> dict[str, Any]:
         server = self.server

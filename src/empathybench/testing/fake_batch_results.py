@@ -1,8 +1,9 @@
 """Result files of the fake batch servers altered as a broken or hostile server would alter them (issue 29).
 
 Both fakes (fake_openai_batch, fake_anthropic_batch) take `alter_results(kind, entry=0, batches=1)`: the next
-`batches` batches that end (None: every one) get their result file altered at the line of their request number
-`entry` (0-based, in the order sent; a request answered with success):
+`batches` batches that end (None: every one) get their result file altered at the line of the request that was
+number `entry` (0-based, in the order sent) of the first of them, wherever it is in the later ones (a request
+asked again is altered again), when it was answered with success:
 
 - "cut": the file ends in the middle of that line (a download cut short: the lines after it are lost too);
 - "junk": a line that is not JSON is put before it;
@@ -45,6 +46,7 @@ class _Pending:
     kind: str
     entry: int
     batches: int | None
+    custom_id: str | None = None  # the request altered, once known
 
 
 class ResultAlterations:
@@ -61,10 +63,14 @@ class ResultAlterations:
         with self._lock:
             self._pending.append(_Pending(kind, entry, batches))
 
-    def take(self) -> list[tuple[str, int]]:
-        """The alterations of the batch ending now (each counted against its number of batches)."""
+    def take(self, custom_ids: list[str]) -> list[tuple[str, str]]:
+        """The alterations of the batch ending now, which holds `custom_ids` in order: (kind, custom_id altered);
+        each counted against its number of batches."""
         with self._lock:
-            taken = [(p.kind, p.entry) for p in self._pending]
+            for pending in self._pending:
+                if pending.custom_id is None and pending.entry < len(custom_ids):
+                    pending.custom_id = custom_ids[pending.entry]
+            taken = [(p.kind, p.custom_id) for p in self._pending if p.custom_id is not None]
             for pending in self._pending:
                 if pending.batches is not None:
                     pending.batches -= 1
@@ -84,21 +90,17 @@ class ResultFormat:
 
 
 def render_results(
-    lines: list[dict[str, Any]],
-    alterations: list[tuple[str, int]],
-    custom_ids: list[str],
-    form: ResultFormat,
-    bomb_bytes: int,
+    lines: list[dict[str, Any]], alterations: list[tuple[str, str]], form: ResultFormat, bomb_bytes: int
 ) -> bytes:
-    """The JSONL file of `lines` with `alterations` applied (`custom_ids`: the batch's requests in order)."""
+    """The JSONL file of `lines` with `alterations` ((kind, custom_id) pairs) applied."""
     lines = copy.deepcopy(lines)
     texts: list[str | None] = []
     cut_at: int | None = None
     extra_after: dict[int, list[str]] = {}
     extra_before: dict[int, list[str]] = {}
     positions = {line.get("custom_id"): index for index, line in enumerate(lines)}
-    for kind, entry in alterations:
-        index = positions.get(custom_ids[entry]) if entry < len(custom_ids) else None
+    for kind, custom_id in alterations:
+        index = positions.get(custom_id)
         if index is None or form.answer(lines[index]) is None:
             continue
         line = lines[index]

@@ -294,17 +294,11 @@ class FakeOpenAIBatches:
             else:
                 failures.append(line)
                 batch.failed += 1
-        custom_ids = [entry["custom_id"] for entry in batch.lines]
-        altered = self.alterations.take()
+        altered = self.alterations.take([entry["custom_id"] for entry in batch.lines])
         for lines, attribute in ((output, "output_file_id"), (failures, "error_file_id")):
             if lines:
-                content = render_results(
-                    lines,
-                    altered if attribute == "output_file_id" else [],
-                    custom_ids,
-                    openai_format(),
-                    self.alterations.bomb_bytes,
-                )
+                alterations = altered if attribute == "output_file_id" else []
+                content = render_results(lines, alterations, openai_format(), self.alterations.bomb_bytes)
                 stored = _File(
                     f"file-fake-out-{len(self.files) + 1}", f"{batch.id}_{attribute}.jsonl", "batch_output", content
                 )
