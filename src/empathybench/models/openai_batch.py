@@ -160,6 +160,9 @@ def result_line(label: str, line: FileLine) -> ResultLine:
         return ResultLine(where, custom_id, failure, "neither a response nor an error")
     status = response.get("status_code")
     body = response.get("body")
+    if status == 200 and not isinstance(body, dict):
+        failure = EntryFailure("malformed", "status 200 without a body", retryable=True)
+        return ResultLine(where, custom_id, failure, "status 200 without an answer")
     if status != 200 or not isinstance(body, dict):
         detail = body.get("error") if isinstance(body, dict) else None
         message = detail.get("message") if isinstance(detail, dict) else None
