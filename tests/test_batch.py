@@ -29,6 +29,7 @@ OPENAI_KEY = "sk-batch-test-7f3a91c2d4"
 ANTHROPIC_KEY = "sk-ant-batch-test-2c81e0b5"
 LIMIT = 6
 POLL = ["--batch-poll-interval", "0.05"]
+PRICED = ["--price", "input=1000,output=1000"]
 
 
 def varied_scores(request: dict[str, Any]) -> str:
@@ -168,20 +169,37 @@ def test_errored_and_expired_anthropic_results_are_retried(tmp_path: Path, mirro
     assert retries == {0: LIMIT - 2, 1: 2}
 
 
-def test_an_entry_that_keeps_failing_becomes_its_items_error(tmp_path: Path, mirror: Path) -> None:
-    """As a live call that keeps failing: retried up to the retry limit, then the item records the error."""
+@pytest.mark.parametrize("fallback", ["live", "fail"])
+def test_an_entry_that_keeps_failing_is_asked_live_or_fails_after_three_batches(
+    fallback: str, tmp_path: Path, mirror: Path
+) -> None:
+    """An entry failing in every batch is put into at most 3 batches (issue 29: not batch after batch without end),
+    then asked live (the default) or recorded as its item's error (`--batch-fallback fail`)."""
     run_dir = tmp_path / "run"
     with FakeOpenAIServer(answer=varied_scores) as oa:
-        oa.batches.fail_next_entries(3 * 11)  # every attempt of the three entries: more than the ten retries
+        oa.batches.fail_next_entries(3 * 11)  # every batch attempt of the three entries fails
         result = cli(
-            eqbench("openai/fake", run_dir, "--batch", *POLL, "--limit", "3"),
+            [*eqbench("openai/fake", run_dir, "--batch", *POLL, "--batch-fallback", fallback), "--limit", "3", *PRICED],
             env_for(tmp_path / "c", mirror, oa.base_url),
         )
-        created = oa.batches.batches_created
-    assert result.returncode == 1 and "3 items could not be answered" in result.stderr, result.stderr
+        created, chat_calls = oa.batches.batches_created, oa.requests_total
+    assert created == 3  # the first batch and two re-asks, each a batch of the three
+    assert "got no usable answer from 3 batches" in result.stderr
     done = records(run_dir)
-    assert all(r["status"] == "error" and "gave up after 10 retries" in r["error"] for r in done.values())
-    assert created == 11  # the first batch and ten retries, each a batch of the three
+    batch = json.loads((run_dir / "run.json").read_text("utf-8"))["batch"]
+    if fallback == "live":
+        assert result.returncode == 0, result.stderr
+        assert chat_calls == 3 and all(r["status"] == "ok" for r in done.values())
+        assert all(r["calls"][0]["retries"] == 2 for r in done.values())
+        assert (batch["entries_live"], batch["entries_failed"]) == (3, 0)
+        model = json.loads((run_dir / "run.json").read_text("utf-8"))["cost"]["model"]
+        full_price = (model["input_tokens"] + model["output_tokens"]) * 1000 / 1e6
+        assert model["calls"] == 3 and model["cost_usd"] == pytest.approx(full_price)  # live: no batch discount
+    else:
+        assert result.returncode == 1 and "3 items could not be answered" in result.stderr, result.stderr
+        assert chat_calls == 0
+        assert all(r["status"] == "error" and "no usable answer from 3 batches" in r["error"] for r in done.values())
+        assert (batch["entries_live"], batch["entries_failed"]) == (0, 3)
 
 
 def test_judged_instrument_batches_round_by_round(tmp_path: Path, mirror: Path) -> None:

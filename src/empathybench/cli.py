@@ -87,6 +87,12 @@ JudgeBaseUrlOption = Annotated[
     typer.Option("--judge-base-url", help="The judge's server (openai/, anthropic/); default: its provider's"),
 ]
 JudgePriceOption = Annotated[str | None, typer.Option("--judge-price", help=f"The judge's price: {PRICE_HELP}")]
+SimulatorArgOption = Annotated[
+    list[str] | None, typer.Option("--simulator-arg", help="Model argument KEY=VALUE for the --simulator, as -M")
+]
+SimulatorBaseUrlOption = Annotated[
+    str | None, typer.Option("--simulator-base-url", help="The simulator's server, as --judge-base-url")
+]
 DryRunOption = Annotated[
     bool,
     typer.Option("--dry-run", help="Call no model: print the requests, estimated tokens and cost per role, and exit"),
@@ -110,6 +116,22 @@ BatchOption = Annotated[
 ]
 BatchPollIntervalOption = Annotated[
     float, typer.Option("--batch-poll-interval", min=0.001, max=3600, help="Seconds between polls of an open batch")
+]
+BatchFallbackOption = Annotated[
+    str,
+    typer.Option(
+        "--batch-fallback",
+        help="live | fail: a request that no batch answered usably (failed, cut off, malformed) after re-asks in 2 "
+        "more batches is asked live, or recorded as failed",
+    ),
+]
+MaxReplyBytesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-reply-bytes",
+        help="Refuse any server reply larger than N bytes, decompressed (default: 32 bytes per token of the "
+        "request's budget, at least 1 MB, at most 64 MB; or EMPATHYBENCH_MAX_REPLY_BYTES)",
+    ),
 ]
 
 
@@ -177,13 +199,9 @@ def run(
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help=MODEL_ARG_HELP)] = None,
     judge_arg: JudgeArgOption = None,
-    simulator_arg: Annotated[
-        list[str] | None, typer.Option("--simulator-arg", help="Model argument KEY=VALUE for the --simulator, as -M")
-    ] = None,
+    simulator_arg: SimulatorArgOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
-    simulator_base_url: Annotated[
-        str | None, typer.Option("--simulator-base-url", help="The simulator's server, as --judge-base-url")
-    ] = None,
+    simulator_base_url: SimulatorBaseUrlOption = None,
     dry_run: DryRunOption = False,
     as_json: JsonEstimateOption = False,
     max_cost: MaxCostOption = None,
@@ -194,6 +212,8 @@ def run(
     ] = None,
     batch: BatchOption = False,
     batch_poll_interval: BatchPollIntervalOption = 30.0,
+    batch_fallback: BatchFallbackOption = "live",
+    max_reply_bytes: MaxReplyBytesOption = None,
 ) -> None:
     """Run benchmarks against a model and write a run directory."""
     from empathybench.cli_commands import run_command
@@ -226,6 +246,8 @@ def run(
         judge_price=judge_price,
         batch=batch,
         batch_poll_interval_s=batch_poll_interval,
+        batch_fallback=batch_fallback,
+        max_reply_bytes=max_reply_bytes,
     )
     run_command(options, repeats, dry_run, as_json, console, stdout)
 
@@ -266,12 +288,8 @@ def report_command(
     from empathybench.cli_commands import report_command as report_runs
 
     settings = None
-    judge_only = {
-        "--dry-run": dry_run,
-        "--max-cost": max_cost is not None,
-        "--judge-price": judge_price,
-        "--batch": batch,
-    }
+    judge_only = {"--dry-run": dry_run, "--max-cost": max_cost is not None, "--judge-price": judge_price}
+    judge_only["--batch"] = batch
     if judge is None and any(judge_only.values()):
         raise UserError(f"{next(k for k, v in judge_only.items() if v)} applies to the judge calls of --judge")
     if as_json and not dry_run:
@@ -281,15 +299,8 @@ def report_command(
         from empathybench.run.plan import plan_role
 
         role = plan_role("judge", judge, judge_arg or [], base_url=judge_base_url, price=judge_price)
-        settings = JudgeSettings(
-            role,
-            use_cache=not no_cache,
-            max_concurrency=max_concurrency,
-            request_timeout_s=timeout,
-            max_cost=max_cost,
-            batch=batch,
-            batch_poll_interval_s=batch_poll_interval,
-        )
+        # The judge, the cache, --max-concurrency, --timeout, --max-cost, --batch, --batch-poll-interval.
+        settings = JudgeSettings(role, not no_cache, max_concurrency, timeout, max_cost, batch, batch_poll_interval)
     report_runs(run_dirs, out, settings, dry_run=dry_run, as_json=as_json, quiet=quiet, console=console, stdout=stdout)
 
 

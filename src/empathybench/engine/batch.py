@@ -14,7 +14,14 @@ the next time (the custom_id is the call's cache key, the same for the same requ
 sending the requests again. The file holds ids and cache keys, never a request body, a key or a URL's credentials.
 
 Entries that failed, expired or were cancelled go into the next batch (counted as retries); a rejected entry (a
-4xx, as a live 400) or one that keeps failing becomes its item's error, as on the live path.
+4xx, as a live 400) becomes its item's error, as on the live path. The result files are untrusted: they are read
+within their bounds (models/reply_bounds.py), and a line that cannot be read, names a request never asked, answers
+with another model, holds an error object where the answer belongs, or answers a request a second time differently
+is reported in one line with its position (`warn`, and the batch's "ended" event in batches.jsonl); no doubtful
+answer is attached to a request, which is asked again instead. A request is put into at most 1 + `reasks` batches
+(BATCH_REASKS more after the first); then it is asked live (`--batch-fallback live`, the default: billed at the
+full price) or recorded as its item's error (`--batch-fallback fail`). Answers already in the cache or in
+samples.jsonl are never touched.
 """
 
 import asyncio
@@ -30,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from empathybench.engine.engine import CallFailedError, Engine, RetryPolicy, RunStats
+from empathybench.engine.engine import AskLiveError, CallFailedError, Engine, RetryPolicy, RunStats
 from empathybench.models.base import (
     Backend,
     ChatRequest,
@@ -44,10 +51,20 @@ from empathybench.models.batching import (
     BatchStatus,
     EntryFailure,
     EntryOutcome,
+    sort_results,
     split_entries,
 )
+from empathybench.models.reply_bounds import ResultFileBounds
 
 DEFAULT_POLL_INTERVAL_S = 30.0
+# A request that got no usable answer is put into at most this many more batches (each may take 24 h), then it is
+# asked live or fails (`--batch-fallback`).
+BATCH_REASKS = 2
+FALLBACKS = ("live", "fail")
+# At most this many problem lines of one batch's result files are printed (all of them up to JOURNAL_PROBLEMS go
+# to batches.jsonl); the rest are counted.
+SHOWN_PROBLEMS = 20
+JOURNAL_PROBLEMS = 1000
 # How long the round stays quiet (every item waiting, no new request) before its batch is sent: item code runs
 # between its awaits without yielding, so a short moment is enough for every item to have asked.
 SETTLE_S = 0.05
@@ -132,17 +149,20 @@ class BatchJournal:
             }
         )
 
-    def ended(self, batch_id: str, status: str, counts: dict[str, int]) -> None:
+    def ended(self, batch_id: str, status: str, counts: dict[str, int], problems: list[str] | None = None) -> None:
         self._open.pop(batch_id, None)
-        self._append(
-            {
-                "event": "ended",
-                "batch_id": batch_id,
-                "status": status,
-                "counts": counts,
-                "time": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
-        )
+        event: dict[str, Any] = {
+            "event": "ended",
+            "batch_id": batch_id,
+            "status": status,
+            "counts": counts,
+            "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        if problems:  # what was wrong with its result files, line by line
+            event["problems"] = problems[:JOURNAL_PROBLEMS]
+            if len(problems) > JOURNAL_PROBLEMS:
+                event["problems_omitted"] = len(problems) - JOURNAL_PROBLEMS
+        self._append(event)
 
     def _append(self, event: dict[str, Any]) -> None:
         # On disk before the batch is polled: a kill -9 a moment later must still find it.
@@ -183,12 +203,21 @@ class BatchRound:
         poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
         retry: RetryPolicy | None = None,
         settle_s: float = SETTLE_S,
+        reasks: int = BATCH_REASKS,
+        fallback: str = "live",
+        warn: Callable[[str], None] | None = None,
     ) -> None:
+        if fallback not in FALLBACKS:
+            raise ValueError(f"fallback must be one of {FALLBACKS}, not {fallback!r}")
         self.journal = journal
         self.stats = stats
         self.poll_interval_s = poll_interval_s
         self.retry = retry or RetryPolicy()
         self.settle_s = settle_s
+        self.reasks = reasks
+        self.fallback = fallback
+        self.warn = warn or _warn_on_stderr
+        self._warned_fallback = False
         self.batchers: list[Batcher] = []
         self.active = 0  # running items, plus calls made outside any item
         self.blocked = 0  # of those, how many wait for a batch
@@ -201,7 +230,7 @@ class BatchRound:
         client = batch_client_for(engine.backend)
         if client is None:
             raise ValueError(f"{engine.backend.provider} has no batch API")
-        batcher = Batcher(self, client, engine.label)
+        batcher = Batcher(self, client, engine.label, engine.backend.model)
         self.batchers.append(batcher)
         engine.batcher = batcher
         return batcher
@@ -268,18 +297,45 @@ class BatchRound:
         for batcher in self.batchers:
             await batcher.aclose()
 
+    def gave_up_on_batches(self, outcome: EntryFailure) -> None:
+        """A request got no usable answer from 1 + `reasks` batches: counted, and said once per session."""
+        self.counts["entries_live" if self.fallback == "live" else "entries_failed"] += 1
+        if self._warned_fallback:
+            return
+        self._warned_fallback = True
+        then = (
+            "asking it live, at the full price (--batch-fallback fail records such requests as failed instead)"
+            if self.fallback == "live"
+            else "recording it as failed (--batch-fallback live asks such requests live instead)"
+        )
+        self.warn(
+            f"a request got no usable answer from {1 + self.reasks} batches (last: {outcome.kind}: "
+            f"{outcome.message[:120]}); {then}; run.json counts them"
+        )
+
     def as_dict(self) -> dict[str, Any]:
         """run.json's `batch` block for this session."""
         return {
             "poll_interval_s": self.poll_interval_s,
+            "reasks": self.reasks,
+            "fallback": self.fallback,
             "batches_submitted": self.counts["batches_submitted"],
             "batches_resumed": self.counts["batches_resumed"],
             "entries_submitted": self.counts["entries_submitted"],
             "entries_answered": self.counts["entries_answered"],
             "entries_retried": self.counts["entries_retried"],
             "entries_rejected": self.counts["entries_rejected"],
+            "entries_live": self.counts["entries_live"],
+            "entries_failed": self.counts["entries_failed"],
+            "result_problems": self.counts["result_problems"],
             "journal": JOURNAL_FILE,
         }
+
+
+def _warn_on_stderr(message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"warning: {message}\n")
 
 
 def _counts_text(statuses: list[BatchStatus]) -> str:
@@ -297,32 +353,40 @@ def _counts_text(statuses: list[BatchStatus]) -> str:
 class Batcher:
     """One engine's requests, collected into batches of its provider's batch API."""
 
-    def __init__(self, round_: BatchRound, client: BatchClient, label: str) -> None:
+    def __init__(self, round_: BatchRound, client: BatchClient, label: str, model: str) -> None:
         self.round = round_
         self.client = client
         self.label = label
+        self.model = model  # the model asked: an answer from another one is not taken
         self._unsent: dict[str, _Entry] = {}
         self._sent: dict[str, _Entry] = {}
         self._spare: dict[str, ChatResponse] = {}  # answers of a resumed batch that no call has asked for yet
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def call(self, request: ChatRequest, key: str, *, describe: dict[str, Any]) -> tuple[ChatResponse, int]:
-        """The reply to `request` (cache key `key`) through the next batches; like `Engine._call_with_retries`."""
+        """The reply to `request` (cache key `key`) through the next batches; like `Engine._call_with_retries`.
+        After 1 + `reasks` batches without a usable answer: AskLiveError (`--batch-fallback live`), else
+        CallFailedError."""
         retries = 0
-        stats = self.round.stats
-        policy = self.round.retry
+        round_ = self.round
         while True:
             outcome = await self._outcome(request, key, describe)
             if isinstance(outcome, ChatResponse):
-                self.round.counts["entries_answered"] += 1
+                round_.counts["entries_answered"] += 1
                 return normalise_response(outcome), retries
             if not outcome.retryable:
-                self.round.counts["entries_rejected"] += 1
+                round_.counts["entries_rejected"] += 1
                 raise CallFailedError(f"request rejected in batch: {outcome.message}")
-            if retries >= policy.max_retries:
-                raise CallFailedError(f"gave up after {retries} retries: batch entry {outcome.kind}: {outcome.message}")
-            stats.count_retry(f"batch_{outcome.kind}")
-            self.round.counts["entries_retried"] += 1
+            if retries >= round_.reasks:
+                round_.gave_up_on_batches(outcome)
+                if round_.fallback == "live":
+                    raise AskLiveError(retries)
+                raise CallFailedError(
+                    f"no usable answer from {retries + 1} batches (last: {outcome.kind}: {outcome.message}); "
+                    "--batch-fallback fail"
+                )
+            round_.stats.count_retry(f"batch_{outcome.kind}")
+            round_.counts["entries_retried"] += 1
             retries += 1
 
     async def _outcome(self, request: ChatRequest, key: str, describe: dict[str, Any]) -> EntryOutcome:
@@ -358,19 +422,22 @@ class Batcher:
             jobs: list[Awaitable[None]] = []
             for batch_id, custom_ids in self.round.journal.claim(self.client.provider, set(entries)):
                 mine = {key: left.pop(key) for key in custom_ids if key in left}
-                jobs.append(self._one_batch(batch_id, mine, []))
+                jobs.append(self._one_batch(batch_id, mine, [], custom_ids))
             if left:
                 lines = [self.client.entry(key, entry.request) for key, entry in left.items()]
                 for chunk in split_entries(lines, self.client.limits):
                     group = {line["custom_id"]: left[line["custom_id"]] for line in chunk}
-                    jobs.append(self._one_batch(None, group, chunk))
+                    jobs.append(self._one_batch(None, group, chunk, set(group)))
         except Exception as exc:  # nothing was sent: every waiting call learns why
             self._fail(entries, exc)
             return
         await asyncio.gather(*jobs)
 
-    async def _one_batch(self, batch_id: str | None, entries: dict[str, _Entry], lines: list[dict[str, Any]]) -> None:
-        """Create (or, resuming, find) one batch, wait for it to end and hand out its answers."""
+    async def _one_batch(
+        self, batch_id: str | None, entries: dict[str, _Entry], lines: list[dict[str, Any]], asked: set[str]
+    ) -> None:
+        """Create (or, resuming, find) one batch, wait for it to end and hand out its answers; `asked`: every
+        custom_id the batch holds (a resumed batch's include requests this session has not asked for yet)."""
         round_ = self.round
         resumed = batch_id is not None
         try:
@@ -387,12 +454,20 @@ class Batcher:
                     round_.counts["batches_resumed"] += 1
                 status = await self._wait(batch_id)
                 found_id = batch_id
+                problems: list[str] = []
                 if status.failure is not None:
                     failure = EntryFailure("rejected", f"the batch failed: {status.failure}", retryable=False)
                     outcomes = dict.fromkeys(entries, failure)
                 else:
-                    outcomes = await self._retrying(lambda: self.client.results(found_id))
-                round_.journal.ended(batch_id, status.raw_status, status.counts)
+                    bounds = self._result_bounds(entries, asked)
+                    lines_read = await self._retrying(lambda: self.client.results(found_id, bounds))
+                    sorted_results = sort_results(lines_read, asked, self.model)
+                    outcomes, problems = sorted_results.outcomes, sorted_results.problems
+                    unanswered = sum(1 for key in entries if key not in outcomes)
+                    if unanswered:
+                        problems.append(f"{unanswered} of its requests have no result line; asked again")
+                    self._report(batch_id, problems)
+                round_.journal.ended(batch_id, status.raw_status, status.counts, problems)
             except RequestRejectedError as exc:
                 if resumed and exc.status == 404 and batch_id is not None:  # gone meanwhile: ask again
                     round_.journal.ended(batch_id, "not found", {})
@@ -406,6 +481,21 @@ class Batcher:
                 raise
             return
         self._deliver(entries, outcomes)
+
+    def _result_bounds(self, entries: dict[str, _Entry], asked: set[str]) -> ResultFileBounds:
+        """How much of the batch's result files is read: each request's reply limit (as live); requests of a resumed
+        batch that this session has not asked for count at the largest of the others."""
+        limits = [self.client.reply_limit(entry.request) for entry in entries.values()]
+        unknown = len(asked - set(entries))
+        return ResultFileBounds.for_limits(limits + [max(limits, default=0)] * unknown)
+
+    def _report(self, batch_id: str, problems: list[str]) -> None:
+        """One line per problem of the batch's result files (the first SHOWN_PROBLEMS; the rest counted)."""
+        self.round.counts["result_problems"] += len(problems)
+        for problem in problems[:SHOWN_PROBLEMS]:
+            self.round.warn(f"batch {batch_id}: {problem}")
+        if len(problems) > SHOWN_PROBLEMS:
+            self.round.warn(f"batch {batch_id}: {len(problems) - SHOWN_PROBLEMS} more problems in {JOURNAL_FILE}")
 
     def _fail(self, entries: dict[str, _Entry], exc: Exception) -> None:
         for key, entry in entries.items():

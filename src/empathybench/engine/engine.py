@@ -344,6 +344,15 @@ class CallFailedError(Exception):
     """A call that could not be answered (rejected, or retries exhausted). The item records it."""
 
 
+class AskLiveError(Exception):
+    """From a batcher (engine/batch.py): no batch answered the request usably; the engine asks it live.
+    `retries`: how often it was put into another batch before."""
+
+    def __init__(self, retries: int) -> None:
+        super().__init__(f"no usable batch answer after {retries} re-asks")
+        self.retries = retries
+
+
 class BudgetExhaustedError(Exception):
     """The run's cost budget stops it: no more requests are sent. The item is not recorded (it is asked again
     when the run continues; its answered calls come from the cache)."""
@@ -352,8 +361,9 @@ class BudgetExhaustedError(Exception):
 class CallMeter(Protocol):
     """Sees every request just before it is sent and its outcome (run/cost.py's CostMeter: cost and budget)."""
 
-    def reserve(self, label: str, request: ChatRequest) -> Any:
-        """A reservation for `request` sent by the engine `label`; raises BudgetExhaustedError to send nothing."""
+    def reserve(self, label: str, request: ChatRequest, *, live: bool = False) -> Any:
+        """A reservation for `request` sent by the engine `label`; raises BudgetExhaustedError to send nothing.
+        `live`: asked live although the run batches (no batch discount)."""
         ...
 
     def settle(self, reservation: Any, response: ChatResponse | None) -> None:
@@ -421,12 +431,18 @@ class Engine:
             # The budget sees a batched request as it sees a live one (providers bill only answered entries).
             reservation = self.meter.reserve(self.label, request) if self.meter is not None else None
             answered: ChatResponse | None = None
+            ask_live: AskLiveError | None = None
             try:
                 response, retries = await self.batcher.call(request, key, describe=describe)
                 answered = response
+            except AskLiveError as exc:  # no batch answered it usably: `--batch-fallback live`
+                ask_live = exc
             finally:
                 if self.meter is not None:
                     self.meter.settle(reservation, answered)
+            if ask_live is not None:
+                response, live_retries = await self._call_with_retries(request, live=True)
+                retries = ask_live.retries + live_retries
         else:
             response, retries = await self._call_with_retries(request)
         if self.cache is not None:
@@ -473,14 +489,15 @@ class Engine:
         except TimeoutError as exc:
             raise TransientBackendError("timeout", f"no complete reply within {self.request_timeout_s:g} s") from exc
 
-    async def _call_with_retries(self, request: ChatRequest) -> tuple[ChatResponse, int]:
+    async def _call_with_retries(self, request: ChatRequest, *, live: bool = False) -> tuple[ChatResponse, int]:
+        """The backend's reply, retried; `live`: a batched run's request asked live (billed without the discount)."""
         retries = 0
         while True:
             token = await self.limit.acquire()
             reservation = None
             if self.meter is not None:
                 try:
-                    reservation = self.meter.reserve(self.label, request)
+                    reservation = self.meter.reserve(self.label, request, live=live)
                 except BaseException:
                     self.limit.release(token, "other")
                     raise

@@ -4,8 +4,14 @@ comparisons and the leaderboard from `inspect eval empathybench/<name>` logs.
 Logs are read with inspect's own reader (`.eval` and `.json`). The logs of one model (and judge) and preset become one
 run, with one instrument per task (the latest log of a task when it was run more than once); each instrument's entry is
 summarised again from the samples' records with the instrument's own `summarize`, as `empathybench run` does.
+
+A log is bounded before it is read: at most MAX_LOG_BYTES (EMPATHYBENCH_MAX_LOG_BYTES to change it) of JSON, for a
+`.eval` file (a zip) counted uncompressed from its directory, which the zip reader holds each member to; a larger
+log, or a zip bomb, is one line, never a machine out of memory.
 """
 
+import os
+import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +35,10 @@ from empathybench.version import __version__
 
 ORIGIN = "inspect_ai"
 LOG_SUFFIXES = (".eval", ".json")
+# The largest log read (uncompressed bytes): several times an EmpathyBench task's largest log (every call's
+# messages and reply, each cut at 100,000 characters); inspect holds a whole log in memory as it reads it.
+MAX_LOG_BYTES = 512_000_000
+MAX_LOG_BYTES_VARIABLE = "EMPATHYBENCH_MAX_LOG_BYTES"
 
 
 def _log_files(path: Path) -> list[Path]:
@@ -37,7 +47,41 @@ def _log_files(path: Path) -> list[Path]:
     return sorted(Path(info.name.removeprefix("file://")) for info in list_eval_logs(str(path), recursive=True))
 
 
+def max_log_bytes() -> int:
+    """The largest log read: MAX_LOG_BYTES, or EMPATHYBENCH_MAX_LOG_BYTES when set (a one-line UserError if bad)."""
+    text = os.environ.get(MAX_LOG_BYTES_VARIABLE, "").strip()
+    if not text:
+        return MAX_LOG_BYTES
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UserError(f"{MAX_LOG_BYTES_VARIABLE}={text[:40]!r} is not a positive whole number of bytes")
+    return value
+
+
+def _log_size(path: Path) -> int:
+    """The bytes reading `path` decodes: the file's own size, or for a `.eval` zip its members' uncompressed sizes
+    (from its directory: the zip reader stops each member at its stated size)."""
+    size = path.stat().st_size
+    if path.suffix != ".eval" or not zipfile.is_zipfile(path):
+        return size
+    with zipfile.ZipFile(path) as archive:
+        return max(size, sum(info.file_size for info in archive.infolist()))
+
+
 def _read(path: Path) -> EvalLog:
+    limit = max_log_bytes()
+    try:
+        size = _log_size(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UserError(f"{path}: not a readable inspect log ({type(exc).__name__}: {str(exc)[:200]})") from None
+    if size > limit:
+        raise UserError(
+            f"{path}: an inspect log of {size / 1e6:.3g} MB, more than the {limit / 1e6:.3g} MB read; refused "
+            f"({MAX_LOG_BYTES_VARIABLE} raises the limit)"
+        )
     try:
         return read_eval_log(str(path))
     except Exception as exc:  # a file inspect cannot read is the user's one line, not a traceback

@@ -21,6 +21,7 @@ from empathybench.models.base import (
     RequestRejectedError,
     Sampling,
     TransientBackendError,
+    normalise_response,
     parse_retry_after,
 )
 from empathybench.models.capabilities import (
@@ -30,8 +31,14 @@ from empathybench.models.capabilities import (
     resolve_capabilities,
     token_budget,
 )
-from empathybench.models.http_clients import connection_failure
+from empathybench.models.http_clients import check_api_key, connection_failure
 from empathybench.models.prompt_cache import mark_anthropic_prefix
+from empathybench.models.reply_bounds import (
+    refused_reply,
+    reply_limit,
+    reply_limit_override,
+    reply_limit_scope,
+)
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 REQUEST_TIMEOUT_S = 600.0
@@ -67,7 +74,11 @@ def engine_error(
 ) -> Exception:
     """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408/529 retried (with
     Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
-    at `message_chars`), timeouts, dropped connections and unreadable bodies retried."""
+    at `message_chars`), timeouts, dropped connections and unreadable bodies retried; a reply past its size limit is
+    that refusal (retried as a server fault)."""
+    refused = refused_reply(exc)
+    if refused is not None:
+        return refused
     if isinstance(exc, anthropic.RateLimitError):
         retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
         return TransientBackendError("rate_limited", "HTTP 429 rate limited", retry_after)
@@ -114,6 +125,7 @@ class AnthropicBackend(Backend):
         args: ModelArgs | None = None,
         args_option: str = "--model-arg",
         api_key_env: str | None = None,
+        max_reply_bytes: int | None = None,
     ) -> None:
         self.model = model
         self.args = args or ModelArgs()
@@ -122,10 +134,13 @@ class AnthropicBackend(Backend):
         # The variable the key is read from: ANTHROPIC_API_KEY, or the role's own (`api_key_env=NAME`).
         self.api_key_env = api_key_env
         self.key_name = api_key_env or "ANTHROPIC_API_KEY"
+        # Every reply's limit in bytes (`--max-reply-bytes`, EMPATHYBENCH_MAX_REPLY_BYTES), else derived per request.
+        self.max_reply_bytes = reply_limit_override(max_reply_bytes)
         key = api_key or os.environ.get(self.key_name)
         register_secret(key)
         if not key:
             raise ModelConfigError(f"{self.key_name} is not set; export it to use anthropic/{model}")
+        check_api_key(key, "the API key" if api_key else self.key_name)
         url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL).rstrip("/")
         register_url(url)
         # Credentials in the URL are sent but never recorded or shown; the SDK takes the query separately.
@@ -218,6 +233,11 @@ class AnthropicBackend(Backend):
             kwargs["system"] = marked_system
         return kwargs
 
+    def reply_limit(self, request: ChatRequest) -> int:
+        """The most bytes the reply to `request` may have (models/reply_bounds.py): from the token budget sent."""
+        budget, _ = token_budget(request.sampling.max_tokens, self.capabilities, self.args)
+        return reply_limit(budget, self.max_reply_bytes)
+
     def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
         """What the request body carries besides the messages and system prompt, as sent (recorded per call)."""
         kwargs = self.request_arguments(request)
@@ -235,7 +255,8 @@ class AnthropicBackend(Backend):
         client = self._get_client()
         anthropic = self._anthropic
         try:
-            message = await client.messages.create(**self.request_arguments(request))
+            with reply_limit_scope(self.reply_limit(request)):
+                message = await client.messages.create(**self.request_arguments(request))
         except sdk_failures(anthropic) as exc:
             not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no Messages endpoint (HTTP 404)"
@@ -260,39 +281,50 @@ def _error_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
+def _field(value: Any, name: str) -> Any:
+    """A field of an SDK object or of a JSON object (a batch result line), None when absent."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
 def _to_response(message: Any) -> ChatResponse:
-    """Turn an SDK message into our record; a body without a content list counts as malformed."""
-    content = getattr(message, "content", None)
+    """Turn a message (an SDK object, or the JSON object of a batch result) into our record; a body without a
+    content list counts as malformed."""
+    content = _field(message, "content")
     if not isinstance(content, list):
         raise TransientBackendError("malformed", "response has no content list")
     text = "".join(
-        block.text
+        block_text
         for block in content
-        if getattr(block, "type", "text") == "text" and isinstance(getattr(block, "text", None), str)
+        if (_field(block, "type") or "text") == "text" and isinstance(block_text := _field(block, "text"), str)
     )
     # Extended thinking comes in its own blocks (type "thinking"; "redacted_thinking" carries no readable text).
     thoughts = [
-        block.thinking
+        thought
         for block in content
-        if getattr(block, "type", None) == "thinking" and isinstance(getattr(block, "thinking", None), str)
+        if _field(block, "type") == "thinking" and isinstance(thought := _field(block, "thinking"), str)
     ]
     reasoning = redact("\n\n".join(thoughts)) if thoughts else None
-    stop_reason = getattr(message, "stop_reason", None)
-    usage = getattr(message, "usage", None)
+    stop_reason = _field(message, "stop_reason")
+    usage = _field(message, "usage")
     # The API's input_tokens counts only what came after the last cache breakpoint; prompt_tokens is the whole
     # input (as OpenAI counts it), with the parts read from and written to the prompt cache recorded beside it.
-    cache_read = _token_count(getattr(usage, "cache_read_input_tokens", 0))
-    cache_write = _token_count(getattr(usage, "cache_creation_input_tokens", 0))
-    return ChatResponse(
-        text=redact(text),  # a server may echo what it was sent, the key included
-        reasoning=reasoning,
-        truncated=is_truncated(text, stop_reason if isinstance(stop_reason, str) else None, False),
-        finish_reason=stop_reason,
-        prompt_tokens=_token_count(getattr(usage, "input_tokens", 0)) + cache_read + cache_write,
-        cached_input_tokens=cache_read,
-        cache_write_input_tokens=cache_write,
-        completion_tokens=_token_count(getattr(usage, "output_tokens", 0)),
-        model=getattr(message, "model", None),
+    cache_read = _token_count(_field(usage, "cache_read_input_tokens"))
+    cache_write = _token_count(_field(usage, "cache_creation_input_tokens"))
+    model = _field(message, "model")
+    return normalise_response(
+        ChatResponse(
+            text=redact(text),  # a server may echo what it was sent, the key included
+            reasoning=reasoning,
+            truncated=is_truncated(text, stop_reason if isinstance(stop_reason, str) else None, False),
+            finish_reason=stop_reason if isinstance(stop_reason, str) else None,
+            prompt_tokens=_token_count(_field(usage, "input_tokens")) + cache_read + cache_write,
+            cached_input_tokens=cache_read,
+            cache_write_input_tokens=cache_write,
+            completion_tokens=_token_count(_field(usage, "output_tokens")),
+            model=model if isinstance(model, str) else None,
+        )
     )
 
 

@@ -6,15 +6,22 @@ own client.
 
 Limits (Anthropic's batch processing guide, https://docs.claude.com/en/docs/build-with-claude/batch-processing,
 "Batch limitations"): at most 100,000 Message requests or 256 MB per batch, whichever is reached first.
+
+The results file is streamed and read line by line within the batch's ResultFileBounds (not with the SDK's JSONL
+decoder, which stops at the first line it cannot parse); each line becomes a ResultLine (engine/batch.py sorts
+them with models/batching.sort_results).
 """
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from empathybench.errors import BackendUnavailableError
-from empathybench.models.anthropic_backend import AnthropicBackend, _to_response, engine_error, sdk_failures
+from empathybench.models.anthropic_backend import AnthropicBackend, _field, _to_response, engine_error, sdk_failures
 from empathybench.models.base import ChatRequest, RequestRejectedError, TransientBackendError
-from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome
+from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome, ResultLine
+from empathybench.models.reply_bounds import FileLine, ReadCounter, ResultFileBounds, bounded_lines
 from empathybench.redaction import redact
 
 ANTHROPIC_BATCH_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
@@ -37,6 +44,9 @@ class AnthropicBatchClient:
         params.update(params.pop("extra_body", {}))  # what the SDK would merge into the live request's body
         return {"custom_id": custom_id, "params": params}
 
+    def reply_limit(self, request: ChatRequest) -> int:
+        return self.backend.reply_limit(request)
+
     async def submit(self, entries: Sequence[dict[str, Any]]) -> str:
         client = self.backend._get_client()
         batch = await self._call(lambda: client.messages.batches.create(requests=list(entries)))
@@ -54,24 +64,29 @@ class AnthropicBatchClient:
             counts={name: int(getattr(counts, name, 0) or 0) for name in names} if counts else {},
         )
 
-    async def results(self, batch_id: str) -> dict[str, EntryOutcome]:
+    async def results(self, batch_id: str, bounds: ResultFileBounds) -> list[ResultLine]:
         client = self.backend._get_client()
+        # The SDK's results(): the batch's results_url, asked for as a stream (handed over unread by the client).
         decoder = await self._call(lambda: client.messages.batches.results(batch_id), lost=True)
-        outcomes: dict[str, EntryOutcome] = {}
-        try:
-            async for line in decoder:
-                custom_id = getattr(line, "custom_id", None)
-                if isinstance(custom_id, str):
-                    outcomes[custom_id] = _outcome(getattr(line, "result", None))
-        except ValueError as exc:  # a results file cut short: what was read counts, the rest is retried
-            raise TransientBackendError("malformed", redact(f"malformed batch results: {exc}")) from exc
-        return outcomes
+        counter = ReadCounter(bounds, urlsplit(self.backend.base_url).hostname or "the server")
+
+        async def read() -> list[ResultLine]:
+            try:
+                return [result_line(line) async for line in bounded_lines(decoder.http_response.aiter_bytes(), counter)]
+            finally:
+                await decoder.http_response.aclose()
+
+        return await self._call(read)
 
     async def _call(self, make: Callable[[], Awaitable[T]], *, lost: bool = False) -> T:
         """One SDK call with the live path's error mapping; `lost`: a 404 means the batch is gone (rejected)."""
+        import httpx2  # the SDK's HTTP library: what a streamed read raises when the connection fails
+
         anthropic = self.backend._anthropic
         try:
             return await make()
+        except httpx2.HTTPError as exc:  # the results cut off by the network: read them again
+            raise TransientBackendError("connection", redact(f"reading the batch results failed: {exc}")) from exc
         except sdk_failures(anthropic) as exc:
             not_found = (
                 RequestRejectedError(404, "batch not found (HTTP 404)")
@@ -86,20 +101,44 @@ class AnthropicBatchClient:
             ) from exc
 
 
+def result_line(line: FileLine) -> ResultLine:
+    """One line of the results file as a ResultLine: its request and outcome, or its problem."""
+    where = f"results line {line.number}"
+    if line.data is None:
+        return ResultLine(where, None, None, line.problem)
+    try:
+        data = json.loads(line.data)
+    except ValueError:
+        return ResultLine(where, None, None, "cut off (the file ends inside it)" if line.unterminated else "not JSON")
+    if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
+        return ResultLine(where, None, None, "not a result line (no custom_id)")
+    result = data.get("result")
+    outcome = _outcome(result)
+    if isinstance(outcome, EntryFailure) and outcome.kind == "malformed":
+        kind = _field(result, "type")
+        problem = (
+            "an error object where the answer belongs"
+            if kind == "error" or _field(_field(result, "message"), "type") == "error"
+            else f"no answer ({outcome.message})"
+        )
+        return ResultLine(where, data["custom_id"], outcome, problem)
+    return ResultLine(where, data["custom_id"], outcome)
+
+
 def _outcome(result: Any) -> EntryOutcome:
-    """One result of the results file as a reply (parsed as a live reply is) or a failure."""
-    kind = getattr(result, "type", None)
+    """One result of the results file (a JSON object) as a reply (parsed as a live reply is) or a failure."""
+    kind = _field(result, "type")
     if kind == "succeeded":
         try:
-            return _to_response(getattr(result, "message", None))
+            return _to_response(_field(result, "message"))
         except TransientBackendError as exc:
-            return EntryFailure("failed", str(exc), retryable=True)
+            return EntryFailure("malformed", str(exc), retryable=True)
     if kind in ("expired", "canceled"):
         return EntryFailure("expired" if kind == "expired" else "cancelled", f"request {kind}", retryable=True)
     if kind == "errored":
-        error = getattr(getattr(result, "error", None), "error", None)
-        error_type = str(getattr(error, "type", "") or "")
-        message = redact(f"{error_type}: {getattr(error, 'message', '')}")[:MAX_MESSAGE_CHARS]
+        error = _field(_field(result, "error"), "error")
+        error_type = str(_field(error, "type") or "")
+        message = redact(f"{error_type}: {_field(error, 'message') or ''}")[:MAX_MESSAGE_CHARS]
         retryable = error_type in _RETRYABLE_ERRORS
         return EntryFailure("failed" if retryable else "rejected", message, retryable=retryable)
-    return EntryFailure("failed", "result of unknown type", retryable=True)
+    return EntryFailure("malformed", "result of unknown type", retryable=True)

@@ -169,8 +169,10 @@ def merge_extra_body(
 
 
 def parse_model_args(pairs: list[str] | tuple[str, ...], what: str = "--model-arg") -> ModelArgs:
-    """`KEY=VALUE` strings as ModelArgs; any mistake is one ModelConfigError line naming the option."""
+    """`KEY=VALUE` strings as ModelArgs; any mistake is one ModelConfigError line naming the option. A key given
+    twice with the same value counts once; with different values it is refused (which one was meant is unknown)."""
     values: dict[str, Any] = {}
+    body: dict[str, Any] = {}  # extra_body fields, in the order given
     for pair in pairs:
         key, sep, value = pair.partition("=")
         key = key.strip()
@@ -179,27 +181,34 @@ def parse_model_args(pairs: list[str] | tuple[str, ...], what: str = "--model-ar
         if key.startswith(EXTRA_BODY_PREFIX):
             field = key.removeprefix(EXTRA_BODY_PREFIX)
             _check_body_field(field, what)
-            if any(field == given for given, _ in values.get("extra_body", ())):
-                raise ModelConfigError(f"{what} {key} is given twice")
-            values["extra_body"] = (*values.get("extra_body", ()), (field, _json_value(key, value, what)))
+            _set_once(body, field, _json_value(key, value, what), f"{what} {key}")
             continue
         if key not in MODEL_ARG_HELP:
             raise ModelConfigError(f"{what} {key}: unknown key; known: {', '.join(MODEL_ARG_HELP)}")
-        if key in values:
-            raise ModelConfigError(f"{what} {key} is given twice")
+        parsed: Any
         if key in ("reasoning", "sampling"):
-            values[key] = _parse_bool(key, value, what)
+            parsed = _parse_bool(key, value, what)
         elif key == "token_field":
             if value.strip() not in TOKEN_FIELDS:
                 raise ModelConfigError(f"{what} token_field={value}: choose one of {', '.join(TOKEN_FIELDS)}")
-            values[key] = value.strip()
+            parsed = value.strip()
         elif key == "reasoning_effort":
             if value.strip().lower() not in REASONING_EFFORTS:
                 raise ModelConfigError(f"{what} reasoning_effort={value}: choose one of {', '.join(REASONING_EFFORTS)}")
-            values[key] = value.strip().lower()
+            parsed = value.strip().lower()
         else:  # thinking_budget, max_tokens
-            values[key] = _parse_int(key, value, what, 1)
+            parsed = _parse_int(key, value, what, 1)
+        _set_once(values, key, parsed, f"{what} {key}")
+    if body:
+        values["extra_body"] = tuple(body.items())
     return ModelArgs(**values)
+
+
+def _set_once(values: dict[str, Any], key: str, value: Any, named: str) -> None:
+    """values[key] = value, unless another value was given for it (one line, values not shown: they may be keys)."""
+    if key in values and (values[key] != value or type(values[key]) is not type(value)):
+        raise ModelConfigError(f"{named} is given twice with different values; give it once")
+    values[key] = value
 
 
 def lookup_capabilities(provider: str, model: str) -> Capabilities:

@@ -6,12 +6,20 @@ the environment, TLS verification against the system's authorities or `SSL_CERT_
 refused and dropped connections as timeouts (read back by `connection_failure`) and it is the less travelled path,
 so it is a choice, not the default. Either way the SDK builds every request itself: headers, auth, idempotency
 keys, retry counters. The choice is `EMPATHYBENCH_HTTP_CLIENT`.
+
+Either client is the SDK's own class with one thing added (`_BoundedReplies`): a reply the SDK reads whole is read
+here first, as the client decodes it, and refused past the limit of the call being made (models/reply_bounds.py),
+so a runaway reply or a compression bomb never reaches the SDK's parser, the cache or the memory whole. Streamed
+replies (batch result files) are handed over unread: their reader bounds each line (reply_bounds.bounded_lines).
 """
 
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from typing import Any
 
 from empathybench.errors import ModelConfigError
+from empathybench.models.reply_bounds import ReplyTooLargeError, current_reply_limit, read_bounded
 
 HTTP_CLIENTS = ("httpx", "aiohttp")
 DEFAULT_HTTP_CLIENT = "httpx"
@@ -26,17 +34,70 @@ def http_client_name() -> str:
     return name
 
 
-def sdk_http_client(sdk: Any) -> Any | None:
-    """The `http_client` for an SDK client (the `openai` or `anthropic` module): None for the SDK's default."""
+def sdk_http_client(sdk: Any) -> Any:
+    """The `http_client` for an SDK client (the `openai` or `anthropic` module): the SDK's own default client of the
+    chosen kind, with its replies bounded."""
     if http_client_name() == "httpx":
-        return None
+        return _bounded(sdk.DefaultAsyncHttpxClient)()
     try:
         import aiohttp  # noqa: F401  # the SDKs' aiohttp client needs it installed
     except ImportError:
         raise ModelConfigError(
             f"{HTTP_CLIENT_VARIABLE}=aiohttp needs the aiohttp extra: pip install 'empathybench[aiohttp]'"
         ) from None
-    return sdk.DefaultAioHttpClient()
+    return _bounded(sdk.DefaultAioHttpClient)()
+
+
+# A redirect's body is read only to be thrown away: a few KB say "moved" in any language.
+MAX_DISCARDED_BODY_BYTES = 65_536
+# The body's headers that describe it on the wire; the bounded reply carries the decoded body, so they go.
+_WIRE_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+_BOUNDED_CLASSES: dict[type, type] = {}
+
+
+def _bounded(client_class: type) -> type:
+    """`client_class` (an httpx AsyncClient subclass) whose non-streamed replies are read within their limit."""
+    if client_class not in _BOUNDED_CLASSES:
+        _BOUNDED_CLASSES[client_class] = type(f"Bounded{client_class.__name__}", (_BoundedReplies, client_class), {})
+    return _BOUNDED_CLASSES[client_class]
+
+
+class _BoundedReplies:
+    """Mixed into an httpx `AsyncClient`: `send` reads a reply the caller wants whole (stream=False), and the body
+    of an error status the SDK will read whole, within the current call's limit, counting the bytes as the client
+    decodes them, and answers a response holding them. The body of a redirect, which the client reads only to
+    discard it, is read undecoded and at most MAX_DISCARDED_BODY_BYTES."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        hooks = dict(kwargs.pop("event_hooks", None) or {})
+        hooks["response"] = [*hooks.get("response", ()), _bound_redirect_body]
+        super().__init__(event_hooks=hooks, **kwargs)  # type: ignore[call-arg]
+
+    async def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+        response = await super().send(request, stream=True, **kwargs)  # type: ignore[misc]
+        if stream and response.status_code < 400:
+            return response  # read by its caller, line by line within its bounds (batch result files)
+        try:
+            body = await read_bounded(response.aiter_bytes(), current_reply_limit(), request.url.host)
+        except BaseException:
+            await response.aclose()
+            raise
+        headers = response.headers.copy()
+        for name in _WIRE_HEADERS:
+            if name in headers:
+                del headers[name]
+        read = type(response)(
+            response.status_code,
+            headers=headers,
+            content=body,
+            request=request,
+            extensions=response.extensions,
+            history=response.history,
+            default_encoding=response.default_encoding,
+        )
+        with contextlib.suppress(RuntimeError):  # known once the body was read to its end
+            read.elapsed = response.elapsed
+        return read
 
 
 def connection_failure(exc: BaseException) -> bool:
@@ -56,3 +117,46 @@ def connection_failure(exc: BaseException) -> bool:
             return True
         link = link.__cause__ or link.__context__
     return False
+
+
+def check_api_key(key: str, variable: str) -> None:
+    """Refuse an API key that cannot go into an HTTP header, naming where it came from (`variable`) and never
+    showing it: a key copied with its line's end would otherwise fail every call as "Illegal header value"."""
+    if "\r" in key or "\n" in key:
+        raise ModelConfigError(f"{variable} contains a line break; set it again without it")
+    if any(c in key for c in " \t"):
+        raise ModelConfigError(f"{variable} contains a space or a tab; set it again without it")
+    if any(not 0x21 <= ord(c) <= 0x7E for c in key):
+        raise ModelConfigError(
+            f"{variable} contains a character an HTTP header cannot carry (a control or non-ASCII character); "
+            "set it again without it"
+        )
+
+
+async def _bound_redirect_body(response: Any) -> None:
+    """The client's response hook: a redirect it follows has its body read to be discarded, so that body is left
+    undecoded (no decompression to bomb) and cut at MAX_DISCARDED_BODY_BYTES."""
+    if not response.has_redirect_location:
+        return
+    if "content-encoding" in response.headers:
+        del response.headers["content-encoding"]
+    response.stream = _limited_stream(response.stream, MAX_DISCARDED_BODY_BYTES, response.request.url.host)
+
+
+def _limited_stream(stream: Any, limit: int, host: str) -> Any:
+    """`stream` (an httpx AsyncByteStream) refusing to go on past `limit` bytes (ReplyTooLargeError)."""
+    import httpx2  # the SDKs' HTTP library, loaded with them (not at import: a cached run never loads them)
+
+    class LimitedStream(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            read = 0
+            async for chunk in stream:
+                read += len(chunk)
+                if read > limit:
+                    raise ReplyTooLargeError(limit, host)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await stream.aclose()
+
+    return LimitedStream()

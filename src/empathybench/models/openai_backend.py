@@ -22,7 +22,13 @@ from empathybench.models.capabilities import (
     split_think_tags,
     token_budget,
 )
-from empathybench.models.http_clients import connection_failure
+from empathybench.models.http_clients import check_api_key, connection_failure
+from empathybench.models.reply_bounds import (
+    refused_reply,
+    reply_limit,
+    reply_limit_override,
+    reply_limit_scope,
+)
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -50,7 +56,11 @@ def engine_error(
 ) -> Exception:
     """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408 retried (with
     Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
-    at `message_chars`), timeouts, dropped connections and unreadable bodies retried."""
+    at `message_chars`), timeouts, dropped connections and unreadable bodies retried; a reply past its size limit is
+    that refusal (retried as a server fault)."""
+    refused = refused_reply(exc)
+    if refused is not None:
+        return refused
     if isinstance(exc, openai.RateLimitError):
         retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
         return TransientBackendError("rate_limited", redact(f"429 {exc.message}"), retry_after)
@@ -83,11 +93,14 @@ class OpenAIBackend(Backend):
         args: ModelArgs | None = None,
         args_option: str = "--model-arg",
         api_key_env: str | None = None,
+        max_reply_bytes: int | None = None,
     ) -> None:
         self.model = model
         self.args = args or ModelArgs()
         self.capabilities = resolve_capabilities("openai", model, self.args, args_option)
         self._args_option = args_option
+        # Every reply's limit in bytes (`--max-reply-bytes`, EMPATHYBENCH_MAX_REPLY_BYTES), else derived per request.
+        self.max_reply_bytes = reply_limit_override(max_reply_bytes)
         url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
         register_url(url)
         # Credentials in the URL (user:password@, ?key=) are sent but never recorded or shown: base_url is the
@@ -101,6 +114,8 @@ class OpenAIBackend(Backend):
         register_secret(key)
         if api_key_env and not key:
             raise ModelConfigError(f"{api_key_env} is not set; export it (api_key_env of {args_option})")
+        if key:
+            check_api_key(key, "the API key" if api_key else self.key_name)
         if not key:
             if url == OPENAI_DEFAULT_BASE_URL:
                 raise ModelConfigError(
@@ -173,6 +188,11 @@ class OpenAIBackend(Backend):
             kwargs["extra_body"] = body
         return kwargs
 
+    def reply_limit(self, request: ChatRequest) -> int:
+        """The most bytes the reply to `request` may have (models/reply_bounds.py): from the token budget sent."""
+        budget, _ = token_budget(request.sampling.max_tokens, self.capabilities, self.args)
+        return reply_limit(budget, self.max_reply_bytes)
+
     def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
         """What the request body carries besides the messages, as sent (recorded with each call)."""
         fields = self._fields(request)
@@ -189,7 +209,8 @@ class OpenAIBackend(Backend):
         client = self._get_client()
         openai = self._openai
         try:
-            completion = await _sdk_post(client, self.request_body(request))
+            with reply_limit_scope(self.reply_limit(request)):
+                completion = await _sdk_post(client, self.request_body(request))
         except sdk_failures(openai) as exc:
             not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no chat-completions endpoint (HTTP 404)"

@@ -5,11 +5,15 @@ and headers apply as on the live path.
 
 Limits (OpenAI's Batch API guide, https://platform.openai.com/docs/guides/batch, "Rate limits"): a batch holds at
 most 50,000 requests and its input file at most 200 MB.
+
+The output and error files are streamed and read line by line within the batch's ResultFileBounds; each line
+becomes a ResultLine (engine/batch.py sorts them with models/batching.sort_results).
 """
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from empathybench.errors import BackendUnavailableError
 from empathybench.models.base import (
@@ -17,8 +21,9 @@ from empathybench.models.base import (
     RequestRejectedError,
     TransientBackendError,
 )
-from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome
+from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome, ResultLine
 from empathybench.models.openai_backend import OpenAIBackend, _to_response, engine_error, sdk_failures
+from empathybench.models.reply_bounds import FileLine, ReadCounter, ResultFileBounds, bounded_lines
 from empathybench.redaction import redact
 
 OPENAI_BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
@@ -51,6 +56,9 @@ class OpenAIBatchClient:
     def entry(self, custom_id: str, request: ChatRequest) -> dict[str, Any]:
         body = self.backend.request_body(request)  # the live request's body, byte for byte
         return {"custom_id": custom_id, "method": "POST", "url": CHAT_ENDPOINT, "body": body}
+
+    def reply_limit(self, request: ChatRequest) -> int:
+        return self.backend.reply_limit(request)
 
     async def submit(self, entries: Sequence[dict[str, Any]]) -> str:
         client = self.backend._get_client()
@@ -87,26 +95,38 @@ class OpenAIBatchClient:
             counts={name: int(getattr(counts, name, 0) or 0) for name in ("total", "completed", "failed") if counts},
         )
 
-    async def results(self, batch_id: str) -> dict[str, EntryOutcome]:
+    async def results(self, batch_id: str, bounds: ResultFileBounds) -> list[ResultLine]:
         client = self.backend._get_client()
         batch = await self._call(lambda: client.batches.retrieve(batch_id), lost=True)
-        outcomes: dict[str, EntryOutcome] = {}
-        for file_id in (getattr(batch, "output_file_id", None), getattr(batch, "error_file_id", None)):
-            if not file_id:
+        counter = ReadCounter(bounds, urlsplit(self.backend.base_url).hostname or "the server")
+        lines: list[ResultLine] = []
+        for label, file_id in (
+            ("output file", getattr(batch, "output_file_id", None)),
+            ("error file", getattr(batch, "error_file_id", None)),
+        ):
+            if not file_id or counter.read > bounds.max_total_bytes:
                 continue
-            content = await self._call(lambda file_id=file_id: client.files.content(file_id))
-            for line in content.text.splitlines():
-                parsed = _parse_line(line)
-                if parsed is not None:
-                    outcomes[parsed[0]] = parsed[1]
-        return outcomes
+
+            async def read(label: str = label, file_id: str = file_id) -> list[ResultLine]:
+                found: list[ResultLine] = []
+                async with client.files.with_streaming_response.content(file_id) as response:
+                    async for line in bounded_lines(response.iter_bytes(), counter):
+                        found.append(result_line(label, line))
+                return found
+
+            lines += await self._call(read)
+        return lines
 
     async def _call(self, make: Callable[[], Awaitable[T]], *, lost: bool = False) -> T:
         """One SDK call with the live path's error mapping; `lost`: a 404 means the batch is gone (rejected)."""
+        import httpx2  # the SDK's HTTP library: what a streamed read raises when the connection fails
+
         openai = self.backend._openai
         where = self.backend.base_url
         try:
             return await make()
+        except httpx2.HTTPError as exc:  # a streamed file cut off by the network: read it again
+            raise TransientBackendError("connection", redact(f"reading a result file failed: {exc}")) from exc
         except sdk_failures(openai) as exc:
             not_found = (
                 RequestRejectedError(404, "batch not found (HTTP 404)")
@@ -119,14 +139,17 @@ class OpenAIBatchClient:
             ) from exc
 
 
-def _parse_line(line: str) -> tuple[str, EntryOutcome] | None:
-    """(custom_id, outcome) of one output or error file line; None for a line that names no request."""
+def result_line(label: str, line: FileLine) -> ResultLine:
+    """One line of an output or error file (`label`) as a ResultLine: its request and outcome, or its problem."""
+    where = f"{label} line {line.number}"
+    if line.data is None:
+        return ResultLine(where, None, None, line.problem)
     try:
-        data = json.loads(line)
+        data = json.loads(line.data)
     except ValueError:
-        return None
+        return ResultLine(where, None, None, "cut off (the file ends inside it)" if line.unterminated else "not JSON")
     if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
-        return None
+        return ResultLine(where, None, None, "not a result line (no custom_id)")
     custom_id = data["custom_id"]
     error = data.get("error")
     response = data.get("response")
@@ -134,18 +157,26 @@ def _parse_line(line: str) -> tuple[str, EntryOutcome] | None:
         code = str(error.get("code") or "")
         message = redact(str(error.get("message") or code or "error"))[:MAX_MESSAGE_CHARS]
         kind = _NOT_RUN.get(code, "failed")
-        return custom_id, EntryFailure(kind, f"{code}: {message}" if code else message, retryable=True)
+        return ResultLine(where, custom_id, EntryFailure(kind, f"{code}: {message}" if code else message, True))
     if not isinstance(response, dict):
-        return custom_id, EntryFailure("failed", "result line without response or error", retryable=True)
+        failure = EntryFailure("malformed", "result line without response or error", retryable=True)
+        return ResultLine(where, custom_id, failure, "neither a response nor an error")
     status = response.get("status_code")
     body = response.get("body")
+    if status == 200 and not isinstance(body, dict):
+        failure = EntryFailure("malformed", "status 200 without a body", retryable=True)
+        return ResultLine(where, custom_id, failure, "status 200 without an answer")
     if status != 200 or not isinstance(body, dict):
         detail = body.get("error") if isinstance(body, dict) else None
         message = detail.get("message") if isinstance(detail, dict) else None
         text = redact(f"HTTP {status}: {message or 'no answer'}")[:MAX_MESSAGE_CHARS]
         retryable = not isinstance(status, int) or status >= 500 or status in (408, 429)
-        return custom_id, EntryFailure("failed" if retryable else "rejected", text, retryable=retryable)
-    return custom_id, to_chat_response(body)
+        return ResultLine(where, custom_id, EntryFailure("failed" if retryable else "rejected", text, retryable))
+    outcome = to_chat_response(body)
+    if isinstance(outcome, EntryFailure):  # status 200 without a completion: something else stands for the body
+        problem = "an error object where the answer belongs" if "error" in body else f"no answer ({outcome.message})"
+        return ResultLine(where, custom_id, EntryFailure("malformed", outcome.message, True), problem)
+    return ResultLine(where, custom_id, outcome)
 
 
 def to_chat_response(body: dict[str, Any]) -> EntryOutcome:

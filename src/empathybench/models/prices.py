@@ -76,6 +76,8 @@ def parse_price_option(text: str) -> Price:
             raise UserError(f"--price {text!r}: {key} must be a number of USD per million tokens") from None
         if not math.isfinite(number) or number < 0:
             raise UserError(f"--price {text!r}: {key} must be a finite number >= 0")
+        if key in values:  # which of the two was meant cannot be guessed
+            raise UserError(f"--price {text!r}: {key} is given twice; give each of input, output, cached once")
         values[key] = number
     if "input" not in values or "output" not in values:
         raise UserError(f"--price {text!r} needs both input=X and output=Y (USD per million tokens)")

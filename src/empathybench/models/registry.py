@@ -107,9 +107,11 @@ def create_backend(
     args_option: str = "--model-arg",
     canned: Mapping[str, Canned] | None = None,
     api_key_env: str | None = None,
+    max_reply_bytes: int | None = None,
 ) -> Backend:
     """The backend of `spec`; `canned` (request tag -> answer) is what a scripted model answers each instrument;
-    `base_url` and `api_key_env` are the role's endpoint (None: the provider's defaults)."""
+    `base_url` and `api_key_env` are the role's endpoint (None: the provider's defaults); `max_reply_bytes` fixes
+    the limit of every reply of a server (models/reply_bounds.py)."""
     if isinstance(spec, str):
         spec = parse_model_spec(spec)
     args = check_model_args(spec, model_args, args_option)
@@ -117,12 +119,24 @@ def create_backend(
     if spec.provider == "openai":
         from empathybench.models.openai_backend import OpenAIBackend
 
-        return OpenAIBackend(spec.model, base_url=base_url, args=args, args_option=args_option, api_key_env=api_key_env)
+        return OpenAIBackend(
+            spec.model,
+            base_url=base_url,
+            args=args,
+            args_option=args_option,
+            api_key_env=api_key_env,
+            max_reply_bytes=max_reply_bytes,
+        )
     if spec.provider == "anthropic":
         from empathybench.models.anthropic_backend import AnthropicBackend
 
         return AnthropicBackend(
-            spec.model, base_url=base_url, args=args, args_option=args_option, api_key_env=api_key_env
+            spec.model,
+            base_url=base_url,
+            args=args,
+            args_option=args_option,
+            api_key_env=api_key_env,
+            max_reply_bytes=max_reply_bytes,
         )
     if spec.provider == "local":
         from empathybench.models.llamacpp_backend import LlamaCppBackend, locate_embedded_gguf

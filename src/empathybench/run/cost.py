@@ -376,6 +376,7 @@ class _Reservation:
     label: str
     role: str
     estimate: float
+    batch: bool = False  # billed at the batch price
 
 
 class CostMeter:
@@ -400,15 +401,16 @@ class CostMeter:
         """Spent so far over every session of the run (unknown prices count as 0)."""
         return self.spent_before_usd + sum(spend.cost_usd or 0.0 for spend in self.roles.values())
 
-    def reserve(self, label: str, request: ChatRequest) -> _Reservation:
+    def reserve(self, label: str, request: ChatRequest, *, live: bool = False) -> _Reservation:
         price = self.prices.for_label(label)
+        batch = self.prices.batch and not live  # a batched run's request asked live pays the full price
         estimate = 0.0
         if price is not None and self.budget_usd is not None:  # only a budget needs the estimate (a hot path)
             estimate = cost_usd(
                 price,
                 input_tokens=estimate_input_tokens(request.messages),
                 output_tokens=request.sampling.max_tokens,
-                batch=self.prices.batch,
+                batch=batch,
             )
         if self.budget_usd is not None and (
             self.stopped or self.spent_usd + self.reserved_usd + estimate > self.budget_usd
@@ -416,7 +418,7 @@ class CostMeter:
             self.stopped = True
             raise BudgetExhaustedError(f"the next request would exceed --max-cost {self.budget_usd:g}")
         self.reserved_usd += estimate
-        return _Reservation(label, role_of(request), estimate)
+        return _Reservation(label, role_of(request), estimate, batch)
 
     def settle(self, reservation: _Reservation, response: ChatResponse | None) -> None:
         self.reserved_usd -= reservation.estimate
@@ -437,7 +439,7 @@ class CostMeter:
             input_tokens=response.prompt_tokens,
             output_tokens=response.completion_tokens,
             cached_input_tokens=cached,
-            batch=self.prices.batch,
+            batch=reservation.batch,
         )
 
     def session_record(self) -> dict[str, Any]:

@@ -246,7 +246,16 @@ def _run_info(
             "cache": options.use_cache,
             "request_timeout_s": options.request_timeout_s,
             **({"max_cost": options.max_cost} if options.max_cost is not None else {}),
-            **({"batch": True, "batch_poll_interval_s": options.batch_poll_interval_s} if options.batch else {}),
+            **(
+                {
+                    "batch": True,
+                    "batch_poll_interval_s": options.batch_poll_interval_s,
+                    "batch_fallback": options.batch_fallback,
+                }
+                if options.batch
+                else {}
+            ),
+            **({"max_reply_bytes": options.max_reply_bytes} if options.max_reply_bytes is not None else {}),
         },
         "benchmarks": {
             bench.name: {
@@ -304,6 +313,8 @@ def _open_session(
             stats,
             poll_interval_s=options.batch_poll_interval_s,
             retry=options.retry,
+            fallback=options.batch_fallback,
+            warn=warn,
         )
         for engine in engines.values():
             batch_round.attach(engine)

@@ -42,6 +42,8 @@ class RunOptions:
     judge_price: str | None = None  # `--judge-price ...`: the judge's
     batch: bool = False  # `--batch`: requests go through the providers' batch APIs (engine/batch.py)
     batch_poll_interval_s: float = 30.0  # `--batch-poll-interval`
+    batch_fallback: str = "live"  # `--batch-fallback`: a request no batch answered is asked live, or fails
+    max_reply_bytes: int | None = None  # `--max-reply-bytes`: every reply's limit (models/reply_bounds.py)
 
 
 # Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
@@ -49,6 +51,7 @@ MAX_REPEATS = 100  # each repeat is a whole run in its own folder
 MAX_CONCURRENCY = 256
 MAX_SEED = 2**32 - 1  # llama.cpp and numpy take unsigned 32-bit seeds
 BATCH_PROVIDERS = ("openai", "anthropic")  # the providers whose batch APIs `--batch` speaks (engine/batch.py)
+BATCH_FALLBACKS = ("live", "fail")  # what becomes of a request that no batch answered (engine/batch.py)
 
 
 def check_cost_and_batch(

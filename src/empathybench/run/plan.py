@@ -26,8 +26,10 @@ from empathybench.models.registry import (
     parse_model_spec,
     split_endpoint_args,
 )
+from empathybench.models.reply_bounds import reply_limit_override
 from empathybench.paths import cache_dir, check_writable_dir
 from empathybench.run.options import (
+    BATCH_FALLBACKS,
     DEMO_PRESET,
     MAX_CONCURRENCY,
     MAX_REPEATS,
@@ -73,8 +75,9 @@ class RolePlan:
     def flags(self) -> RoleFlags:
         return ROLE_FLAGS[self.role]
 
-    def backend(self, canned: Mapping[str, Canned] | None = None) -> Backend:
-        """The role's backend (a missing API key is a one-line error here, before any data is read)."""
+    def backend(self, canned: Mapping[str, Canned] | None = None, max_reply_bytes: int | None = None) -> Backend:
+        """The role's backend (a missing API key is a one-line error here, before any data is read);
+        `max_reply_bytes` fixes every reply's limit (None: derived per request, models/reply_bounds.py)."""
         from empathybench.models.registry import create_backend
 
         return create_backend(
@@ -84,6 +87,7 @@ class RolePlan:
             args_option=self.flags.args,
             canned=canned,
             api_key_env=self.endpoint.api_key_env,
+            max_reply_bytes=max_reply_bytes,
         )
 
     def dry_identity(self) -> dict[str, Any]:
@@ -186,8 +190,8 @@ class RunPlan:
 
     def backends(self) -> dict[str, Backend]:
         """A backend per role, the model's first: a missing key is the error to show before any data is fetched."""
-        canned = self.canned()
-        return {name: role.backend(canned) for name, role in self.roles.items()}
+        canned, limit = self.canned(), self.options.max_reply_bytes
+        return {name: role.backend(canned, limit) for name, role in self.roles.items()}
 
 
 def plan_run(options: RunOptions, repeats: int = 1) -> RunPlan:
@@ -197,6 +201,9 @@ def plan_run(options: RunOptions, repeats: int = 1) -> RunPlan:
     check_cost_and_batch(
         options.max_cost, options.batch, options.batch_poll_interval_s, [r.spec for r in roles.values()]
     )
+    if options.batch_fallback not in BATCH_FALLBACKS:
+        raise UserError(f"--batch-fallback must be live or fail, not {options.batch_fallback[:40]!r}")
+    reply_limit_override(options.max_reply_bytes)  # the option, else the environment variable: one line if wrong
     chosen = run_benchmarks(options)
     self_played = _check_required_roles(options.preset, chosen, roles)
     _check_option_targets(options, chosen)

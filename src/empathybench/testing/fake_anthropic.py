@@ -9,6 +9,8 @@ API does where a client can go wrong:
   API does; under 2023-06-01 it takes them;
 - answers have the API's fields: id, type "message", role, content [{type: "text", text}], model, stop_reason,
   stop_sequence, usage {input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens};
+- scripted "huge" answers with a text of `bomb_bytes` bytes (default 50 MB), "bomb_gzip", "bomb_deflate" and
+  "bomb_br" with the same answer compressed that way, unasked (a compression bomb);
 - errors are `{"type": "error", "error": {"type": ..., "message": ...}, "request_id": ...}`; scripted faults
   "400", "401", "403", "404", "429" (with retry-after), "500" and "529" (overloaded_error);
 - extended thinking (`thinking: {type: "enabled", budget_tokens: N}`): N >= 1024 and N < max_tokens, and no
@@ -64,7 +66,10 @@ ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
-FAULT_KINDS = tuple(str(status) for status in ERROR_TYPES)
+# The faults whose answer is a padded reply (testing/loopback.py), and its Content-Encoding.
+PADDED_FAULTS = {"huge": "identity", "bomb_gzip": "gzip", "bomb_deflate": "deflate", "bomb_br": "br"}
+FAULT_KINDS = (*(str(status) for status in ERROR_TYPES), *PADDED_FAULTS)
+DEFAULT_BOMB_BYTES = 50_000_000
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
 AnswerFunction = Callable[[dict[str, Any]], str]
@@ -131,8 +136,10 @@ class FakeAnthropicServer(LoopbackFake):
         echo_auth: bool = False,
         thinking_text: AnswerFunction | None = None,
         cache_min_tokens: int = 1024,
+        bomb_bytes: int = DEFAULT_BOMB_BYTES,
     ) -> None:
         super().__init__(port)
+        self.bomb_bytes = bomb_bytes
         self.thinking_text: AnswerFunction = thinking_text or decoy_thinking
         self.cache_min_tokens = cache_min_tokens
         self._cached_prefixes: set[str] = set()  # hashes of the marked prefixes written to the "cache"
@@ -190,11 +197,16 @@ class FakeAnthropicServer(LoopbackFake):
             api_version=headers.get("anthropic-version"),
             x_api_key=headers.get("x-api-key"),
             authorization=headers.get("Authorization"),
-            outcome="ok" if status == 200 else str(status),
+            outcome=(scripted if scripted in PADDED_FAULTS else "ok") if status == 200 else str(status),
             arrived=arrived,
         )
         with self._lock:
             self._requests.append(record)
+        if status == 200 and scripted in PADDED_FAULTS:
+            payload["content"][-1]["text"] = "__PAD__"
+            head, tail = (part.encode() for part in json.dumps(payload).split("__PAD__"))
+            handler.send_padded(200, head, self.bomb_bytes, tail, PADDED_FAULTS[scripted])
+            return
         extra = {"request-id": f"req_fake_{index}"}
         if status == 429 and self.retry_after is not None:
             extra["retry-after"] = self.retry_after
@@ -209,7 +221,7 @@ class FakeAnthropicServer(LoopbackFake):
         if refused is not None:
             return refused
         version = handler.headers["anthropic-version"]
-        if scripted != "ok":
+        if scripted not in ("ok", *PADDED_FAULTS):
             status = int(scripted)
             message = {429: "Number of requests has exceeded your rate limit", 529: "Overloaded"}.get(
                 status, f"fake {ERROR_TYPES[status]}"
@@ -361,4 +373,4 @@ def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-__all__ = ["API_VERSIONS", "FAULT_KINDS", "FakeAnthropicServer", "RecordedRequest", "error_body"]
+__all__ = ["API_VERSIONS", "FAULT_KINDS", "PADDED_FAULTS", "FakeAnthropicServer", "RecordedRequest", "error_body"]

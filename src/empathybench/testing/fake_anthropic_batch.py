@@ -9,7 +9,9 @@
   "canceled"}}` per request; each params is answered as `POST /v1/messages` answers it under the create request's
   anthropic-version (the same 400s, as errored `invalid_request_error` results).
 
-Knobs: `hold`, `error_next_entries(n)` (api_error results), `expire_next_entries(n)` (expired results). Counters:
+Knobs: `hold`, `error_next_entries(n)` (api_error results), `expire_next_entries(n)` (expired results),
+`alter_results(kind, entry, batches)` (the results file of the next batches altered: fake_batch_results.py; a file
+of 1 MB or more is downloaded gzip-compressed when the client accepts it). Counters:
 `batches_created`, `retrieves`, `entries_answered`; none of it is recorded in the server's `requests`.
 """
 
@@ -20,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from empathybench.testing.fake_batch_results import ResultAlterations, anthropic_format, render_results, send_file
 
 # The server and its request handler are typed Any: importing their module here would make an import circle.
 
@@ -37,6 +41,7 @@ class _Batch:
     ended: bool = False
     cancelled: bool = False
     results: list[dict[str, Any]] = field(default_factory=list)
+    results_file: bytes = b""  # the results as served (altered when asked to)
 
     def as_dict(self, base_url: str) -> dict[str, Any]:
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
@@ -72,6 +77,11 @@ class FakeMessageBatches:
         self.batches_created = 0
         self.retrieves = 0
         self.entries_answered = 0
+        self.alterations = ResultAlterations()
+
+    def alter_results(self, kind: str, entry: int = 0, batches: int | None = 1) -> None:
+        """Alter the results file of the next `batches` batches (None: every one) at request `entry`'s line."""
+        self.alterations.add(kind, entry, batches)
 
     def error_next_entries(self, n: int) -> None:
         with self._lock:
@@ -106,13 +116,7 @@ class FakeMessageBatches:
                     self._end(batch)
                 status, payload = 200, batch.as_dict(self.server.base_url)
             elif method == "GET" and len(parts) == 6 and parts[5] == "results" and batch.ended:
-                body = "".join(json.dumps(line) + "\n" for line in batch.results).encode("utf-8")
-                handler.send_response(200)
-                handler.send_header("Content-Type", "application/binary")
-                handler.send_header("Content-Length", str(len(body)))
-                handler.end_headers()
-                handler.wfile.write(body)
-                handler.wfile.flush()
+                send_file(handler, batch.results_file, "application/binary")
                 return
             else:
                 status, payload = 404, self._error_body(404, f"Not found: {method} {path}", 0)
@@ -156,6 +160,8 @@ class FakeMessageBatches:
             else:
                 result = self._answer(request["params"], batch.version, number)
             batch.results.append({"custom_id": request["custom_id"], "result": result})
+        altered = self.alterations.take([request["custom_id"] for request in batch.requests])
+        batch.results_file = render_results(batch.results, altered, anthropic_format(), self.alterations.bomb_bytes)
 
     def _answer(self, params: dict[str, Any], version: str, number: int) -> dict[str, Any]:
         server = self.server

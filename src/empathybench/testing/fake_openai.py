@@ -17,7 +17,10 @@ Hostile replies (scripted only), each a 200 a careless client would crash on:
 - "usage_text": `usage.prompt_tokens` is the string "abc";
 - "usage_huge": `usage.prompt_tokens` is the JSON number 1e400 (infinite as a float);
 - "hang": nothing is sent until the server stops (or `hang_s` passes);
-- "drip": headers at once, then the body one byte every `drip_interval_s` seconds.
+- "drip": headers at once, then the body one byte every `drip_interval_s` seconds;
+- "huge": the answer's content is `bomb_bytes` bytes of "a" (default 50 MB), sent as is;
+- "bomb_gzip", "bomb_deflate", "bomb_br": the same reply compressed with that Content-Encoding, unasked (a
+  compression bomb: 400 MB are about 400 KB of gzip); "bomb_br" needs the brotli package.
 
 Reasoning models, as the real servers behave:
 
@@ -98,7 +101,14 @@ FAULT_KINDS = (
     "hang",
     "drip",
     "null_length",
+    "huge",
+    "bomb_gzip",
+    "bomb_deflate",
+    "bomb_br",
 )
+# The faults whose answer is a padded reply (testing/loopback.py), and its Content-Encoding.
+PADDED_FAULTS = {"huge": "identity", "bomb_gzip": "gzip", "bomb_deflate": "deflate", "bomb_br": "br"}
+DEFAULT_BOMB_BYTES = 50_000_000
 REASONING_MODES = ("reasoning_content", "think")
 # Model names OpenAI serves as reasoning models (their parameter rules differ), on the last path segment.
 _OPENAI_REASONING_NAME = re.compile(r"^(o[1-9]|gpt-5)(?!-chat)")
@@ -328,6 +338,7 @@ class FakeOpenAIServer(LoopbackFake):
         token_fields: Iterable[str] = ("max_tokens", "max_completion_tokens"),
         keep_bodies: bool = False,
         api_key: str | None = None,
+        bomb_bytes: int = DEFAULT_BOMB_BYTES,
     ) -> None:
         if capacity is not None and capacity < 1:
             raise ValueError("capacity must be at least 1")
@@ -351,6 +362,7 @@ class FakeOpenAIServer(LoopbackFake):
         self.hang_s = hang_s
         self.drip_interval_s = drip_interval_s
         self.echo_auth = echo_auth
+        self.bomb_bytes = bomb_bytes
         self._rng = random.Random(seed)
         self._scripted: deque[str] = deque()
         self.capacity = capacity
@@ -601,6 +613,11 @@ class FakeOpenAIServer(LoopbackFake):
         if outcome == "null_length":
             completion["choices"][0]["message"]["content"] = None
             completion["choices"][0]["finish_reason"] = "length"
+        if outcome in PADDED_FAULTS:
+            completion["choices"][0]["message"]["content"] = "__PAD__"
+            head, tail = (part.encode() for part in json.dumps(completion).split("__PAD__"))
+            size, encoding = self.bomb_bytes, PADDED_FAULTS[outcome]
+            return outcome, lambda handler: handler.send_padded(200, head, size, tail, encoding)
         if outcome in ("surrogate", "usage_text", "usage_huge", "drip"):
             raw = self._hostile_body(outcome, completion)
             if outcome == "drip":
@@ -759,6 +776,7 @@ def main(argv: list[str] | None = None) -> None:
 
 __all__ = [
     "FAULT_KINDS",
+    "PADDED_FAULTS",
     "REASONING_MODES",
     "FakeOpenAIServer",
     "RequestLogEntry",

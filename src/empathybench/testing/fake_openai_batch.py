@@ -11,7 +11,9 @@
 
 Knobs for tests: `hold` keeps batches in "in_progress" until cleared; `invalidate_next_batches(n)` fails the
 validation of the next n batches (status "failed" with `errors`); `fail_next_entries(n)` answers the next n lines
-500 (error file); `expire_next_batches(n)` makes the next n batches expire with only their first half answered.
+500 (error file); `expire_next_batches(n)` makes the next n batches expire with only their first half answered;
+`alter_results(kind, entry, batches)` alters the output file of the next batches (fake_batch_results.py). A file
+of 1 MB or more is downloaded gzip-compressed when the client accepts it.
 Counters: `batches_created`, `files_uploaded`, `retrieves`, `entries_answered`. None of this counts as a
 chat-completions request (`FakeOpenAIServer.requests_total`).
 """
@@ -25,6 +27,8 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from empathybench.testing.fake_batch_results import ResultAlterations, openai_format, render_results, send_file
 
 # The server and its request handler are typed Any: importing their module here would make an import circle.
 
@@ -117,6 +121,11 @@ class FakeOpenAIBatches:
         self.batches_created = 0
         self.retrieves = 0
         self.entries_answered = 0
+        self.alterations = ResultAlterations()
+
+    def alter_results(self, kind: str, entry: int = 0, batches: int | None = 1) -> None:
+        """Alter the output file of the next `batches` batches (None: every one) at request `entry`'s line."""
+        self.alterations.add(kind, entry, batches)
 
     def fail_next_entries(self, n: int) -> None:
         with self._lock:
@@ -148,8 +157,7 @@ class FakeOpenAIBatches:
         parts = path.split("/")  # "", "v1", "files"|"batches", id, ["content"]
         with self._lock:
             if parts[2] == "files" and len(parts) == 5 and parts[4] == "content" and parts[3] in self.files:
-                content = self.files[parts[3]].content
-                handler.send_raw(200, content)
+                send_file(handler, self.files[parts[3]].content, "application/octet-stream")
                 return
             if parts[2] == "files" and len(parts) == 4 and parts[3] in self.files:
                 handler.send_json(200, self.files[parts[3]].as_dict())
@@ -261,8 +269,8 @@ class FakeOpenAIBatches:
                 batch.status = following
 
     def _finish(self, batch: _Batch, status: str, *, answered: int) -> None:
-        output: list[str] = []
-        failures: list[str] = []
+        output: list[dict[str, Any]] = []
+        failures: list[dict[str, Any]] = []
         for number, entry in enumerate(batch.lines):
             custom_id = entry["custom_id"]
             line_id = f"batch_req_fake_{batch.id}_{number}"
@@ -270,7 +278,7 @@ class FakeOpenAIBatches:
                 code = "batch_expired" if status == "expired" else "batch_cancelled"
                 message = "This request could not be executed before the completion window expired."
                 error = {"code": code, "message": message if status == "expired" else "The batch was cancelled."}
-                failures.append(json.dumps({"id": line_id, "custom_id": custom_id, "response": None, "error": error}))
+                failures.append({"id": line_id, "custom_id": custom_id, "response": None, "error": error})
                 batch.failed += 1
                 continue
             code, body = self._answer(entry.get("body"), number, batch.echo)
@@ -281,18 +289,18 @@ class FakeOpenAIBatches:
                 "error": None,
             }
             if code == 200:
-                output.append(json.dumps(line))
+                output.append(line)
                 batch.completed += 1
             else:
-                failures.append(json.dumps(line))
+                failures.append(line)
                 batch.failed += 1
+        altered = self.alterations.take([entry["custom_id"] for entry in batch.lines])
         for lines, attribute in ((output, "output_file_id"), (failures, "error_file_id")):
             if lines:
+                alterations = altered if attribute == "output_file_id" else []
+                content = render_results(lines, alterations, openai_format(), self.alterations.bomb_bytes)
                 stored = _File(
-                    f"file-fake-out-{len(self.files) + 1}",
-                    f"{batch.id}_{attribute}.jsonl",
-                    "batch_output",
-                    ("\n".join(lines) + "\n").encode("utf-8"),
+                    f"file-fake-out-{len(self.files) + 1}", f"{batch.id}_{attribute}.jsonl", "batch_output", content
                 )
                 self.files[stored.id] = stored
                 setattr(batch, attribute, stored.id)

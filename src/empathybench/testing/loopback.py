@@ -5,15 +5,20 @@ A fake subclasses `LoopbackFake` (its API: state, counters, answers) and `Loopba
 """
 
 import contextlib
+import functools
 import json
 import socket
 import socketserver
 import sys
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
 
 LOOPBACK = "127.0.0.1"
+# Content-Encodings a fake can send a padded body in ("identity": as is); "br" needs the brotli package.
+PADDED_ENCODINGS = ("identity", "gzip", "deflate", "br")
+_PIECE = 1 << 16
 
 
 class LoopbackHTTPServer(ThreadingHTTPServer):
@@ -67,6 +72,33 @@ class LoopbackHandler(BaseHTTPRequestHandler):
             return None
         return raw
 
+    def send_padded(self, status: int, head: bytes, filler_bytes: int, tail: bytes, encoding: str) -> None:
+        """A body of `head`, `filler_bytes` bytes of "a" and `tail` in the Content-Encoding `encoding`: a reply far
+        larger than any honest one, and compressed (gzip, deflate, br) a compression bomb (400 MB of text are
+        about 400 KB of gzip). Sent in pieces; the client may hang up at any point."""
+        if encoding == "identity":
+            length = len(head) + filler_bytes + len(tail)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(length))
+            self.end_headers()
+            self.wfile.write(head)
+            filler = b"a" * _PIECE
+            for start in range(0, filler_bytes, _PIECE):
+                self.wfile.write(filler[: min(_PIECE, filler_bytes - start)])
+            self.wfile.write(tail)
+            self.wfile.flush()
+            return
+        body = compressed_padding(head, filler_bytes, tail, encoding)
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Encoding", encoding)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for start in range(0, len(body), _PIECE):
+            self.wfile.write(body[start : start + _PIECE])
+        self.wfile.flush()
+
     def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self.send_raw(status, json.dumps(payload).encode("utf-8"), headers)
 
@@ -79,6 +111,32 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
+
+
+@functools.lru_cache(maxsize=8)
+def compressed_padding(head: bytes, filler_bytes: int, tail: bytes, encoding: str) -> bytes:
+    """`head` + `filler_bytes` of "a" + `tail`, compressed as the Content-Encoding `encoding` (gzip, deflate or br),
+    made piece by piece so that the uncompressed body never sits in memory."""
+    compress: Any
+    if encoding == "br":
+        try:
+            import brotli  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            raise ValueError("a brotli body needs the brotli package") from None
+        compressor = brotli.Compressor(quality=5)
+        compress, finish = compressor.process, compressor.finish
+    elif encoding in ("gzip", "deflate"):
+        # gzip: the gzip wrapper (wbits 16 + 15); HTTP's "deflate" is the zlib format (wbits 15).
+        zlib_compressor = zlib.compressobj(9, zlib.DEFLATED, 31 if encoding == "gzip" else 15)
+        compress, finish = zlib_compressor.compress, zlib_compressor.flush
+    else:
+        raise ValueError(f"unknown encoding {encoding!r}; known: {', '.join(PADDED_ENCODINGS)}")
+    parts = [compress(head)]
+    filler = b"a" * (1 << 20)
+    for start in range(0, filler_bytes, len(filler)):
+        parts.append(compress(filler[: min(len(filler), filler_bytes - start)]))
+    parts += [compress(tail), finish()]
+    return b"".join(parts)
 
 
 class LoopbackFake:
