@@ -7,6 +7,7 @@ the engine, samples.jsonl, summary.json and run.json recorded.
 
 import asyncio
 import io
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,37 @@ def test_marking_keeps_every_text_and_its_order(n_messages: int) -> None:
     assert texts == [m["content"] for m in messages] and [m["role"] for m in marked] == [m["role"] for m in messages]
     assert sum(not isinstance(m["content"], str) for m in marked) == (1 if n_messages > 1 else 0)
     assert mark_anthropic_prefix("", messages)[0] == ""
+
+
+def test_a_conversation_is_sent_as_a_growing_prefix_and_the_cost_line_gives_the_cached_share(
+    mirror: Path, tmp_path: Path
+) -> None:
+    """SAGE's turns go to the model and to the simulated person with their history unchanged in front (append-only),
+    so from the second round on most of each prompt is served from the provider's prompt cache; the run's cost line
+    says how much, per role."""
+    from canned_server import MODEL, SIMULATOR, CannedServer
+    from conftest import cli_in_process
+
+    out = tmp_path / "run"
+    with CannedServer("sage") as server:
+        args = ["run", "-m", f"openai/{MODEL}", "--base-url", server.base_url, "--bench", "sage", "--limit", "2"]
+        args += ["--simulator", f"openai/{SIMULATOR}", "--simulator-base-url", server.base_url]
+        args += ["--option", "sage.rounds=4", "--no-cache", "-q", "--out", str(out)]
+        env = {"OPENAI_API_KEY": "sk-x", "EMPATHYBENCH_MIRROR": str(mirror), "EMPATHYBENCH_CACHE_DIR": str(tmp_path)}
+        done = cli_in_process(args, env)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (out / "samples.jsonl").read_text("utf-8").splitlines()]
+    for record in records:  # the model's history is sent as it was, with the new turn after it
+        calls = [call for call in record["calls"] if call.get("role") is None]
+        for before, after in itertools.pairwise(calls):
+            assert after["messages"][: len(before["messages"])] == before["messages"]
+    cost = json.loads((out / "summary.json").read_text("utf-8"))["cost"]
+    simulator = cost["simulator"]
+    assert simulator["calls"] > 2 and 0 < simulator["cached_input_tokens"] < simulator["input_tokens"]
+    share = simulator["cached_input_tokens"] / simulator["input_tokens"]
+    assert share > 0.5  # its long analysis prompt (Chinese) repeats from round to round
+    # The model's prompts stay under the 1,024 tokens from which OpenAI caches: nothing cached, and none said.
+    assert cost["model"]["calls"] == 8 and cost["model"]["cached_input_tokens"] == 0
+    report = (out / "report.md").read_text("utf-8")
+    assert f"{simulator['cached_input_tokens']:,} cached = {100 * share:.1f}%" in report
+    assert f"({cost['model']['calls']} calls, {cost['model']['input_tokens']:,} in, " in report
