@@ -11,7 +11,7 @@ from empathybench.testing.fake_openai import FakeOpenAIServer
 
 MODEL = "gpt-4o-mini"  # inspect's openai provider speaks chat completions to a model named like this
 JUDGE = "gpt-4.1-mini"
-SIMULATOR = "deepseek-chat"
+SIMULATOR = "gpt-4o"  # a name inspect's openai provider sends to chat completions, as MODEL and JUDGE
 SAMPLING_KEYS = ("temperature", "top_p", "seed", "stop", "top_k", "min_p", "repeat_penalty")
 
 

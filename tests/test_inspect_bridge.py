@@ -25,7 +25,7 @@ if importlib.util.find_spec("inspect_ai") is None:
         raise ImportError("inspect_ai is not installed; CI installs the `inspect` extra")
     pytest.skip("inspect_ai is not installed (the `inspect` extra)", allow_module_level=True)
 
-from canned_server import JUDGE, MODEL, CannedServer
+from canned_server import JUDGE, MODEL, SIMULATOR, CannedServer
 from conftest import GIEBENCH_FIXTURES, MIRROR
 from empathybench.instruments.registry import load
 from empathybench.rundir.reader import read_samples
@@ -35,16 +35,18 @@ if TYPE_CHECKING:
 
 API_KEY = "sk-inspect-test-key"
 LIMIT = 2
-# name -> (its options, needs a judge)
-INSTRUMENTS: dict[str, tuple[dict[str, str], bool]] = {
-    "eqbench": ({}, False),
-    "seceu": ({}, False),
-    "giebench": ({"data_dir": str(GIEBENCH_FIXTURES)}, False),
-    "emotionbench": ({}, False),
-    "emobench": ({}, False),
-    "example": ({}, False),
-    "empathetic": ({}, True),
-    "eqbench3": ({}, True),
+# name -> (its options, the roles it needs besides the model under test)
+INSTRUMENTS: dict[str, tuple[dict[str, str], frozenset[str]]] = {
+    "eqbench": ({}, frozenset()),
+    "seceu": ({}, frozenset()),
+    "giebench": ({"data_dir": str(GIEBENCH_FIXTURES)}, frozenset()),
+    "emotionbench": ({}, frozenset()),
+    "emobench": ({}, frozenset()),
+    "example": ({}, frozenset()),
+    "empathetic": ({}, frozenset({"judge"})),
+    "eqbench3": ({}, frozenset({"judge"})),
+    "sage": ({"rounds": "3"}, frozenset({"simulator"})),
+    "spiral": ({"num_turns": "3"}, frozenset({"judge", "simulator"})),
 }
 
 pytestmark = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"the offline mirror is not at {MIRROR}")
@@ -53,7 +55,8 @@ pytestmark = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"the offline mirror
 def run_empathybench(name: str, server: CannedServer, out: Path) -> Path:
     from empathybench.run.api import run
 
-    options, judged = INSTRUMENTS[name]
+    options, roles = INSTRUMENTS[name]
+    judged, simulated = "judge" in roles, "simulator" in roles
     run(
         f"openai/{MODEL}",
         [name],
@@ -62,8 +65,10 @@ def run_empathybench(name: str, server: CannedServer, out: Path) -> Path:
         out=out,
         options={f"{name}.{k}": v for k, v in options.items()},
         judge=f"openai/{JUDGE}" if judged else None,
+        simulator=f"openai/{SIMULATOR}" if simulated else None,
         base_url=server.server.base_url,
         judge_base_url=server.server.base_url if judged else None,
+        simulator_base_url=server.server.base_url if simulated else None,
         use_cache=False,
         allow_unverified=True,
     )
@@ -82,15 +87,17 @@ def run_inspect(
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
-    options, judged = INSTRUMENTS[name]
-    judged = judged if grader is None else grader
+    options, needed = INSTRUMENTS[name]
+    judged = "judge" in needed if grader is None else grader
     base = {"base_url": server.server.base_url, "api_key": API_KEY}
-    roles = {"grader": get_model(f"openai/{JUDGE}", **base)} if judged else None
+    roles = {"grader": get_model(f"openai/{JUDGE}", **base)} if judged else {}
+    if "simulator" in needed:
+        roles["simulator"] = get_model(f"openai/{SIMULATOR}", **base)
     args = {"limit": LIMIT, "allow_unverified": True, **options, **task_args}
     logs = inspect_eval(
         f"empathybench/{name}",
         model=get_model(f"openai/{MODEL}", **base),
-        model_roles=roles,
+        model_roles=roles or None,
         task_args=args,
         log_dir=str(log_dir),
         log_format=log_format,
