@@ -192,3 +192,21 @@ def test_the_trajectory_chart_holds_ended_conversations_at_their_final_emotion()
     assert drawn.count('class="path"') == 3 and drawn.count('class="path-dot"') == 1  # a path of one point is a dot
     assert drawn.count('class="ref"') == 4 and "a: mean of 3" in drawn
     assert 'data-chart="trajectories"' in svg.trajectories([], [])  # no data: a small "no data" chart
+
+
+def test_a_comparison_draws_both_runs_trajectories_and_says_they_are_not_comparable(
+    tmp_path: Path, mirror: Path
+) -> None:
+    env = _env(tmp_path, mirror)
+    for model, out in (("scripted/plausible", "a"), ("scripted/plausible-3", "b")):
+        args = ["run", "-m", model, "--simulator", "scripted/plausible-2", "--bench", "sage", "--limit", "2"]
+        assert cli_in_process([*args, "--out", str(tmp_path / out)], env).returncode == 0
+    done = cli_in_process(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cmp")], env)
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "cmp.html").read_text("utf-8")
+    assert html.count('data-chart="trajectories"') == 1 and "SAGE: the runs side by side" in html
+    assert "scripted/plausible: mean of 2" in html and "scripted/plausible-3: mean of 2" in html
+    comparison = json.loads((tmp_path / "cmp.json").read_text("utf-8"))
+    (warning,) = [w for w in comparison["warnings"] if "published leaderboard" in w]
+    assert warning.startswith("SAGE: scripted/plausible, scripted/plausible-3: not comparable with the published")
+    assert "simulator plausible-2" in warning

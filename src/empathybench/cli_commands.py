@@ -148,7 +148,7 @@ def _report_one(run: Any, out: Path | None, stdout: Console) -> None:
 
 
 def _compare(runs: list[Any], target: Path, settings: Any, progress: Console | None, stdout: Console) -> None:
-    from empathybench.report.compare import compare_runs
+    from empathybench.report.compare import compare_runs, run_sections
     from empathybench.report.html import render_comparison
     from empathybench.report.markdown import render_comparison_markdown
     from empathybench.report.terminal import print_comparison
@@ -161,7 +161,7 @@ def _compare(runs: list[Any], target: Path, settings: Any, progress: Console | N
 
         judged = judged_comparisons(runs, settings, target=target, console=progress)
         comparison["instrument_comparisons"] = {name: dict(output.result) for name, output in judged.items()}
-    sections = {name: (output.title, output.section) for name, output in judged.items()}
+    sections = {**run_sections(runs), **{name: (output.title, output.section) for name, output in judged.items()}}
     with writing(target):
         html = render_comparison(comparison, [r.summary for r in runs], sections=sections)
         target.write_text(redact(html), encoding="utf-8")

@@ -475,6 +475,11 @@ class Instrument(Generic[C, P]):
         """Its section in report.html above the metrics table (None: report/ shows the metrics table alone)."""
         return None
 
+    def comparison_section(self, results: Sequence[tuple[str, Mapping[str, Any]]]) -> ReportSection | None:
+        """Its section in a comparison of several runs (`empathybench report A B`) from their results (the run's
+        label, its summary entry), with no new call (None: the leaderboard and paired differences alone)."""
+        return None
+
     def sample_line(self, record: Mapping[str, Any]) -> str | None:
         """One line of what was parsed from an item's replies, in the samples table (None: the parsed fields)."""
         return None

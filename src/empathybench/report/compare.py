@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from empathybench.errors import UserError
+from empathybench.instruments.protocol import ReportSection
 from empathybench.report.profile import profile_order, title_of
 from empathybench.report.validity import validity_of
 from empathybench.rundir.reader import RunData
@@ -179,6 +180,26 @@ def compare_runs(runs: list[RunData], *, seed: int = 0) -> dict[str, Any]:
     }
 
 
+def run_sections(runs: list[RunData]) -> dict[str, tuple[str, ReportSection]]:
+    """The instruments' own sections of a comparison (`Instrument.comparison_section`), from the runs' results: for
+    each instrument in at least two runs that has one, keyed `<name>-runs`."""
+    from empathybench.instruments.registry import installed
+
+    labels = unique_labels(runs)
+    sections: dict[str, tuple[str, ReportSection]] = {}
+    for name in _benchmark_names(runs):
+        results = [
+            (label, result)
+            for label, run in zip(labels, runs, strict=True)
+            if (result := run.summary["benchmarks"].get(name)) and result.get("status") != "skipped"
+        ]
+        instrument = installed(name)
+        section = instrument.comparison_section(results) if instrument is not None and len(results) > 1 else None
+        if section is not None:
+            sections[f"{name}-runs"] = (f"{title_of(name)}: the runs side by side", section)
+    return sections
+
+
 def comparison_warnings(runs: list[RunData], labels: list[str]) -> list[str]:
     """What makes a difference between these runs mean less than it seems: runs that judged themselves, different
     judges, different configurations, results that are not valid. Shown by every renderer."""
@@ -193,6 +214,19 @@ def comparison_warnings(runs: list[RunData], labels: list[str]) -> list[str]:
             found.append(
                 f"{title}: self-judged (no --judge) in {', '.join(self_judged)}: each model rated its own replies"
             )
+        self_simulated = [label for label, result in present if result.get("self_simulated")]
+        if self_simulated:
+            found.append(
+                f"{title}: self-simulated (no --simulator) in {', '.join(self_simulated)}: each model played the "
+                "person it talked with"
+            )
+        # An instrument with a published leaderboard says when a run cannot be set beside it (`comparability`).
+        apart: dict[str, list[str]] = {}
+        for label, result in present:
+            if result.get("comparable_with_published") is False and result.get("comparability"):
+                apart.setdefault(str(result["comparability"]), []).append(label)
+        for reason, where in apart.items():
+            found.append(f"{title}: {', '.join(where)}: {reason}")
         judge_names = {json.dumps((j.get("identity") or {}).get("model"), default=str) for _, j in judges}
         if len(judges) > 1 and (len(judge_names) > 1 or len(self_judged) > 1):
             found.append(f"{title}: different judges, so a difference mixes the models with their judges")

@@ -34,7 +34,8 @@ def cost_line(cost: Mapping[str, Any] | None) -> str | None:
             f"{spend.get('input_tokens', 0):,} in{cached}, {spend.get('output_tokens', 0):,} out tokens)"
         )
     prices = cost.get("prices") if isinstance(cost.get("prices"), Mapping) else {}
-    sources = "; ".join(f"{role} {_source(prices.get(role))}" for role in ROLES if role in prices)
+    used = [role for role in ROLES if role in prices and (role == "model" or (cost.get(role) or {}).get("calls"))]
+    sources = "; ".join(f"{role} {_source(prices.get(role))}" for role in used)
     total = usd(cost.get("cost_usd"))
     hint = "" if total != "unknown" else " (give a price with --price input=X,output=Y, USD per million tokens)"
     return f"cost {total}{hint}: " + (", ".join(parts) or "no calls") + (f"; prices: {sources}" if sources else "")

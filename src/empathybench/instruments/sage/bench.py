@@ -12,11 +12,18 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext
 from empathybench.instruments.conversation import run_conversation
-from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.protocol import (
+    BenchItem,
+    DemoPreset,
+    Instrument,
+    PreparedBenchmark,
+    ReportSection,
+    RescoreCommand,
+)
 from empathybench.instruments.sage.canned import expected_output_tokens, plausible_answer
 from empathybench.instruments.sage.data import N_PEOPLE, Person, UpstreamProtocol
 from empathybench.instruments.sage.dialogue import PlanSettings, conversation_fields, sage_plan
-from empathybench.instruments.sage.report import report_section, sample_line, sample_text
+from empathybench.instruments.sage.report import report_section, sample_line, sample_text, trajectory_chart
 from empathybench.instruments.sage.score import (
     FAILURE_STATE,
     PUBLISHED_SIMULATOR,
@@ -143,6 +150,10 @@ class Sage(Instrument[SageConfig, Person]):
         run=lambda path: _rescore(path),
         render=lambda result, console: _render(result, console),
     )
+
+    def comparison_section(self, results: Sequence[tuple[str, Mapping[str, Any]]]) -> ReportSection:
+        """The runs' trajectories side by side, each run's mean bold."""
+        return ReportSection(charts=(trajectory_chart(list(results)),))
 
     @staticmethod
     def item_value(fields: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, float | None]:
