@@ -27,6 +27,7 @@ from empathybench.inspect_bridge.task import (
     prepare_instrument,
 )
 from empathybench.inspect_bridge.wire import mark_request_changes
+from empathybench.models.reply_bounds import megabytes
 from empathybench.run.summary import benchmark_result, calls_usage, finish_benchmarks
 from empathybench.rundir.reader import RunData
 from empathybench.schema.files import checked
@@ -79,7 +80,7 @@ def _read(path: Path) -> EvalLog:
         raise UserError(f"{path}: not a readable inspect log ({type(exc).__name__}: {str(exc)[:200]})") from None
     if size > limit:
         raise UserError(
-            f"{path}: an inspect log of {size / 1e6:.3g} MB, more than the {limit / 1e6:.3g} MB read; refused "
+            f"{path}: an inspect log of {megabytes(size)} MB, more than the {megabytes(limit)} MB read; refused "
             f"({MAX_LOG_BYTES_VARIABLE} raises the limit)"
         )
     try:

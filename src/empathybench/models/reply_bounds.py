@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from empathybench.errors import UserError
+from empathybench.formatting import significant
 from empathybench.models.base import TransientBackendError
 
 # A token of text is about 4 bytes of UTF-8; one written as JSON escapes ("\u00e9", "\ud83d\ude00") or made of
@@ -61,7 +62,7 @@ def refused_reply(exc: BaseException) -> ReplyTooLargeError | None:
 
 def megabytes(count: int) -> str:
     """`count` bytes in MB (10^6 bytes), three significant digits."""
-    return f"{count / 1_000_000:.3g}"
+    return significant(count / 1_000_000, 3)
 
 
 def derived_reply_limit(tokens: int) -> int:
