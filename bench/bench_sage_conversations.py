@@ -6,8 +6,8 @@ for every conversation, a run can be no faster than its longest chain: (calls of
 (server latency). The fake server's simulator always answers Change 0, so every person stays at emotion 40 and
 every conversation runs all 10 rounds: 10 model calls and 18 simulator calls, 28 calls in a chain.
 
-Scenarios (`empathybench run --model openai/fake --bench sage --preset paper` in a subprocess, self-simulated: the
-same fake answers both roles, told apart by their prompts):
+Scenarios (`empathybench run --model openai/fake --simulator openai/fake --bench sage --preset paper` in a
+subprocess, both roles on the same fake server, told apart by their prompts):
   cold     empty response cache, latency L, --max-concurrency C >= 100: the engine phase against
            1.25 x 28 x L (issue 30), and the process's wall time;
   killed   the same command on a fresh cache killed with SIGKILL after K requests, then run again: the second
@@ -15,8 +15,8 @@ same fake answers both roles, told apart by their prompts):
            kill: at most one per conversation), and the run completes;
   prefix   from the cold run's recorded calls: the share of each role's prompt tokens that repeat the start of the
            same conversation's previous request of that role (what a provider's prompt cache can serve, counted in
-           128-token blocks from 1,024 tokens, as OpenAI's). The fake server's own cache counts whitespace words,
-           which Chinese text has few of, so its `cached_tokens` is reported but says little here.
+           128-token blocks from 1,024 tokens, as OpenAI's), beside what the fake server's own prompt cache served
+           (`cached_tokens` of its usage, in the same tokens as its prompt_tokens).
 
 Results go to bench/results/sage_conversations.json and .md.
 
@@ -77,6 +77,7 @@ def bench_env(cache_dir: Path, mirror: str | None) -> dict[str, str]:
 def command(base_url: str, out: Path, concurrency: int) -> list[str]:
     return [
         *(sys.executable, "-m", "empathybench", "run", "--model", "openai/fake", "--base-url", base_url),
+        *("--simulator", "openai/fake", "--simulator-base-url", base_url),
         *("--bench", "sage", "--preset", "paper", "--max-concurrency", str(concurrency), "--out", str(out)),
     ]
 

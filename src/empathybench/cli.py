@@ -72,8 +72,8 @@ ConcurrencyOption = Annotated[
     typer.Option(
         "--max-concurrency",
         "-c",
-        help="Most calls in flight, 1-256 (default 16 for HTTP, 1 in process): a ceiling; the limit is halved "
-        "on 429/503/529 answers and grows back by one at a time",
+        help="Most calls in flight per model role, 1-256 (default 16 for HTTP, 1 in process): a ceiling; the limit "
+        "is halved on 429/503/529 answers and grows back by one at a time",
     ),
 ]
 JudgeOption = Annotated[

@@ -296,7 +296,7 @@ def _open_session(
         role: Engine(
             backend,
             cache=cache,
-            max_concurrency=options.max_concurrency if role == "model" else None,
+            max_concurrency=options.max_concurrency,  # a ceiling for each role: each has its own server
             retry=options.retry,
             stats=stats,
             seed=options.seed,
