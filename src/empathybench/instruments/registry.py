@@ -37,6 +37,7 @@ BUILTIN_ENTRY_POINTS = {
     "empathetic": "empathybench.instruments.empathetic:instrument",
     "emobench": "empathybench.instruments.emobench:instrument",
     "eqbench3": "empathybench.instruments.eqbench3:instrument",
+    "tombench": "empathybench.instruments.tombench:instrument",
 }
 
 PLUGIN_ORDER = 1000  # where an instrument without an `order` goes: after the built-ins
