@@ -46,6 +46,7 @@ INSTRUMENTS: dict[str, tuple[dict[str, str], bool]] = {
     "giebench": ({"data_dir": str(GIEBENCH_FIXTURES)}, False),
     "emotionbench": ({}, False),
     "emobench": ({}, False),
+    "tombench": ({"try_times": "3", "language": "both"}, False),  # repeated asks, both languages
     "example": ({}, False),
     "empathetic": ({}, True),
     "eqbench3": ({}, True),

@@ -56,18 +56,18 @@ ATOMS: dict[str, tuple[str, ...]] = {
 }
 CATEGORY_OF: dict[str, str] = {ability: category for category, abilities in ATOMS.items() for ability in abilities}
 
-# The README's 8 tasks, by the data file that holds each (two file names differ from the README's task names:
-# "Scalar Implicature Task" and "Hinting Test"). The other 12 files hold items written for one ability each.
-TASK_FILES: tuple[str, ...] = (
-    "Unexpected Outcome Test",
-    "Scalar Implicature Test",
-    "Persuasion Story Task",
-    "False Belief Task",
-    "Ambiguous Story Task",
-    "Hinting Task Test",
-    "Strange Story Task",
-    "Faux-pas Recognition Test",
-)
+# The README's 8 tasks: the data file that holds each -> the README's name of it (two differ). The other 12 files
+# hold items written for one ability each (their names are the abilities').
+TASKS: dict[str, str] = {
+    "Unexpected Outcome Test": "Unexpected Outcome Test",
+    "Scalar Implicature Test": "Scalar Implicature Task",
+    "Persuasion Story Task": "Persuasion Story Task",
+    "False Belief Task": "False Belief Task",
+    "Ambiguous Story Task": "Ambiguous Story Task",
+    "Hinting Task Test": "Hinting Test",
+    "Strange Story Task": "Strange Story Task",
+    "Faux-pas Recognition Test": "Faux-pas Recognition Test",
+}
 
 # The data's two Desire labels for the README's one "Desires Influence on Emotions and Actions" (Persuasion Story
 # Task: 76 items "...on actions", 24 "...on emotions (beliefs)").

@@ -67,6 +67,11 @@ def condition_name(cot: bool) -> str:
     return "cot" if cot else "direct"
 
 
+PRESET_HELP = {
+    "quick": f"{QUICK_PER_STRATUM} items per task and ability label (74), English, 1 try",
+    "paper": "all 2,860 items in English and Chinese, 5 tries with shuffled options, majority vote",
+    "full": "the paper preset without and with chain of thought",
+}
 PRESETS: dict[str, ToMBenchConfig] = {
     "quick": ToMBenchConfig(language="en", try_times=1, per_stratum=QUICK_PER_STRATUM),
     "paper": ToMBenchConfig(),
@@ -252,27 +257,26 @@ def summarize_records(config: ToMBenchConfig, records: list[dict[str, Any]], *, 
 class ToMBench:
     """ToMBench on the typed protocol: `Instrument[ToMBenchConfig, TomPayload]` (instruments/protocol.py)."""
 
+    # what it is, and where it stands in a run and in the profile (order is part of the run's fingerprint)
     name = "tombench"
-    order = 80  # position in the profile and in a run (part of the run's fingerprint)
     title = "ToMBench: theory of mind in 2,860 stories (8 tasks, 31 ATOMS abilities), en + zh, majority of 5 shuffles"
-    presets: ClassVar[dict[str, str]] = {
-        "quick": f"{QUICK_PER_STRATUM} items per task and ability label (74), English, 1 try",
-        "paper": "all 2,860 items in English and Chinese, 5 tries with shuffled options, majority vote",
-        "full": "the paper preset without and with chain of thought",
-    }
-    options = OPTION_HELP
-    preset_configs: ClassVar[Mapping[str, ToMBenchConfig]] = PRESETS
-    limit_unit = "questions (each asked in every language; try_times calls per language and prompt)"
-    # Not part of a run without --bench (paper: 28,600 calls); the bare demo asks one English item once.
-    in_default_run = False
-    demo = DemoPreset(items=1, options={"try_times": "1", "max_tokens": "16"}, in_bare_demo=True)
-    chart_domain = ACCURACY_DOMAIN
+    order = 80
     profile_position = 8  # after EQ-Bench 3
     profile_title = "ToMBench"
     profile_question = "Does it infer what people in a story believe, know, want, feel and mean?"
-    canned = staticmethod(plausible_answer)
+    # how it is run: presets, options, what --limit counts; not part of a run without --bench (paper: 28,600
+    # calls), while the bare demo asks one English item once
+    presets = PRESET_HELP
+    preset_configs: ClassVar[Mapping[str, ToMBenchConfig]] = PRESETS
+    options = OPTION_HELP
+    limit_unit = "questions (each asked in every language; try_times calls per language and prompt)"
+    in_default_run = False
+    demo = DemoPreset(items=1, options={"try_times": "1", "max_tokens": "16"}, in_bare_demo=True)
+    # what it shows and answers for scripted models
+    chart_domain = ACCURACY_DOMAIN
     report_section = staticmethod(report_section)
     sample_line = staticmethod(sample_line)
+    canned = staticmethod(plausible_answer)
     rescore = None  # upstream publishes no result files to rescore
 
     def configure(self, preset: str, options: Mapping[str, str]) -> ToMBenchConfig:

@@ -49,11 +49,7 @@ def data_keys() -> list[str]:
 
 
 def fetch_pinned(key: str, *, allow_unverified: bool = False) -> FetchedFile:
-    try:
-        entry = pins()[key]
-    except KeyError:
-        raise DataError(f"unknown ToMBench data file {key!r}") from None
-    return fetch_entry(entry, allow_unverified=allow_unverified)
+    return fetch_entry(pins()[key], allow_unverified=allow_unverified)  # our own keys: a KeyError is a bug
 
 
 @dataclass(frozen=True)

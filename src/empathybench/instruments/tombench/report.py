@@ -5,15 +5,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.formatting import interval
-from empathybench.instruments.protocol import (
-    ChartLine,
-    ChartPoint,
-    FactsTable,
-    GroupedBarsChart,
-    ReportSection,
-    StripChart,
-)
-from empathybench.instruments.tombench.atoms import ATOMS, TASK_FILES
+from empathybench.instruments import protocol
+from empathybench.instruments.tombench.atoms import ATOMS, TASKS
 
 ACCURACY_DOMAIN = (0.0, 100.0)  # percent correct
 
@@ -26,18 +19,18 @@ def _ci(entry: Mapping[str, Any] | None) -> str:
     return interval((entry or {}).get("ci95"), 1)
 
 
-def _overall(result: Mapping[str, Any]) -> StripChart:
+def _overall(result: Mapping[str, Any]) -> protocol.StripChart:
     points = []
     for number, (condition, by_language) in enumerate((result.get("conditions") or {}).items()):
         for language, figures in by_language.items():
             entry = figures.get("accuracy") or {}
             low, high = entry.get("ci95") or (None, None)
-            points.append(ChartPoint(f"{language} ({condition})", entry.get("value"), low, high, number))
+            points.append(protocol.ChartPoint(f"{language} ({condition})", entry.get("value"), low, high, number))
     chance = result.get("chance")
-    return StripChart(
+    return protocol.StripChart(
         tuple(points),
         domain=ACCURACY_DOMAIN,
-        references=(ChartLine(float(chance), "chance", "dotted"),) if chance is not None else (),
+        references=(protocol.ChartLine(float(chance), "chance", "dotted"),) if chance is not None else (),
         title="accuracy per language and prompt (majority of the tries)",
         caption="Percent of items whose most common answer is the key, with 95% item-bootstrap intervals; chance: "
         "one uniform guess among each item's 2 or 4 options.",
@@ -45,18 +38,18 @@ def _overall(result: Mapping[str, Any]) -> StripChart:
     )
 
 
-def _by_category(headline: Mapping[str, Any]) -> GroupedBarsChart:
+def _by_category(headline: Mapping[str, Any]) -> protocol.GroupedBarsChart:
     series = tuple(
         (
             language,
             tuple(
-                ChartPoint(category, _value((figures.get("by_category") or {}).get(category)), series=number)
+                protocol.ChartPoint(category, _value((figures.get("by_category") or {}).get(category)), series=number)
                 for category in ATOMS
             ),
         )
         for number, (language, figures) in enumerate(headline.items())
     )
-    return GroupedBarsChart(
+    return protocol.GroupedBarsChart(
         tuple(ATOMS),
         series,
         unit="%",
@@ -78,15 +71,15 @@ def _rows(headline: Mapping[str, Any], group: str, names: Sequence[str]) -> list
     return rows
 
 
-def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> ReportSection:
+def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> protocol.ReportSection:
     conditions = result.get("conditions") or {}
     headline = conditions.get(result.get("headline_condition") or "") or {}
     if not headline:
-        return ReportSection(note=result.get("headline_note") or "no item was answered")
+        return protocol.ReportSection(note=result.get("headline_note") or "no item was answered")
     columns: list[str] = []
     for language in headline:
         columns += [f"{language} %", f"{language} 95% CI"]
-    tasks = [t for t in TASK_FILES if any(t in (f.get("by_task") or {}) for f in headline.values())]
+    tasks = [t for t in TASKS if any(t in (f.get("by_task") or {}) for f in headline.values())]
     tasks += sorted({t for f in headline.values() for t in f.get("by_task") or {}} - set(tasks))
     abilities = [a for category in ATOMS.values() for a in category]
     reading = [
@@ -102,22 +95,22 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
         for language, figures in by_language.items()
     ]
     other = "strict" if result.get("parser") == "upstream" else "upstream"
-    return ReportSection(
+    return protocol.ReportSection(
         charts=(_overall(result), _by_category(headline)),
         tables=(
-            FactsTable(
+            protocol.FactsTable(
                 ("task (data file; the paper's 8 tasks first)", *columns, "items"),
                 tuple(_rows(headline, "by_task", tasks)),
                 digits=1,
                 title="per task",
             ),
-            FactsTable(
+            protocol.FactsTable(
                 ("ability (ATOMS, by category)", *columns, "items"),
                 tuple(_rows(headline, "by_ability", abilities)),
                 digits=1,
                 title="per ability",
             ),
-            FactsTable(
+            protocol.FactsTable(
                 (
                     "language",
                     "prompt",
