@@ -110,3 +110,10 @@ def test_quick_takes_every_stratum_round_robin(mirror: Path) -> None:
     assert {(item.task, item.label.strip()) for item in quick[: len(strata)]} == strata
     assert {a for item in quick for a in item.abilities} == set(CATEGORY_OF)
     assert select_items(items, None) == items
+    chosen = select_items(items, None, ("false-belief-task", "hinting-task-test"))
+    assert {item.task for item in chosen} == {"False Belief Task", "Hinting Task Test"}
+    assert len(chosen) == sum(item.task in ("False Belief Task", "Hinting Task Test") for item in items)
+    demo = select_items(items, QUICK_PER_STRATUM, ("false-belief-task",))
+    assert {item.label.strip() for item in demo[:4]} == {
+        i.label.strip() for i in chosen if i.task == "False Belief Task"
+    }

@@ -135,6 +135,7 @@ def test_chain_of_thought_both_asks_each_item_under_both_prompts(tmp_path: Path,
         ("tombench.language=fr", "tombench.language must be en or zh or both, not 'fr'"),
         ("tombench.cot=maybe", "tombench.cot must be false, true, both, not 'maybe'"),
         ("tombench.parser=lenient", "tombench.parser must be upstream or strict, not 'lenient'"),
+        ("tombench.tasks=false-belief,hinting-task-test", "unknown tombench.tasks false-belief; choose all or from"),
     ],
 )
 def test_a_bad_option_is_one_line_before_any_call(option: str, message: str, tmp_path: Path) -> None:

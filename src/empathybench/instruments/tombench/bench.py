@@ -16,7 +16,7 @@ from empathybench.errors import UserError
 from empathybench.instruments.protocol import BenchItem, DemoPreset, PreparedBenchmark
 from empathybench.instruments.support import MAX_TOKENS_LIMIT, apply_options, bounded, evenly_spread
 from empathybench.instruments.tombench.canned import plausible_answer
-from empathybench.instruments.tombench.data import LANGUAGES, Language, TomItem, load_items
+from empathybench.instruments.tombench.data import LANGUAGES, Language, TomItem, load_items, task_slug, task_slugs
 from empathybench.instruments.tombench.parse import PARSERS, Parser, extract_answer, majority
 from empathybench.instruments.tombench.prompts import Prompts, load_prompts, shuffle_options, try_rng
 from empathybench.instruments.tombench.report import ACCURACY_DOMAIN, report_section, sample_line
@@ -39,6 +39,7 @@ OPTION_HELP = {
     "try_times": f"asks per item, options shuffled each time, majority vote (1-{MAX_TRY_TIMES}; upstream 5)",
     "parser": "upstream (get_results.py: a reply with no letter counts as A) | strict (it counts as wrong)",
     "max_tokens": "answer token cap (default 1024, 4096 with chain of thought; upstream sends none)",
+    "tasks": "all, or task files by name, comma-separated: false-belief-task,faux-pas-recognition-test,...",
 }
 
 
@@ -52,6 +53,7 @@ class ToMBenchConfig:
     parser: str = "upstream"
     max_tokens: int | None = field(default=None, metadata=bounded(1, MAX_TOKENS_LIMIT))
     per_stratum: int | None = None  # items per (task file, ability label), round robin over them; None: every item
+    tasks: tuple[str, ...] = ()  # task file slugs to run (); empty: all 20
 
     @property
     def languages(self) -> tuple[Language, ...]:
@@ -89,6 +91,19 @@ def _cot(config: ToMBenchConfig, value: str) -> ToMBenchConfig:
     return replace(config, cot=conditions)
 
 
+def _tasks(config: ToMBenchConfig, value: str) -> ToMBenchConfig:
+    if value.strip().lower() == "all":
+        return replace(config, tasks=())
+    chosen = tuple(dict.fromkeys(part.strip().lower() for part in value.split(",") if part.strip()))
+    known = task_slugs()
+    unknown = [name for name in chosen if name not in known]
+    if unknown or not chosen:
+        raise UserError(
+            f"unknown tombench.tasks {', '.join(unknown) or repr(value)}; choose all or from {', '.join(known)}"
+        )
+    return replace(config, tasks=chosen)
+
+
 def configure(preset: str, options: Mapping[str, str]) -> ToMBenchConfig:
     """The config a preset and `--option`s give; every mistake is a one-line UserError."""
     if preset not in PRESETS:
@@ -99,13 +114,16 @@ def configure(preset: str, options: Mapping[str, str]) -> ToMBenchConfig:
         benchmark="tombench",
         known=OPTION_HELP,
         choices={"language": ("en", "zh", "both"), "parser": PARSERS},
-        custom={"cot": _cot},
+        custom={"cot": _cot, "tasks": _tasks},
     )
 
 
-def select_items(items: list[TomItem], per_stratum: int | None) -> list[TomItem]:
-    """Every item in file order, or `per_stratum` items evenly spread over each (task, ability label) stratum,
-    taken round robin (the first of every stratum, then the second ...), so that `--limit N` spreads too."""
+def select_items(items: list[TomItem], per_stratum: int | None, tasks: tuple[str, ...] = ()) -> list[TomItem]:
+    """The items of `tasks` (all when empty): every one in file order, or `per_stratum` items evenly spread over
+    each (task, ability label) stratum, taken round robin (the first of every stratum, then the second ...), so that
+    `--limit N` spreads too."""
+    if tasks:
+        items = [item for item in items if task_slug(item.task) in tasks]
     if per_stratum is None:
         return items
     strata: dict[tuple[str, str], list[TomItem]] = {}
@@ -127,7 +145,7 @@ def prepare_items(
     """The run's items (each chosen question in each language), its item code and its summary, from `config`."""
     items, files = load_items(allow_unverified=allow_unverified)
     prompts, prompts_file = load_prompts(allow_unverified=allow_unverified)
-    questions = select_items(items, config.per_stratum)[:limit]
+    questions = select_items(items, config.per_stratum, config.tasks)[:limit]
     bench_items = [
         BenchItem(f"{language}-{question.question_id}", TomPayload(question, language))
         for question in questions
@@ -265,13 +283,16 @@ class ToMBench:
     profile_title = "ToMBench"
     profile_question = "Does it infer what people in a story believe, know, want, feel and mean?"
     # how it is run: presets, options, what --limit counts; not part of a run without --bench (paper: 28,600
-    # calls), while the bare demo asks one English item once
+    # calls), while the bare demo asks one English item once (a False Belief Task item: the classic task, and a
+    # short prompt for the embedded model)
     presets = PRESET_HELP
     preset_configs: ClassVar[Mapping[str, ToMBenchConfig]] = PRESETS
     options = OPTION_HELP
     limit_unit = "questions (each asked in every language; try_times calls per language and prompt)"
     in_default_run = False
-    demo = DemoPreset(items=1, options={"try_times": "1", "max_tokens": "16"}, in_bare_demo=True)
+    demo = DemoPreset(
+        items=1, options={"tasks": "false-belief-task", "try_times": "1", "max_tokens": "16"}, in_bare_demo=True
+    )
     # what it shows and answers for scripted models
     chart_domain = ACCURACY_DOMAIN
     report_section = staticmethod(report_section)

@@ -48,6 +48,16 @@ def data_keys() -> list[str]:
     return sorted(key for key in pins() if key.startswith("tombench/data/") and key.endswith(".jsonl"))
 
 
+def task_slug(task: str) -> str:
+    """A task file's name as an option value and in item ids: "False Belief Task" -> "false-belief-task"."""
+    return re.sub(r"[^a-z0-9]+", "-", task.lower()).strip("-")
+
+
+def task_slugs() -> list[str]:
+    """The 20 task files' slugs, from the pins (no data read)."""
+    return [task_slug(key.removeprefix("tombench/data/").removesuffix(".jsonl")) for key in data_keys()]
+
+
 def fetch_pinned(key: str, *, allow_unverified: bool = False) -> FetchedFile:
     return fetch_entry(pins()[key], allow_unverified=allow_unverified)  # our own keys: a KeyError is a bug
 
@@ -72,7 +82,7 @@ class TomItem:
 
     @property
     def question_id(self) -> str:
-        return f"{re.sub(r'[^a-z0-9]+', '-', self.task.lower()).strip('-')}-{self.number}"
+        return f"{task_slug(self.task)}-{self.number}"
 
     @property
     def categories(self) -> tuple[str, ...]:
