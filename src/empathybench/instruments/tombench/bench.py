@@ -33,15 +33,6 @@ HUMAN_REFERENCE_NOTE = (
     "not give in numbers; chance is shown instead."
 )
 
-OPTION_HELP = {
-    "language": "en | zh | both (reported apart; the headline counts an item's two languages as one item)",
-    "cot": "false | true | both: upstream's prompts without / with chain of thought (both: two conditions)",
-    "try_times": f"asks per item, options shuffled each time, majority vote (1-{MAX_TRY_TIMES}; upstream 5)",
-    "parser": "upstream (get_results.py: a reply with no letter counts as A) | strict (it counts as wrong)",
-    "max_tokens": "answer token cap (default 1024, 4096 with chain of thought; upstream sends none)",
-    "tasks": "all, or task files by name, comma-separated: false-belief-task,faux-pas-recognition-test,...",
-}
-
 
 @pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
 class ToMBenchConfig:
@@ -81,6 +72,14 @@ PRESETS: dict[str, ToMBenchConfig] = {
 }
 
 
+OPTION_HELP = {
+    "language": "en | zh | both (reported apart; the headline counts an item's two languages as one item)",
+    "cot": "false | true | both: upstream's prompts without / with chain of thought (both: two conditions)",
+    "try_times": f"asks per item, options shuffled each time, majority vote (1-{MAX_TRY_TIMES}; upstream 5)",
+    "parser": "upstream (get_results.py: a reply with no letter counts as A) | strict (it counts as wrong)",
+    "max_tokens": "answer token cap (default 1024, 4096 with chain of thought; upstream sends none)",
+    "tasks": "all, or task files by name, comma-separated: false-belief-task,faux-pas-recognition-test,...",
+}
 COT_CHOICES = {"false": (False,), "true": (True,), "both": (False, True)}
 
 
