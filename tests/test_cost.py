@@ -56,6 +56,7 @@ CASES = [
     ("emobench", {"emobench.protocol": "paper2024"}, None, 3),
     ("emobench", {"emobench.protocol": "repo2025"}, None, 3),
     ("eqbench3", {}, "scripted/plausible-2", 2),
+    ("tombench", {"tombench.cot": "both", "tombench.try_times": "2"}, None, 3),
 ]
 
 

@@ -32,7 +32,7 @@ def test_fetched_data_runs_with_no_mirror_and_no_network(
     pins = load(name).data_pins()
     assert pins and set(missing) <= set(pins)
     verified = cli_in_process(["data", "verify", "--bench", name], env)
-    listed = {line.split()[-1]: line.split()[0] for line in verified.stdout.splitlines() if line.strip()}
+    listed = dict(reversed(line.split(maxsplit=1)) for line in verified.stdout.splitlines() if line.strip())
     assert listed == {key: ("missing" if key in missing else "ok") for key in pins}  # every file it can use
 
     del env["EMPATHYBENCH_MIRROR"]

@@ -62,9 +62,9 @@ def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_pa
     summary = _summary(tmp_path / "demo")
     assert summary["preset"] == "demo"
     ran = {name for name, result in summary["benchmarks"].items() if result["status"] != "skipped"}
-    # Every built-in instrument (GIEBench's data is not in the mirror); EmoBench and EQ-Bench 3, which a run without
-    # --bench leaves out, too; EQ-Bench 3 with the model as its own judge, labelled so.
-    assert ran == {"eqbench", "seceu", "emotionbench", "empathetic", "emobench", "eqbench3"}
+    # Every built-in instrument (GIEBench's data is not in the mirror); EmoBench, EQ-Bench 3 and ToMBench, which a run
+    # without --bench leaves out, too; EQ-Bench 3 with the model as its own judge, labelled so.
+    assert ran == {"eqbench", "seceu", "emotionbench", "empathetic", "emobench", "eqbench3", "tombench"}
     assert set(summary["benchmarks"]) == set(demo_selection())
     assert summary["benchmarks"]["eqbench3"]["judge"]["self_judging"] is True
     assert "self-judged" in " ".join(summary["benchmarks"]["eqbench3"]["validity"]["reasons"])

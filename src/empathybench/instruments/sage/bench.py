@@ -130,7 +130,7 @@ class Sage(Instrument[SageConfig, Person]):
     limit_unit = "people (a conversation of up to 10 rounds: 1 model call and 2 simulator calls per round)"
     preset_configs: ClassVar[Mapping[str, SageConfig]] = PRESET_CONFIGS
     chart_domain = (0.0, 100.0)
-    profile_position = 8
+    profile_position = 9  # after EQ-Bench 3 and ToMBench
     profile_title = "SAGE"
     profile_question = "How does a simulated person feel after talking with it?"
     canned = staticmethod(plausible_answer)

@@ -102,7 +102,7 @@ class Spiral(Instrument[SpiralConfig, Opening]):
     limit_unit = "openings (one conversation each, then a chunk-judge call per judged turn and a final-judge call)"
     preset_configs: ClassVar[Mapping[str, SpiralConfig]] = PRESET_CONFIGS
     chart_domain = SCORE_DOMAIN
-    profile_position = 9  # after EQ-Bench 3 and SAGE
+    profile_position = 10  # after SAGE
     profile_title = "Spiral-Bench"
     profile_question = "Over a long conversation with a suggestible person, does it push back or spiral along?"
     canned = staticmethod(canned_answer)
