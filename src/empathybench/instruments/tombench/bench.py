@@ -151,20 +151,30 @@ def prepare_items(
         for language in config.languages
     ]
 
-    async def run_item(item: BenchItem[TomPayload], ctx: ItemContext) -> dict[str, Any]:
-        return await run_tombench_item(config, prompts, item.payload, ctx, seed=seed)
-
-    def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-        return summarize_records(config, records, seed=seed)
-
+    run = TomRun(config, prompts, seed)
     return PreparedBenchmark(
         name="tombench",
         config={**asdict(config), "preset": preset, "questions": [q.question_id for q in questions]},
         items=bench_items,
-        run_item=run_item,
-        summarize=summarize,
+        run_item=run.item,
+        summarize=run.summary,
         data_files=[*files, prompts_file],
     )
+
+
+@dataclass(frozen=True)
+class TomRun:
+    """What a run's items are asked and scored with: its config, the upstream prompts and the run's seed."""
+
+    config: ToMBenchConfig
+    prompts: Prompts
+    seed: int
+
+    async def item(self, item: BenchItem[TomPayload], ctx: ItemContext) -> dict[str, Any]:
+        return await run_tombench_item(self.config, self.prompts, item.payload, ctx, seed=self.seed)
+
+    def summary(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return summarize_records(self.config, records, seed=self.seed)
 
 
 async def run_tombench_item(
