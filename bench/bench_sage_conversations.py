@@ -240,8 +240,8 @@ def main() -> None:
     load_after = list(result["machine"]["load_after"])
     md = f"""# SAGE conversations against the fake server ({result["date"]})
 
-Paper preset (100 people, 10 rounds), the simulator its own role on the same fake server, HTTP client {result["http_client"]},
-`--max-concurrency {args.concurrency}`, server latency
+Paper preset (100 people, 10 rounds), the simulator its own role on the same fake server,
+HTTP client {result["http_client"]}, `--max-concurrency {args.concurrency}`, server latency
 {args.latency} s; {os.cpu_count()} CPUs, load average before {list(load_before)}, after {load_after}.
 
 **Cold:** engine phase {cold_run["engine_elapsed_s"]} s, process wall {cold_run["wall_s"]} s (CPU

@@ -579,34 +579,14 @@ class ItemContext:
     def simulator_identity(self) -> dict[str, Any]:
         return (self._simulator_engine or self._engine).identity
 
-    async def simulator_generate(
-        self,
-        messages: Sequence[Message] | str,
-        sampling: Sampling,
-        *,
-        repetition: int = 0,
-        attempt: int = 0,
-        budget_reasks: int = 0,
-    ) -> Generation:
-        """One call of the simulated person (the role `simulator`; tagged "<instrument>:simulator")."""
-        engine = self._simulator_engine or self._engine
-        return await self._ask(
-            engine, messages, sampling, repetition, attempt, role="simulator", budget_reasks=budget_reasks
-        )
+    async def simulator_generate(self, messages: Sequence[Message] | str, sampling: Sampling, **how: int) -> Generation:
+        """One call of the simulated person (the role `simulator`; tagged "<instrument>:simulator"); `how`: as
+        `generate`'s repetition, attempt and budget_reasks."""
+        return await self._ask(self._simulator_engine or self._engine, messages, sampling, role="simulator", **how)
 
-    async def judge_generate(
-        self,
-        messages: Sequence[Message] | str,
-        sampling: Sampling,
-        *,
-        repetition: int = 0,
-        attempt: int = 0,
-        budget_reasks: int = 0,
-    ) -> Generation:
-        engine = self._judge_engine or self._engine
-        return await self._ask(
-            engine, messages, sampling, repetition, attempt, role="judge", budget_reasks=budget_reasks
-        )
+    async def judge_generate(self, messages: Sequence[Message] | str, sampling: Sampling, **how: int) -> Generation:
+        """One call of the judge (the role `judge`; tagged "<instrument>:judge"); `how`: as `generate`'s."""
+        return await self._ask(self._judge_engine or self._engine, messages, sampling, role="judge", **how)
 
     async def generate(
         self,
@@ -621,7 +601,7 @@ class ItemContext:
         within max_tokens, see Generation.truncated) is asked again with TRUNCATION_BUDGET_FACTOR times the
         budget; 0 (the default) for protocols that never re-ask."""
         return await self._ask(
-            self._engine, messages, sampling, repetition, attempt, role=None, budget_reasks=budget_reasks
+            self._engine, messages, sampling, repetition=repetition, attempt=attempt, budget_reasks=budget_reasks
         )
 
     async def _ask(
@@ -629,10 +609,10 @@ class ItemContext:
         engine: Engine,
         messages: Sequence[Message] | str,
         sampling: Sampling,
-        repetition: int,
-        attempt: int,
         *,
-        role: str | None,
+        repetition: int = 0,
+        attempt: int = 0,
+        role: str | None = None,
         budget_reasks: int = 0,
     ) -> Generation:
         """One call through `engine`, recorded for samples.jsonl (judge calls carry their role); a truncated answer

@@ -116,28 +116,16 @@ def create_backend(
         spec = parse_model_spec(spec)
     args = check_model_args(spec, model_args, args_option)
     check_endpoint(spec, Endpoint(base_url, api_key_env), args_option)
+    # What an HTTP provider's backend takes besides the model's name: its endpoint, arguments and reply limit.
+    http = {"base_url": base_url, "args": args, "args_option": args_option, "api_key_env": api_key_env}
     if spec.provider == "openai":
         from empathybench.models.openai_backend import OpenAIBackend
 
-        return OpenAIBackend(
-            spec.model,
-            base_url=base_url,
-            args=args,
-            args_option=args_option,
-            api_key_env=api_key_env,
-            max_reply_bytes=max_reply_bytes,
-        )
+        return OpenAIBackend(spec.model, **http, max_reply_bytes=max_reply_bytes)
     if spec.provider == "anthropic":
         from empathybench.models.anthropic_backend import AnthropicBackend
 
-        return AnthropicBackend(
-            spec.model,
-            base_url=base_url,
-            args=args,
-            args_option=args_option,
-            api_key_env=api_key_env,
-            max_reply_bytes=max_reply_bytes,
-        )
+        return AnthropicBackend(spec.model, **http, max_reply_bytes=max_reply_bytes)
     if spec.provider == "local":
         from empathybench.models.llamacpp_backend import LlamaCppBackend, locate_embedded_gguf
 
