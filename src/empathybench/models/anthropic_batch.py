@@ -12,7 +12,6 @@ decoder, which stops at the first line it cannot parse); each line becomes a Res
 them with models/batching.sort_results).
 """
 
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -20,7 +19,14 @@ from urllib.parse import urlsplit
 from empathybench.errors import BackendUnavailableError
 from empathybench.models.anthropic_backend import AnthropicBackend, _field, _to_response, engine_error, sdk_failures
 from empathybench.models.base import ChatRequest, RequestRejectedError, TransientBackendError
-from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome, ResultLine
+from empathybench.models.batching import (
+    BatchLimits,
+    BatchStatus,
+    EntryFailure,
+    EntryOutcome,
+    ResultLine,
+    result_object,
+)
 from empathybench.models.reply_bounds import FileLine, ReadCounter, ResultFileBounds, bounded_lines
 from empathybench.redaction import redact
 
@@ -104,14 +110,9 @@ class AnthropicBatchClient:
 def result_line(line: FileLine) -> ResultLine:
     """One line of the results file as a ResultLine: its request and outcome, or its problem."""
     where = f"results line {line.number}"
-    if line.data is None:
-        return ResultLine(where, None, None, line.problem)
-    try:
-        data = json.loads(line.data)
-    except ValueError:
-        return ResultLine(where, None, None, "cut off (the file ends inside it)" if line.unterminated else "not JSON")
-    if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
-        return ResultLine(where, None, None, "not a result line (no custom_id)")
+    data = result_object(where, line)
+    if isinstance(data, ResultLine):
+        return data
     result = data.get("result")
     outcome = _outcome(result)
     if isinstance(outcome, EntryFailure) and outcome.kind == "malformed":

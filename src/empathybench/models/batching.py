@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from empathybench.models.base import ChatRequest, ChatResponse
-from empathybench.models.reply_bounds import ResultFileBounds
+from empathybench.models.reply_bounds import FileLine, ResultFileBounds
 from empathybench.redaction import redact
 
 
@@ -58,6 +58,20 @@ class SortedResults:
 # "claude-3-5-sonnet" (or of its alias "claude-3-5-sonnet-latest").
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})")
 MAX_SHOWN_CHARS = 80
+
+
+def result_object(where: str, line: FileLine) -> dict[str, Any] | ResultLine:
+    """The JSON object of one result-file line that names its request (`custom_id`), or the ResultLine saying what
+    is wrong with the line (unread, cut off, not JSON, no custom_id); both providers' files are read so."""
+    if line.data is None:
+        return ResultLine(where, None, None, line.problem)
+    try:
+        data = json.loads(line.data)
+    except ValueError:
+        return ResultLine(where, None, None, "cut off (the file ends inside it)" if line.unterminated else "not JSON")
+    if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
+        return ResultLine(where, None, None, "not a result line (no custom_id)")
+    return data
 
 
 def same_model(asked: str, answered: str | None) -> bool:

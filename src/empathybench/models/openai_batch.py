@@ -21,7 +21,14 @@ from empathybench.models.base import (
     RequestRejectedError,
     TransientBackendError,
 )
-from empathybench.models.batching import BatchLimits, BatchStatus, EntryFailure, EntryOutcome, ResultLine
+from empathybench.models.batching import (
+    BatchLimits,
+    BatchStatus,
+    EntryFailure,
+    EntryOutcome,
+    ResultLine,
+    result_object,
+)
 from empathybench.models.openai_backend import OpenAIBackend, _to_response, engine_error, sdk_failures
 from empathybench.models.reply_bounds import FileLine, ReadCounter, ResultFileBounds, bounded_lines
 from empathybench.redaction import redact
@@ -142,14 +149,9 @@ class OpenAIBatchClient:
 def result_line(label: str, line: FileLine) -> ResultLine:
     """One line of an output or error file (`label`) as a ResultLine: its request and outcome, or its problem."""
     where = f"{label} line {line.number}"
-    if line.data is None:
-        return ResultLine(where, None, None, line.problem)
-    try:
-        data = json.loads(line.data)
-    except ValueError:
-        return ResultLine(where, None, None, "cut off (the file ends inside it)" if line.unterminated else "not JSON")
-    if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
-        return ResultLine(where, None, None, "not a result line (no custom_id)")
+    data = result_object(where, line)
+    if isinstance(data, ResultLine):
+        return data
     custom_id = data["custom_id"]
     error = data.get("error")
     response = data.get("response")
