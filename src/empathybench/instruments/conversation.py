@@ -287,10 +287,13 @@ async def run_conversation(
     while len(turns) < plan.max_turns:
         hooks: list[StepOutcome] = []
         before = plan.before_model if speaker == "model" else plan.before_simulator
-        for hook in before:
+        step = plan.model_turn if speaker == "model" else plan.simulator_turn
+        # The turn's hooks, then the turn itself: each asked on the transcript so far, each may move the state.
+        for index, current in enumerate((*before, step)):
             transcript = Transcript(tuple(turns), state, {h.name: h for h in hooks})
+            is_turn = index == len(before)
             done = await _run_step(
-                ctx, hook, transcript, repetition=repetition, turn_index=len(turns) + 1, is_turn=False
+                ctx, current, transcript, repetition=repetition, turn_index=len(turns) + 1, is_turn=is_turn
             )
             if isinstance(done, Failure):
                 return ConversationResult(
@@ -299,17 +302,8 @@ async def run_conversation(
             outcome, reading = done
             if reading.state is not None:
                 state = reading.state
-            hooks.append(outcome)
-        step = plan.model_turn if speaker == "model" else plan.simulator_turn
-        transcript = Transcript(tuple(turns), state, {h.name: h for h in hooks})
-        done = await _run_step(ctx, step, transcript, repetition=repetition, turn_index=len(turns) + 1, is_turn=True)
-        if isinstance(done, Failure):
-            return ConversationResult(
-                tuple(turns), state, False, done.reason, done, tuple(hooks), record_state=plan.record_state
-            )
-        outcome, reading = done
-        if reading.state is not None:
-            state = reading.state
+            if not is_turn:
+                hooks.append(outcome)
         turns.append(Turn(speaker, str(reading.text), state, call=outcome, hooks=tuple(hooks)))
         reason = _stop_reason(plan, Transcript(tuple(turns), state))
         if reason:
