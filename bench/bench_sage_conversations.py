@@ -36,10 +36,15 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_engine import bench_env  # a sibling script, not a package: the CLI's environment with a fresh cache
 from empathybench import __version__
 from empathybench.testing.fake_openai import FakeOpenAIServer, count_text_tokens
 
@@ -47,7 +52,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 LIMIT_FACTOR = 1.25  # issue 30: within 1.25 x the longest chain x latency
 CHAIN_CALLS = 28  # 10 model replies + 9 analyses + 9 lines of the person
-BENCH_API_KEY = "sk-bench-not-a-secret"
 # A prompt cache as OpenAI's: prompts of at least 1,024 tokens, in 128-token blocks.
 CACHE_MIN_TOKENS, CACHE_BLOCK_TOKENS = 1024, 128
 _PIECE = re.compile(r"'(?:s|t|re|ve|m|ll|d)| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
@@ -63,15 +67,6 @@ def answer(request: dict[str, Any]) -> str:
     if "Response:" in last:
         return "Thinking:\n[继续说]\nResponse:\n嗯，其实还有点别的事。"
     return "Content:\n[安慰]\nTargetCompletion:\n[部分]\nActivity:\n[还行]\nAnalyse:\n[一般]\nChange:\n0"
-
-
-def bench_env(cache_dir: Path, mirror: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EMPATHYBENCH_"))}
-    env["EMPATHYBENCH_CACHE_DIR"] = str(cache_dir)
-    env["OPENAI_API_KEY"] = BENCH_API_KEY
-    if mirror:
-        env["EMPATHYBENCH_MIRROR"] = mirror
-    return env
 
 
 def command(base_url: str, out: Path, concurrency: int) -> list[str]:
@@ -131,7 +126,10 @@ def prefix_shares(run_dir: Path) -> dict[str, Any]:
     }
 
 
-def cold(latency: float, concurrency: int, mirror: str | None) -> dict[str, Any]:
+@contextmanager
+def fresh_server(latency: float, mirror: str | None) -> Iterator[tuple[Path, dict[str, str], FakeOpenAIServer]]:
+    """A scratch directory, the fake server at `latency`, and the CLI's environment with a cache that holds the
+    data but no reply (so a run's calls all reach the server); the server's counters start at zero."""
     with (
         tempfile.TemporaryDirectory(prefix="eb-sage-") as scratch,
         FakeOpenAIServer(latency_s=latency, answer=answer, models=("fake",)) as server,
@@ -140,6 +138,11 @@ def cold(latency: float, concurrency: int, mirror: str | None) -> dict[str, Any]
         env = bench_env(root / "cache", mirror)
         prefetch(env, server.base_url, root)
         server.reset_counters()
+        yield root, env, server
+
+
+def cold(latency: float, concurrency: int, mirror: str | None) -> dict[str, Any]:
+    with fresh_server(latency, mirror) as (root, env, server):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(
@@ -172,14 +175,7 @@ def cold(latency: float, concurrency: int, mirror: str | None) -> dict[str, Any]
 
 
 def killed(latency: float, concurrency: int, kill_after: int, mirror: str | None) -> dict[str, Any]:
-    with (
-        tempfile.TemporaryDirectory(prefix="eb-sage-") as scratch,
-        FakeOpenAIServer(latency_s=latency, answer=answer, models=("fake",)) as server,
-    ):
-        root = Path(scratch)
-        env = bench_env(root / "cache", mirror)
-        prefetch(env, server.base_url, root)
-        server.reset_counters()
+    with fresh_server(latency, mirror) as (root, env, server):
         run = command(server.base_url, root / "run", concurrency)
         process = subprocess.Popen(run, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while server.requests_total < kill_after and process.poll() is None:
