@@ -20,7 +20,7 @@ from empathybench.engine.engine import Engine, RetryPolicy
 from empathybench.errors import UserError
 from empathybench.inspect_bridge.backend import InspectBackend
 from empathybench.inspect_bridge.wire import changes_text, item_changes, mark_request_changes
-from empathybench.instruments.protocol import Instrument, PreparedBenchmark
+from empathybench.instruments.protocol import Instrument, PreparedBenchmark, scalar_value
 from empathybench.instruments.registry import load
 from empathybench.run.items import run_item_record
 from empathybench.run.options import DEMO_PRESET, MAX_SEED
@@ -249,20 +249,12 @@ def _show_last_exchange(state: TaskState, calls: Sequence[Mapping[str, Any]], en
     state.output = ModelOutput.from_content(model=str(engine.identity.get("model", "")), content=last["reply"])
 
 
-def _scalar(value: Any) -> float | bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float) and math.isfinite(value):
-        return float(value)
-    return None
-
-
 def item_values(
     fields: Mapping[str, Any], item_value: Any, config: Mapping[str, Any] | None = None
 ) -> dict[str, float | bool | None]:
     """The item's own value(s) for its Score: the instrument's `item_value(fields, config)` (None when the item has
     no value, e.g. its reply did not parse), as scalars inspect can average."""
-    return {str(key): _scalar(value) for key, value in dict(item_value(fields, config or {})).items()}
+    return {str(key): scalar_value(value) for key, value in dict(item_value(fields, config or {})).items()}
 
 
 def item_explanation(fields: Mapping[str, Any]) -> str:
@@ -364,7 +356,7 @@ def metric_values(summary: Mapping[str, Any]) -> dict[str, float | None]:
 
 
 def _finite(value: Any) -> float | None:
-    scalar = _scalar(value)
+    scalar = scalar_value(value)
     return None if isinstance(scalar, bool) else scalar
 
 

@@ -373,7 +373,8 @@ VALUE_FIELDS = ("score", "correct", "distance")
 PLUGIN_ORDER = 1000
 
 
-def _scalar(value: Any) -> "float | bool | None":
+def scalar_value(value: Any) -> "float | bool | None":
+    """A value as a figure another harness can average: a bool, a finite float, else None."""
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float) and math.isfinite(value):
@@ -494,5 +495,5 @@ class Instrument(Generic[C, P]):
         the first of score / correct / distance the record has, else whether it parsed."""
         for key in VALUE_FIELDS:
             if key in fields:
-                return {key: _scalar(fields[key])}
+                return {key: scalar_value(fields[key])}
         return {"parsed": not fields.get("parse_error")}

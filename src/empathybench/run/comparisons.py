@@ -40,9 +40,9 @@ from empathybench.formatting import number
 from empathybench.instruments.protocol import ComparisonJudging, ComparisonOutput, PreparedComparison, RunComparison
 from empathybench.models.prices import price_table
 from empathybench.paths import cache_dir
-from empathybench.run.cost import CostMeter, DryRunBackend, RoleTally, RunPrices, budget_stop
+from empathybench.run.cost import CostMeter, DryRunBackend, RoleTally, RunPrices, budget_stop, no_price_line
 from empathybench.run.options import check_cost_and_batch
-from empathybench.run.plan import RolePlan, no_price_line
+from empathybench.run.plan import RolePlan
 
 JUDGEMENTS_FORMAT = 1
 
@@ -125,7 +125,7 @@ def judge_prices(settings: JudgeSettings) -> RunPrices:
 
 
 def _no_price(settings: JudgeSettings) -> str:
-    return no_price_line(settings.judge)
+    return no_price_line(settings.judge.role, settings.judge.spec)
 
 
 def check_settings(settings: JudgeSettings) -> RunPrices:

@@ -105,15 +105,14 @@ class RunPrices:
 
     def unknown(self) -> list[str]:
         """One line per model without a price, saying how to give one."""
-        lines = []
-        for role, spec in self.specs.items():
-            if self.prices[role] is not None:
-                continue
-            if role == "model":
-                lines.append(f"no price known for {spec}: give one with {PRICE_HELP}")
-            else:
-                lines.append(f"no price known for the {role} {spec}: give one with --{role}-price input=X,output=Y")
-        return lines
+        return [no_price_line(role, spec) for role, spec in self.specs.items() if self.prices[role] is None]
+
+
+def no_price_line(role: str, spec: ModelSpec) -> str:
+    """What to do about a role's model without a price, in one line."""
+    if role == "model":
+        return f"no price known for {spec}: give one with {PRICE_HELP}"
+    return f"no price known for the {role} {spec}: give one with --{role}-price input=X,output=Y"
 
 
 def run_prices(plan: Any) -> RunPrices:

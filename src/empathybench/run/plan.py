@@ -17,7 +17,7 @@ from empathybench.errors import UserError
 from empathybench.instruments.protocol import Instrument, PreparedBenchmark
 from empathybench.instruments.registry import all_benchmarks
 from empathybench.models.base import Backend, Canned
-from empathybench.models.prices import PRICE_HELP, Price, parse_price_option, price_for
+from empathybench.models.prices import Price, parse_price_option, price_for
 from empathybench.models.registry import (
     Endpoint,
     ModelSpec,
@@ -28,6 +28,7 @@ from empathybench.models.registry import (
 )
 from empathybench.models.reply_bounds import reply_limit_override
 from empathybench.paths import cache_dir, check_writable_dir
+from empathybench.run.cost import no_price_line
 from empathybench.run.options import (
     BATCH_FALLBACKS,
     DEMO_PRESET,
@@ -100,13 +101,6 @@ class RolePlan:
         if self.endpoint.api_key_env:
             identity["api_key_env"] = self.endpoint.api_key_env
         return identity
-
-    def record(self) -> dict[str, Any]:
-        """The role as run.json states what was asked for (never a key; the URL without its credentials)."""
-        recorded: dict[str, Any] = {"spec": str(self.spec), **self.dry_identity()}
-        if self.args:
-            recorded["args"] = list(self.args)
-        return recorded
 
 
 def plan_role(
@@ -181,9 +175,6 @@ class RunPlan:
     def model(self) -> RolePlan:
         return self.roles["model"]
 
-    def role(self, name: str) -> RolePlan | None:
-        return self.roles.get(name)
-
     def canned(self) -> dict[str, Canned]:
         """What a scripted model answers each instrument (dispatched on the request's tag)."""
         return {p.name: p.instrument.canned for p in self.instruments if p.instrument.canned is not None}
@@ -213,7 +204,7 @@ def plan_run(options: RunOptions, repeats: int = 1) -> RunPlan:
     )
     _check_writable_places(options)
     if options.max_cost is not None:
-        unknown = [no_price_line(role) for role in roles.values() if role.price is None]
+        unknown = [no_price_line(role.role, role.spec) for role in roles.values() if role.price is None]
         if unknown:
             raise UserError(f"--max-cost needs prices: {'; '.join(unknown)}")
     return RunPlan(options, roles, instruments, self_played)
@@ -322,10 +313,3 @@ def _check_writable_places(options: RunOptions) -> None:
             check_writable_dir(cache_dir(), "the cache directory")
         except UserError as exc:
             raise UserError(f"{exc}; set EMPATHYBENCH_CACHE_DIR to a writable directory or pass --no-cache") from None
-
-
-def no_price_line(role: RolePlan) -> str:
-    """What to do about a role without a price, in one line."""
-    if role.role == "model":
-        return f"no price known for {role.spec}: give one with {PRICE_HELP}"
-    return f"no price known for the {role.role} {role.spec}: give one with {role.flags.price} input=X,output=Y"
