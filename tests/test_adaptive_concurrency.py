@@ -126,6 +126,25 @@ def test_start_opens_towards_the_ceiling_while_calls_wait() -> None:
     assert peak == 12  # all twelve overlapped: the start does not cost a round of latency here
 
 
+def test_start_opens_a_quarter_more_each_step_so_a_high_ceiling_is_reached_in_a_few_steps() -> None:
+    async def scenario() -> list[int]:
+        limits: list[int] = []
+        limit = AdaptiveLimit(100, initial=4, ramp_step_s=0.001, on_change=limits.append)
+
+        async def call() -> None:
+            token = await limit.acquire()
+            await asyncio.sleep(0.2)
+            limit.release(token, "ok")
+
+        await asyncio.gather(*(call() for _ in range(100)))
+        return limits
+
+    limits = asyncio.run(scenario())
+    assert limits[-1] == 100
+    assert len(limits) <= 17  # 5, 6, 7, 8, 10, ..., 78, 97, 100; one slot a step would take 96
+    assert all(b - a <= max(1, a // 4) for a, b in zip([4, *limits], limits, strict=False))
+
+
 def test_engine_adapts_to_a_server_with_capacity(tmp_path: Path) -> None:
     prompts = [prompt(i) for i in range(60)]
     with FakeOpenAIServer(latency_s=0.15, capacity=4, retry_after="0") as server:

@@ -11,8 +11,10 @@ import socket
 import socketserver
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
@@ -20,8 +22,15 @@ import trustme
 from empathybench.errors import ModelConfigError
 from empathybench.models.anthropic_backend import AnthropicBackend
 from empathybench.models.base import ChatRequest, Message, Sampling, TransientBackendError
-from empathybench.models.http_clients import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
+from empathybench.models.http_clients import (
+    CONNECTIONS_PER_CLIENT,
+    HTTP_CLIENT_VARIABLE,
+    HTTP_CLIENTS,
+    SdkClients,
+)
 from empathybench.models.openai_backend import OpenAIBackend
+from empathybench.testing.fake_anthropic import FakeAnthropicServer
+from empathybench.testing.fake_openai import FakeOpenAIServer
 
 SAMPLING = Sampling(temperature=0.0, max_tokens=20, seed=3)
 KEY = "sk-test-http-clients-5c0e"
@@ -215,3 +224,66 @@ def test_no_module_opens_sockets_itself() -> None:
         if pattern.search(line)
     ]
     assert not found, found
+
+
+def test_calls_are_lent_the_least_busy_client_and_a_new_one_past_the_per_client_bound() -> None:
+    made: list[object] = []
+    clients = SdkClients(lambda: made.append(object()) or made[-1])
+    with contextlib.ExitStack() as held:
+        lent = [held.enter_context(clients.lease()) for _ in range(2 * CONNECTIONS_PER_CLIENT + 1)]
+        assert len(made) == 3
+        assert [lent.count(client) for client in made] == [CONNECTIONS_PER_CLIENT, CONNECTIONS_PER_CLIENT, 1]
+    with clients.lease() as again:  # all given back: the first client again, nothing new made
+        assert again is made[0] and len(made) == 3
+    assert clients.first() is made[0]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_many_calls_at_once_each_get_their_own_answer(
+    http_client: str, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More calls at once than one client is lent: all of them in flight together, each answered with its own
+    reply (never another call's), and the system's authorities loaded at most once for all the clients."""
+    import httpcore2
+
+    loaded: list[int] = []
+    default_context = httpcore2.default_ssl_context
+
+    def counted(**kwargs: Any) -> ssl.SSLContext:
+        loaded.append(1)
+        return default_context(**kwargs)
+
+    monkeypatch.setattr(httpcore2, "default_ssl_context", counted)
+    calls = 2 * CONNECTIONS_PER_CLIENT + 8
+    lock, in_flight, peak = threading.Lock(), [0], [0]
+
+    def answer(request: dict[str, Any]) -> str:
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.3)
+        with lock:
+            in_flight[0] -= 1
+        content = request["messages"][-1]["content"]
+        return f"echo {content if isinstance(content, str) else content[0]['text']}"
+
+    server = FakeOpenAIServer(answer=answer) if provider == "openai" else FakeAnthropicServer(answer=answer)
+
+    async def run(backend: OpenAIBackend | AnthropicBackend) -> list[str]:
+        try:
+            requests = [ChatRequest((Message("user", f"call {i}"),), SAMPLING) for i in range(calls)]
+            return [r.text for r in await asyncio.gather(*(backend.complete(q) for q in requests))]
+        finally:
+            await backend.aclose()
+
+    with server:
+        backend: OpenAIBackend | AnthropicBackend = (
+            OpenAIBackend("fake", base_url=server.base_url, api_key=KEY)
+            if provider == "openai"
+            else AnthropicBackend("claude-fake", base_url=server.base_url, api_key=KEY)
+        )
+        texts = asyncio.run(run(backend))
+    assert texts == [f"echo call {i}" for i in range(calls)]
+    assert peak[0] == calls
+    if http_client == "httpx":
+        assert len(loaded) <= 1

@@ -176,11 +176,13 @@ TRUNCATION_MAX_TOKENS = 131_072
 # HTTP statuses that say "too much at once" rather than "this request is broken": rate limited, unavailable,
 # Anthropic's overloaded. Other 5xx are retried without touching the limit.
 OVERLOAD_STATUSES = frozenset({429, 503, 529})
-# The adaptive limit starts this low (or at the ceiling, if lower) and opens one slot per RAMP_STEP_S while
-# calls wait for one, until the ceiling or the first overload: a rate limiter answers 429 at once, so a server
-# that takes 8 at a time refuses a handful of requests instead of a whole burst of --max-concurrency of them.
+# The adaptive limit starts this low (or at the ceiling, if lower) and opens a quarter more slots (at least one)
+# per RAMP_STEP_S while calls wait for one, until the ceiling or the first overload: a rate limiter answers 429 at
+# once, so a server that takes 8 at a time refuses a handful of requests instead of a whole burst of
+# --max-concurrency of them.
 INITIAL_CONCURRENCY = 4
 RAMP_STEP_S = 0.01
+RAMP_GROWTH_DIVISOR = 4
 # run.json keeps the first and the last changes of the limit; a long run's sawtooth in between is counted.
 COURSE_HEAD = 200
 COURSE_TAIL = 100
@@ -198,8 +200,9 @@ def is_overload(failure: TransientBackendError) -> bool:
 class AdaptiveLimit:
     """An asyncio limit on calls in flight that adapts to the server (additive increase, multiplicative decrease).
 
-    - start: `initial` slots, opened one per `ramp_step_s` while calls wait, up to `ceiling`, until the first
-      overload ends this ramp for good;
+    - start: `initial` slots, and while calls wait a quarter more (at least one) every `ramp_step_s`, up to
+      `ceiling`, until the first overload ends this ramp for good (4 to 100 in 17 steps: the first round of a run
+      with 100 calls at a time is not held back by a second of ramp);
     - overload (429/503/529) of a call sent since the last decrease: the limit is halved (rounded up, not below
       1); overloads of calls sent before it are the same congestion and change nothing more;
     - after as many successes as the limit while it was the binding constraint: one more slot, up to `ceiling`.
@@ -302,7 +305,7 @@ class AdaptiveLimit:
         self._ramp_timer = None
         if not self.ramping:
             return
-        self._set(self.limit + 1, "ramp")
+        self._set(self.limit + max(1, self.limit // RAMP_GROWTH_DIVISOR), "ramp")
         if self.limit >= self.ceiling:
             self.ramping = False
         self._grant()

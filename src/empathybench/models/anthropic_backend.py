@@ -31,7 +31,7 @@ from empathybench.models.capabilities import (
     resolve_capabilities,
     token_budget,
 )
-from empathybench.models.http_clients import check_api_key, connection_failure
+from empathybench.models.http_clients import SdkClients, check_api_key, connection_failure, sdk_http_client
 from empathybench.models.prompt_cache import mark_anthropic_prefix
 from empathybench.models.reply_bounds import (
     refused_reply,
@@ -157,37 +157,36 @@ class AnthropicBackend(Backend):
             if self._sampling_as_arguments
             else SAMPLING_API_VERSION
         )
-        self._client: Any = None  # made at the first call
+        self._clients = SdkClients(self._new_client)  # made at the first call
         self._timeout_s = REQUEST_TIMEOUT_S
 
     def set_request_timeout(self, seconds: float) -> None:
         """The SDK's timeout, set by the engine to its whole-request bound (`--timeout`) before the first call: it
         also bounds the calls the engine does not time itself (the batch API's uploads, polls and downloads)."""
         self._timeout_s = seconds
-        if self._client is not None:
-            self._client = self._client.with_options(timeout=seconds)
+        self._clients.update(lambda client: client.with_options(timeout=seconds))
 
     def _get_client(self) -> Any:
-        if self._client is None:
-            from empathybench.models.http_clients import sdk_http_client
+        """The SDK client of the batch API (the first of the chat calls' clients)."""
+        return self._clients.first()
 
-            anthropic = self._anthropic
-            headers: dict[str, str] = {}
-            if not self._sampling_as_arguments:
-                # x-api-key as well as the SDK's Authorization: Bearer, as API version 2023-06-01 clients send it
-                # (the API reads x-api-key when both are present; proxies built for that version read only it).
-                headers = {"anthropic-version": SAMPLING_API_VERSION, "X-Api-Key": self._api_key}
-            # One pooled client for the whole run; the engine owns retries, so the SDK must not retry.
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self._request_url,
-                default_headers=headers or None,
-                default_query=self._default_query or None,
-                max_retries=0,
-                timeout=self._timeout_s,
-                http_client=sdk_http_client(anthropic),
-            )
-        return self._client
+    def _new_client(self) -> Any:
+        anthropic = self._anthropic
+        headers: dict[str, str] = {}
+        if not self._sampling_as_arguments:
+            # x-api-key as well as the SDK's Authorization: Bearer, as API version 2023-06-01 clients send it
+            # (the API reads x-api-key when both are present; proxies built for that version read only it).
+            headers = {"anthropic-version": SAMPLING_API_VERSION, "X-Api-Key": self._api_key}
+        # The engine owns retries, so the SDK must not retry.
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self._request_url,
+            default_headers=headers or None,
+            default_query=self._default_query or None,
+            max_retries=0,
+            timeout=self._timeout_s,
+            http_client=sdk_http_client(anthropic),
+        )
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -252,7 +251,10 @@ class AnthropicBackend(Backend):
         return "Anthropic" if self.base_url == ANTHROPIC_DEFAULT_BASE_URL else self.base_url
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        client = self._get_client()
+        with self._clients.lease() as client:
+            return await self._complete(client, request)
+
+    async def _complete(self, client: Any, request: ChatRequest) -> ChatResponse:
         anthropic = self._anthropic
         try:
             with reply_limit_scope(self.reply_limit(request)):
@@ -265,9 +267,7 @@ class AnthropicBackend(Backend):
         return _to_response(message)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._clients.aclose()
 
 
 def _error_message(exc: Any) -> str:

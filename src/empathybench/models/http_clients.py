@@ -11,11 +11,15 @@ Either client is the SDK's own class with one thing added (`_BoundedReplies`): a
 here first, as the client decodes it, and refused past the limit of the call being made (models/reply_bounds.py),
 so a runaway reply or a compression bomb never reaches the SDK's parser, the cache or the memory whole. Streamed
 replies (batch result files) are handed over unread: their reader bounds each line (reply_bounds.bounded_lines).
+
+A backend's chat calls go through `SdkClients`: SDK clients of at most about CONNECTIONS_PER_CLIENT calls in flight
+each, all sharing one TLS context.
 """
 
 import contextlib
+import functools
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from empathybench.errors import ModelConfigError
@@ -38,7 +42,7 @@ def sdk_http_client(sdk: Any) -> Any:
     """The `http_client` for an SDK client (the `openai` or `anthropic` module): the SDK's own default client of the
     chosen kind, with its replies bounded."""
     if http_client_name() == "httpx":
-        return _bounded(sdk.DefaultAsyncHttpxClient)()
+        return _bounded(sdk.DefaultAsyncHttpxClient)(verify=_tls_context(*_tls_variables()))
     try:
         import aiohttp  # noqa: F401  # the SDKs' aiohttp client needs it installed
     except ImportError:
@@ -46,6 +50,67 @@ def sdk_http_client(sdk: Any) -> Any:
             f"{HTTP_CLIENT_VARIABLE}=aiohttp needs the aiohttp extra: pip install 'empathybench[aiohttp]'"
         ) from None
     return _bounded(sdk.DefaultAioHttpClient)()
+
+
+def _tls_variables() -> tuple[str | None, str | None]:
+    return os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+
+
+@functools.cache
+def _tls_context(cert_file: str | None, cert_dir: str | None) -> Any:
+    """The TLS context every httpx client of the process shares, made as each would make its own (the system's
+    authorities, or SSL_CERT_FILE / SSL_CERT_DIR, which key the cache): loading the authorities costs tens of ms of
+    CPU, once per client otherwise."""
+    import httpx2  # the SDKs' HTTP library, loaded with them
+
+    return httpx2.create_ssl_context(trust_env=True)
+
+
+# httpcore's connection pool looks at each of its connections on every request and every release (an idle one is
+# asked whether its socket is readable), so a client holding 100 connections spends O(100) per call: a quarter of the
+# CPU of a SAGE run's 2,800 calls (bench/results/sage_conversations.md). Calls are spread over clients of this many.
+CONNECTIONS_PER_CLIENT = 16
+
+
+class SdkClients:
+    """The SDK clients of one backend, each made by `make` when needed. `first()` is the client for calls that want
+    one (the batch API); `lease()` lends a chat call the client with the fewest calls in flight, and makes another
+    when every one has CONNECTIONS_PER_CLIENT (so a run of up to 16 calls at a time has one client, as before)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._clients: list[Any] = []
+        self._in_flight: list[int] = []
+
+    def first(self) -> Any:
+        if not self._clients:
+            self._add()
+        return self._clients[0]
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[Any]:
+        index = min(range(len(self._clients)), key=self._in_flight.__getitem__, default=None)
+        if index is None or self._in_flight[index] >= CONNECTIONS_PER_CLIENT:
+            index = self._add()
+        self._in_flight[index] += 1
+        try:
+            yield self._clients[index]
+        finally:
+            self._in_flight[index] -= 1
+
+    def update(self, change: Callable[[Any], Any]) -> None:
+        """Each client made so far replaced by `change(client)` (the SDKs' `with_options`)."""
+        self._clients = [change(client) for client in self._clients]
+
+    async def aclose(self) -> None:
+        clients, self._clients, self._in_flight = self._clients, [], []
+        for client in clients:
+            await client.close()
+
+    def _add(self) -> int:
+        self._clients.append(self._make())
+        self._in_flight.append(0)
+        return len(self._clients) - 1
 
 
 # A redirect's body is read only to be thrown away: a few KB say "moved" in any language.

@@ -22,7 +22,7 @@ from empathybench.models.capabilities import (
     split_think_tags,
     token_budget,
 )
-from empathybench.models.http_clients import check_api_key, connection_failure
+from empathybench.models.http_clients import SdkClients, check_api_key, connection_failure, sdk_http_client
 from empathybench.models.reply_bounds import (
     refused_reply,
     reply_limit,
@@ -124,7 +124,8 @@ class OpenAIBackend(Backend):
                 )
             key = "no-key"  # local servers (vLLM, llama.cpp, Ollama) ignore it, but the SDK wants one
         self._api_key = key
-        self._client: Any = None  # made at the first call: a fully cached run never imports the SDK
+        # Made at the first call: a fully cached run never imports the SDK.
+        self._clients = SdkClients(self._new_client)
         self._timeout_s = REQUEST_TIMEOUT_S
 
     def set_request_timeout(self, seconds: float) -> None:
@@ -132,23 +133,22 @@ class OpenAIBackend(Backend):
         self._timeout_s = seconds
 
     def _get_client(self) -> Any:
-        """The one SDK client of the run (live calls and the batch API), made at the first call."""
-        if self._client is None:
-            import openai
+        """The SDK client of the batch API (the first of the chat calls' clients)."""
+        return self._clients.first()
 
-            from empathybench.models.http_clients import sdk_http_client
+    def _new_client(self) -> Any:
+        import openai
 
-            self._openai = openai
-            # The engine owns retries: the SDK must not. The HTTP client is the SDK's own (models/http_clients.py).
-            self._client = openai.AsyncOpenAI(
-                base_url=self._request_url,
-                api_key=self._api_key,
-                default_query=self._default_query or None,
-                max_retries=0,
-                timeout=self._timeout_s,
-                http_client=sdk_http_client(openai),
-            )
-        return self._client
+        self._openai = openai
+        # The engine owns retries: the SDK must not. The HTTP client is the SDK's own (models/http_clients.py).
+        return openai.AsyncOpenAI(
+            base_url=self._request_url,
+            api_key=self._api_key,
+            default_query=self._default_query or None,
+            max_retries=0,
+            timeout=self._timeout_s,
+            http_client=sdk_http_client(openai),
+        )
 
     def identity(self) -> dict[str, Any]:
         identity = {"provider": self.provider, "model": self.model, "base_url": self.base_url}
@@ -206,7 +206,10 @@ class OpenAIBackend(Backend):
         return body
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        client = self._get_client()
+        with self._clients.lease() as client:
+            return await self._complete(client, request)
+
+    async def _complete(self, client: Any, request: ChatRequest) -> ChatResponse:
         openai = self._openai
         try:
             with reply_limit_scope(self.reply_limit(request)):
@@ -219,9 +222,7 @@ class OpenAIBackend(Backend):
         return _to_response(completion)
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
+        await self._clients.aclose()
 
 
 async def _sdk_post(client: Any, body: dict[str, Any]) -> Any:
