@@ -69,11 +69,18 @@ def first_run() -> dict[str, Any]:
             "progress_lines": progress_lines,
             "last_stdout_line": completed.stdout.strip().splitlines()[-1],
             # the demo's account above it: one line per instrument, what the model did
-            "demo_lines": completed.stdout.strip().splitlines()[-1 - len(summary["benchmarks"]) : -1],
+            "demo_lines": demo_account(completed.stdout),
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in load_after],
         }
+
+
+def demo_account(stdout: str) -> list[str]:
+    """The lines between "run directory: ..." and the last one (the demo's next step)."""
+    lines = stdout.strip().splitlines()
+    start = max((i for i, line in enumerate(lines) if line.startswith("run directory:")), default=-1)
+    return lines[start + 1 : -1]
 
 
 def write_markdown(result: dict[str, Any], when: str) -> str:

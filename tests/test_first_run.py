@@ -22,7 +22,7 @@ from empathybench.engine.progress import RunProgress
 from empathybench.report.compare import RunData, paired_difference, unique_labels
 from empathybench.report.profile import title_of
 from empathybench.report.terminal import print_summary
-from empathybench.run.options import default_preset, demo_selection
+from empathybench.run.options import default_preset, demo_selection, left_out_of_demo
 from empathybench.schema.files import checked_in
 
 
@@ -62,12 +62,16 @@ def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_pa
     summary = _summary(tmp_path / "demo")
     assert summary["preset"] == "demo"
     ran = {name for name, result in summary["benchmarks"].items() if result["status"] != "skipped"}
-    # Every built-in instrument (GIEBench's data is not in the mirror); EmoBench, EQ-Bench 3 and ToMBench, which a run
-    # without --bench leaves out, too; EQ-Bench 3 with the model as its own judge, labelled so.
-    assert ran == {"eqbench", "seceu", "emotionbench", "empathetic", "emobench", "eqbench3", "tombench"}
+    # Every built-in instrument (GIEBench's data is not in the mirror) but Spiral-Bench, which says why; EmoBench,
+    # EQ-Bench 3, ToMBench and SAGE, which a run without --bench leaves out, too; EQ-Bench 3 with the model as its
+    # own judge and SAGE with the model as its own simulated person, labelled so.
+    assert ran == {"eqbench", "seceu", "emotionbench", "empathetic", "emobench", "eqbench3", "tombench", "sage"}
     assert set(summary["benchmarks"]) == set(demo_selection())
     assert summary["benchmarks"]["eqbench3"]["judge"]["self_judging"] is True
     assert "self-judged" in " ".join(summary["benchmarks"]["eqbench3"]["validity"]["reasons"])
+    assert summary["benchmarks"]["sage"]["validity"]["status"] == "self-simulated"
+    left_out = left_out_of_demo()
+    assert [name for name, _ in left_out] == ["spiral"]
     # the quick presets without --bench, plus EmoBench's and EQ-Bench 3's own quick presets
     _run(tmp_path / "quick-more", "scripted/echo", "--preset", "quick", "--bench", "emobench")
     demo_calls = _calls(tmp_path / "demo")
@@ -76,9 +80,14 @@ def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_pa
     assert demo_calls <= 30
     lines = demo.stdout.strip().splitlines()
     assert lines[-1].startswith("Demo done:") and "--preset paper" in lines[-1]  # what it showed, what next
-    # one line per instrument above it: what the model did
-    account = lines[-1 - len(summary["benchmarks"]) : -1]
-    for (name, result), line in zip(summary["benchmarks"].items(), account, strict=True):
+    # one line per instrument above it: what the model did; then one per instrument left out, saying why
+    account = lines[-1 - len(summary["benchmarks"]) - len(left_out) : -1]
+    for (name, why), line in zip(left_out, account[len(summary["benchmarks"]) :], strict=True):
+        assert (
+            line
+            == f"{title_of(name)}: not in this demo ({why}); on its own: empathybench run --bench {name} --preset demo"
+        )
+    for (name, result), line in zip(summary["benchmarks"].items(), account, strict=False):
         assert line.startswith(f"{title_of(name)}: "), line
         if result["status"] == "skipped":
             assert "skipped (GIEBench data unavailable)" in line and str(mirror) not in line

@@ -70,6 +70,7 @@ def run_command(options: Any, repeats: int, dry_run: bool, as_json: bool, consol
     import threading
 
     from empathybench.report.terminal import demo_lines, demo_next_step, print_summary
+    from empathybench.run.options import left_out_of_demo
     from empathybench.run.repeats import execute_repeats
 
     if as_json and not dry_run:
@@ -92,7 +93,8 @@ def run_command(options: Any, repeats: int, dry_run: bool, as_json: bool, consol
     print_summary(stdout, result.summary)
     stdout.print(Text.assemble("run directory: ", (str(result.directory), "bold")))
     if options.preset == "demo":
-        for line in demo_lines(result.summary, options.model):
+        left_out = left_out_of_demo() if not options.benchmarks else []
+        for line in demo_lines(result.summary, options.model, left_out):
             stdout.print(Text(line), soft_wrap=True)
         stdout.print(demo_next_step(options.model), markup=False, highlight=False, soft_wrap=True)
     if result.stats.items_failed:

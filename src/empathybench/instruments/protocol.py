@@ -82,6 +82,9 @@ class DemoPreset:
     self_simulated: bool = False
     # Part of the bare demo although the instrument stays out of a run without --bench (`in_default_run = False`).
     in_bare_demo: bool = False
+    # Why an instrument outside the bare demo stays out of it (e.g. "its cut alone takes about 50 s"): the demo's
+    # account names it on a line of its own with the command that runs its cut.
+    left_out_because: str = ""
 
 
 @dataclass(frozen=True)

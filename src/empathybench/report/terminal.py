@@ -1,5 +1,6 @@
 """The end-of-run table in the terminal: one short row per benchmark (fits 80 columns), notes below the table."""
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,15 @@ def demo_next_step(model: str) -> str:
     """The demo's last line: what it showed, and what to run for real numbers."""
     shown = "the embedded 135M model, far too small for meaningful scores" if model == "local" else model
     return (
-        f"Demo done: every instrument ran end to end on a few items of {shown}; the figures are not a measurement. "
+        f"Demo done: the pipeline ran end to end on a few items of {shown}; the figures are not a measurement. "
         "For real numbers: empathybench run --model openai/<model> --judge openai/<judge> --preset paper "
         "(or --preset quick for a first look)."
     )
 
 
-def demo_lines(summary: dict[str, Any], model: str) -> list[str]:
-    """The demo's account, one line per instrument: what the model did (answers parsed, scored) and the status."""
+def demo_lines(summary: dict[str, Any], model: str, left_out: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """The demo's account, one line per instrument: what the model did (answers parsed, scored) and the status;
+    then one line per instrument `left_out` of it ((name, why)), with the command that runs its own cut."""
     who = "the 135M model" if model == "local" else model
     lines = []
     for name, result in summary.get("benchmarks", {}).items():
@@ -53,6 +55,9 @@ def demo_lines(summary: dict[str, Any], model: str) -> list[str]:
         if parsed == 0:
             did = f"{who} never gave a readable answer: {did}"
         lines.append(f"{title}: {did}, {status}")
+    for name, why in left_out:
+        command = f"empathybench run --bench {name} --preset demo"
+        lines.append(f"{title_of(name)}: not in this demo ({why}); on its own: {command}")
     return lines
 
 

@@ -105,6 +105,16 @@ def demo_benchmarks() -> list[Instrument[Any, Any]]:
     return [b for b in all_benchmarks().values() if b.in_default_run or b.demo.in_bare_demo]
 
 
+def left_out_of_demo() -> list[tuple[str, str]]:
+    """(name, why) of each instrument that stays out of the bare demo and says why (`DemoPreset.left_out_because`)."""
+    shown = {benchmark.name for benchmark in demo_benchmarks()}
+    return [
+        (benchmark.name, benchmark.demo.left_out_because)
+        for benchmark in all_benchmarks().values()
+        if benchmark.name not in shown and benchmark.demo.left_out_because
+    ]
+
+
 def run_benchmarks(options: RunOptions) -> list[Instrument[Any, Any]]:
     """The instruments a run runs: those named with --bench; without --bench, the default run's, or the demo's."""
     if not options.benchmarks and options.preset == DEMO_PRESET:

@@ -108,7 +108,7 @@ def protocol_differences(config: SageConfig, n_people: int) -> list[str]:
     if n_people != N_PEOPLE:
         differences.append(f"{n_people} of {N_PEOPLE} people")
     if config.rounds != PAPER_ROUNDS:
-        differences.append(f"{config.rounds} rounds, not {PAPER_ROUNDS}")
+        differences.append(f"{config.rounds} {'round' if config.rounds == 1 else 'rounds'}, not {PAPER_ROUNDS}")
     return differences
 
 
@@ -140,10 +140,10 @@ class Sage(Instrument[SageConfig, Person]):
     sample_text = staticmethod(sample_text)
     required_roles = frozenset({"simulator"})  # refused without --simulator, except in the demo (self-simulated)
     in_default_run = False  # it needs a simulator
-    # The demo (`--preset demo`): one person, the first round only (the preset first line and the model's reply).
-    # Not in the bare demo: the simulator's first analysis prompt is about 5,600 tokens of the embedded model's
-    # tokenizer, over its 4,096-token context, and the bare demo already takes about 50 of its 60 s (bench/results).
-    demo = DemoPreset(items=1, options={"rounds": "1", "max_tokens": "64"}, self_simulated=True)
+    # The demo, bare or `--preset demo`: one person, the first round only (the preset first line and the model's
+    # reply, one call). The person is never asked: the simulator's first analysis prompt is about 5,600 tokens of the
+    # embedded model's tokenizer, over its 4,096-token context.
+    demo = DemoPreset(items=1, options={"rounds": "1", "max_tokens": "64"}, self_simulated=True, in_bare_demo=True)
     rescore = RescoreCommand(
         help="The README leaderboard's Sentient score, success and failure counts from an upstream result file.",
         argument_help="An upstream SAGE result file (SAGE/dataset/<simulator>/<model>_result.jsonl)",

@@ -111,13 +111,16 @@ class Spiral(Instrument[SpiralConfig, Opening]):
     sample_text = staticmethod(sample_text)
     required_roles = frozenset({"judge", "simulator"})  # the chunk and final judges; the user agent
     in_default_run = False  # runs when named: it needs two more roles and a paper run is ~1,800 calls
-    # The demo shows it end to end on the embedded model: one opening, two turns at 48 tokens, the model as its own
-    # user agent and judge (labelled self-simulated and self-judged).
+    # `--preset demo` shows it end to end on the embedded model: one opening, two turns at 48 tokens, the model as
+    # its own user agent and judge (labelled self-simulated and self-judged). Not in the bare demo: its user-agent
+    # and judge prompts are 2,300 tokens, about 26 s of the embedded model on 2 cores, and the bare demo takes 50 s
+    # of its 60 s without it (bench/results/first_run.md).
     demo = DemoPreset(
         items=1,
         options={"self_judge": "true", "self_simulate": "true", "num_turns": "2", "max_tokens": "48"},
         self_judged=True,
         self_simulated=True,
+        left_out_because="its user-agent and judge prompts alone take the embedded model about 25 s",
     )
     rescore = RescoreCommand(
         help="The leaderboard row of a released Spiral-Bench result file (res_v0.2/*.json), from its chunk and final "
