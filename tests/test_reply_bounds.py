@@ -5,6 +5,7 @@ stored, decompression included, against the fake OpenAI and Anthropic servers ov
 import asyncio
 import json
 import os
+import re
 import tracemalloc
 import zipfile
 from collections.abc import Iterator
@@ -209,3 +210,28 @@ def test_an_inspect_log_past_its_bound_is_one_line_before_it_is_read(tmp_path: P
         assert f"an inspect log of {size}, more than the 1 MB read; refused" in lines[0]
         assert "EMPATHYBENCH_MAX_LOG_BYTES" in lines[0]
     assert bomb.stat().st_size < 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("a lot", "EMPATHYBENCH_MAX_LOG_BYTES='a lot' is not a whole number of bytes"),
+        ("0", "EMPATHYBENCH_MAX_LOG_BYTES must be at least 1 byte, not 0"),
+        ("2_000", 2000),
+        ("", "default"),
+    ],
+)
+def test_the_log_bound_in_the_environment_is_read_as_the_reply_bound_is(
+    value: str, expected: str | int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from empathybench.errors import UserError
+    from empathybench.inspect_bridge.logs import MAX_LOG_BYTES, max_log_bytes
+
+    monkeypatch.setenv("EMPATHYBENCH_MAX_LOG_BYTES", value)
+    if isinstance(expected, int):
+        assert max_log_bytes() == expected
+    elif expected == "default":
+        assert max_log_bytes() == MAX_LOG_BYTES
+    else:
+        with pytest.raises(UserError, match=re.escape(expected)):
+            max_log_bytes()

@@ -10,7 +10,6 @@ A log is bounded before it is read: at most MAX_LOG_BYTES (EMPATHYBENCH_MAX_LOG_
 log, or a zip bomb, is one line, never a machine out of memory.
 """
 
-import os
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -27,7 +26,7 @@ from empathybench.inspect_bridge.task import (
     prepare_instrument,
 )
 from empathybench.inspect_bridge.wire import mark_request_changes
-from empathybench.models.reply_bounds import megabytes
+from empathybench.models.reply_bounds import bytes_from_environment, megabytes
 from empathybench.run.summary import benchmark_result, calls_usage, finish_benchmarks
 from empathybench.rundir.reader import RunData
 from empathybench.schema.files import checked
@@ -50,15 +49,11 @@ def _log_files(path: Path) -> list[Path]:
 
 def max_log_bytes() -> int:
     """The largest log read: MAX_LOG_BYTES, or EMPATHYBENCH_MAX_LOG_BYTES when set (a one-line UserError if bad)."""
-    text = os.environ.get(MAX_LOG_BYTES_VARIABLE, "").strip()
-    if not text:
+    value = bytes_from_environment(MAX_LOG_BYTES_VARIABLE)
+    if value is None:
         return MAX_LOG_BYTES
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        value = 0
     if value < 1:
-        raise UserError(f"{MAX_LOG_BYTES_VARIABLE}={text[:40]!r} is not a positive whole number of bytes")
+        raise UserError(f"{MAX_LOG_BYTES_VARIABLE} must be at least 1 byte, not {value}")
     return value
 
 

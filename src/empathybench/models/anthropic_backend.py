@@ -18,11 +18,9 @@ from empathybench.models.base import (
     Backend,
     ChatRequest,
     ChatResponse,
-    RequestRejectedError,
     Sampling,
     TransientBackendError,
     normalise_response,
-    parse_retry_after,
 )
 from empathybench.models.capabilities import (
     ModelArgs,
@@ -31,14 +29,14 @@ from empathybench.models.capabilities import (
     resolve_capabilities,
     token_budget,
 )
-from empathybench.models.http_clients import SdkClients, check_api_key, connection_failure, sdk_http_client
+from empathybench.models.http_clients import SdkClients, check_api_key, sdk_http_client
 from empathybench.models.prompt_cache import mark_anthropic_prefix
 from empathybench.models.reply_bounds import (
-    refused_reply,
     reply_limit,
     reply_limit_override,
     reply_limit_scope,
 )
+from empathybench.models.sdk_errors import engine_error, sdk_failures
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 REQUEST_TIMEOUT_S = 600.0
@@ -55,48 +53,6 @@ def sdk_takes_sampling_arguments(create: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return all(name in parameters for name in SAMPLING_ARGUMENTS)
-
-
-def sdk_failures(anthropic: Any) -> tuple[type[Exception], ...]:
-    """The exceptions of an Anthropic SDK call that `engine_error` maps (HTTP status errors, timeouts, dropped
-    connections, bodies the SDK or we could not read)."""
-    return (anthropic.APIStatusError, anthropic.APIConnectionError, anthropic.APIResponseValidationError, ValueError)
-
-
-def engine_error(
-    anthropic: Any,
-    exc: Exception,
-    *,
-    where: str,
-    not_found: Exception,
-    message_chars: int | None = None,
-    key_name: str = "ANTHROPIC_API_KEY",
-) -> Exception:
-    """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408/529 retried (with
-    Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
-    at `message_chars`), timeouts, dropped connections and unreadable bodies retried; a reply past its size limit is
-    that refusal (retried as a server fault)."""
-    refused = refused_reply(exc)
-    if refused is not None:
-        return refused
-    if isinstance(exc, anthropic.RateLimitError):
-        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-        return TransientBackendError("rate_limited", "HTTP 429 rate limited", retry_after)
-    if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        return BackendUnavailableError(f"{where} refused the API key (HTTP {exc.status_code}); check {key_name}")
-    if isinstance(exc, anthropic.NotFoundError):
-        return not_found
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        if status >= 500 or status == 408:  # 529 is Anthropic's "overloaded"
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            return TransientBackendError("server_error", f"HTTP {status}", retry_after)
-        return RequestRejectedError(status, redact(f"HTTP {status}: {_error_message(exc)}")[:message_chars])
-    if isinstance(exc, anthropic.APITimeoutError) and not connection_failure(exc):  # before APIConnectionError
-        return TransientBackendError("timeout", "request timed out")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}"))
-    return TransientBackendError("malformed", redact(f"malformed response body: {exc}"))
 
 
 def sampling_fields(sampling: Sampling) -> dict[str, Any]:
@@ -263,14 +219,16 @@ class AnthropicBackend(Backend):
             not_found = BackendUnavailableError(
                 f"{self.base_url} has no model {self.model!r} or no Messages endpoint (HTTP 404)"
             )
-            raise engine_error(anthropic, exc, where=self.where, not_found=not_found, key_name=self.key_name) from exc
+            raise engine_error(
+                anthropic, exc, where=self.where, not_found=not_found, key_name=self.key_name, message=error_message
+            ) from exc
         return _to_response(message)
 
     async def aclose(self) -> None:
         await self._clients.aclose()
 
 
-def _error_message(exc: Any) -> str:
+def error_message(exc: Any) -> str:
     """The `error.message` of an Anthropic error body, else the SDK's message."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from empathybench.errors import BackendUnavailableError
-from empathybench.models.anthropic_backend import AnthropicBackend, _field, _to_response, engine_error, sdk_failures
+from empathybench.models.anthropic_backend import AnthropicBackend, _field, _to_response, error_message
 from empathybench.models.base import ChatRequest, RequestRejectedError, TransientBackendError
 from empathybench.models.batching import (
     BatchLimits,
@@ -28,6 +28,7 @@ from empathybench.models.batching import (
     result_object,
 )
 from empathybench.models.reply_bounds import FileLine, ReadCounter, ResultFileBounds, bounded_lines
+from empathybench.models.sdk_errors import engine_error, sdk_failures
 from empathybench.redaction import redact
 
 ANTHROPIC_BATCH_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
@@ -103,7 +104,13 @@ class AnthropicBatchClient:
             )
             where, chars = self.backend.where, MAX_MESSAGE_CHARS
             raise engine_error(
-                anthropic, exc, where=where, not_found=not_found, message_chars=chars, key_name=self.backend.key_name
+                anthropic,
+                exc,
+                where=where,
+                not_found=not_found,
+                message_chars=chars,
+                key_name=self.backend.key_name,
+                message=error_message,
             ) from exc
 
 

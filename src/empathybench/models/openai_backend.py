@@ -9,10 +9,8 @@ from empathybench.models.base import (
     Backend,
     ChatRequest,
     ChatResponse,
-    RequestRejectedError,
     TransientBackendError,
     normalise_response,
-    parse_retry_after,
 )
 from empathybench.models.capabilities import (
     ModelArgs,
@@ -22,13 +20,13 @@ from empathybench.models.capabilities import (
     split_think_tags,
     token_budget,
 )
-from empathybench.models.http_clients import SdkClients, check_api_key, connection_failure, sdk_http_client
+from empathybench.models.http_clients import SdkClients, check_api_key, sdk_http_client
 from empathybench.models.reply_bounds import (
-    refused_reply,
     reply_limit,
     reply_limit_override,
     reply_limit_scope,
 )
+from empathybench.models.sdk_errors import engine_error, sdk_failures
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -37,48 +35,6 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REQUEST_TIMEOUT_S = 600.0
 # The request options `chat.completions.create` passes to the SDK's POST (bearer-token auth from the API key).
 _BEARER_AUTH: Any = {"security": {"bearer_auth": True}}
-
-
-def sdk_failures(openai: Any) -> tuple[type[Exception], ...]:
-    """The exceptions of an OpenAI SDK call that `engine_error` maps (HTTP status errors, timeouts, dropped
-    connections, bodies the SDK or we could not read)."""
-    return (openai.APIStatusError, openai.APIConnectionError, openai.APIResponseValidationError, ValueError)
-
-
-def engine_error(
-    openai: Any,
-    exc: Exception,
-    *,
-    where: str,
-    not_found: Exception,
-    message_chars: int | None = None,
-    key_name: str = "OPENAI_API_KEY",
-) -> Exception:
-    """The engine's error for a failed SDK call to `where` (one of sdk_failures): 429 and 5xx/408 retried (with
-    Retry-After), a refused key stops the run, 404 is `not_found`, other 4xx reject the request (its message cut
-    at `message_chars`), timeouts, dropped connections and unreadable bodies retried; a reply past its size limit is
-    that refusal (retried as a server fault)."""
-    refused = refused_reply(exc)
-    if refused is not None:
-        return refused
-    if isinstance(exc, openai.RateLimitError):
-        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-        return TransientBackendError("rate_limited", redact(f"429 {exc.message}"), retry_after)
-    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return BackendUnavailableError(f"{where} refused the API key (HTTP {exc.status_code}); check {key_name}")
-    if isinstance(exc, openai.NotFoundError):
-        return not_found
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        if status >= 500 or status == 408:
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            return TransientBackendError("server_error", f"HTTP {status}", retry_after)
-        return RequestRejectedError(status, redact(f"HTTP {status}: {exc.message}")[:message_chars])
-    if isinstance(exc, openai.APITimeoutError) and not connection_failure(exc):  # before APIConnectionError
-        return TransientBackendError("timeout", "request timed out")
-    if isinstance(exc, openai.APIConnectionError):
-        return TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}"))
-    return TransientBackendError("malformed", redact(f"malformed response body: {exc}"))
 
 
 class OpenAIBackend(Backend):

@@ -29,8 +29,9 @@ from empathybench.models.batching import (
     ResultLine,
     result_object,
 )
-from empathybench.models.openai_backend import OpenAIBackend, _to_response, engine_error, sdk_failures
+from empathybench.models.openai_backend import OpenAIBackend, _to_response
 from empathybench.models.reply_bounds import FileLine, ReadCounter, ResultFileBounds, bounded_lines
+from empathybench.models.sdk_errors import engine_error, sdk_failures
 from empathybench.redaction import redact
 
 OPENAI_BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)

@@ -87,14 +87,20 @@ def reply_limit_override(option: int | None) -> int | None:
     None (the limit is derived from each request's token budget)."""
     if option is not None:
         return check_reply_limit(option, "--max-reply-bytes")
-    text = os.environ.get(MAX_REPLY_BYTES_VARIABLE, "").strip()
+    value = bytes_from_environment(MAX_REPLY_BYTES_VARIABLE)
+    return None if value is None else check_reply_limit(value, MAX_REPLY_BYTES_VARIABLE)
+
+
+def bytes_from_environment(variable: str) -> int | None:
+    """The whole number of bytes the environment variable `variable` holds ("64_000_000" too), None when it is unset
+    or blank; a one-line UserError when it is not a whole number. The caller checks its range."""
+    text = os.environ.get(variable, "").strip()
     if not text:
         return None
     try:
-        value = int(text.replace("_", ""))
+        return int(text.replace("_", ""))
     except ValueError:
-        raise UserError(f"{MAX_REPLY_BYTES_VARIABLE}={text[:40]!r} is not a whole number of bytes") from None
-    return check_reply_limit(value, MAX_REPLY_BYTES_VARIABLE)
+        raise UserError(f"{variable}={text[:40]!r} is not a whole number of bytes") from None
 
 
 # The limit of the reply to the call being made in this task (set by the backend around its SDK call); the HTTP
