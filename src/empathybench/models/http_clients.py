@@ -92,11 +92,12 @@ class SdkClients:
         index = min(range(len(self._clients)), key=self._in_flight.__getitem__, default=None)
         if index is None or self._in_flight[index] >= CONNECTIONS_PER_CLIENT:
             index = self._add()
-        self._in_flight[index] += 1
+        in_flight = self._in_flight  # the counts this call was lent from, even if aclose() starts new ones meanwhile
+        in_flight[index] += 1
         try:
             yield self._clients[index]
         finally:
-            self._in_flight[index] -= 1
+            in_flight[index] -= 1
 
     def update(self, change: Callable[[Any], Any]) -> None:
         """Each client made so far replaced by `change(client)` (the SDKs' `with_options`)."""

@@ -50,20 +50,20 @@ def default_threads() -> int:
     """Threads generating token by token: one core fewer than the machine has, since llama.cpp's threads
     spin-wait on each other and collapse when another process holds a core (200 tokens on 2 cores with one held
     busy: 9.2 s with 2 threads, 4.9 s with 1; bench/results/local_attention.md). `EMPATHYBENCH_THREADS` sets it."""
-    configured = os.environ.get("EMPATHYBENCH_THREADS")
-    if configured:
-        return max(1, int(configured))
-    return max(1, (os.cpu_count() or 2) - 1)
+    return _configured_threads() or max(1, (os.cpu_count() or 2) - 1)
 
 
 def default_batch_threads() -> int:
     """Threads reading a prompt: every core. Reading is large matrix products that keep their gain when another
     process holds a core (931 tokens, one of 2 cores held busy: 11.9 s with 2 threads, 13.2 s with 1; idle: 7.5 s
     against 13.5 s), and it is most of an embedded-model call. `EMPATHYBENCH_THREADS` sets it too."""
+    return _configured_threads() or max(1, os.cpu_count() or 1)
+
+
+def _configured_threads() -> int | None:
+    """EMPATHYBENCH_THREADS (at least 1), None when unset."""
     configured = os.environ.get("EMPATHYBENCH_THREADS")
-    if configured:
-        return max(1, int(configured))
-    return max(1, os.cpu_count() or 1)
+    return max(1, int(configured)) if configured else None
 
 
 class LlamaCppBackend(Backend):
