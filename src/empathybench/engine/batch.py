@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from empathybench.engine.cache import warn_on_stderr
 from empathybench.engine.engine import AskLiveError, CallFailedError, Engine, RetryPolicy, RunStats
 from empathybench.models.base import (
     Backend,
@@ -216,7 +217,7 @@ class BatchRound:
         self.settle_s = settle_s
         self.reasks = reasks
         self.fallback = fallback
-        self.warn = warn or _warn_on_stderr
+        self.warn = warn or warn_on_stderr
         self._warned_fallback = False
         self.batchers: list[Batcher] = []
         self.active = 0  # running items, plus calls made outside any item
@@ -330,12 +331,6 @@ class BatchRound:
             "result_problems": self.counts["result_problems"],
             "journal": JOURNAL_FILE,
         }
-
-
-def _warn_on_stderr(message: str) -> None:
-    import sys
-
-    sys.stderr.write(f"warning: {message}\n")
 
 
 def _counts_text(statuses: list[BatchStatus]) -> str:

@@ -27,7 +27,7 @@ BUSY_TIMEOUT_S = 10.0
 Warn = Callable[[str], None]
 
 
-def _warn_on_stderr(message: str) -> None:
+def warn_on_stderr(message: str) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
 
@@ -59,7 +59,7 @@ def _is_damaged(exc: sqlite3.Error) -> bool:
 class ResponseCache:
     def __init__(self, path: Path, *, busy_timeout_s: float = BUSY_TIMEOUT_S, warn: Warn | None = None) -> None:
         self.path = path
-        self._warn = warn or _warn_on_stderr
+        self._warn = warn or warn_on_stderr
         self._busy_timeout_s = busy_timeout_s
         self._db: sqlite3.Connection | None = None
         try:

@@ -84,18 +84,17 @@ class InspectBackend(Backend):
             extra_body={**user_body, **body} or None,
         )
 
-    def asked_parameters(self, request: ChatRequest) -> dict[str, Any]:
-        """What this request carries besides the messages, as handed to inspect."""
-        config = self.generate_config(request).model_dump(exclude_none=True)
-        config.update(config.pop("extra_body", {}))
-        return {"model": f"{self.provider}/{self.model}", **config}
+    def request_parameters(self, request: ChatRequest, config: GenerateConfig | None = None) -> dict[str, Any]:
+        """What this request carries besides the messages, as asked of inspect (`config`: its GenerateConfig, when
+        already made); what inspect's provider sent instead, if it differs, is in the reply's call details
+        (`complete`)."""
+        fields = (config or self.generate_config(request)).model_dump(exclude_none=True)
+        fields.update(fields.pop("extra_body", {}))
+        return {"model": f"{self.provider}/{self.model}", **fields}
 
-    def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
-        """What this request carries besides the messages, as asked of inspect; what inspect's provider sent
-        instead, if it differs, is in the reply's call details (`complete`)."""
-        return self.asked_parameters(request)
-
-    def _details(self, request: ChatRequest, event: Any, served_model: str | None) -> dict[str, Any]:
+    def _details(
+        self, request: ChatRequest, config: GenerateConfig, event: Any, served_model: str | None
+    ) -> dict[str, Any]:
         recorded = recorded_request(event)
         reason = (
             "answered from inspect's cache: nothing was sent"
@@ -104,7 +103,7 @@ class InspectBackend(Backend):
         )
         return call_details(
             self.provider,
-            self.asked_parameters(request),
+            self.request_parameters(request, config),
             request.messages_as_dicts(),
             request.sampling.as_dict(),
             recorded,
@@ -114,11 +113,12 @@ class InspectBackend(Backend):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         messages = [_inspect_message(m) for m in request.messages]
+        config = self.generate_config(request)
         try:
-            output = await self.inspect_model.generate(messages, config=self.generate_config(request))
+            output = await self.inspect_model.generate(messages, config=config)
         except Exception as exc:
             event = recorded_model_event(messages[-1].id if messages else None)
-            details = self._details(request, event, None)
+            details = self._details(request, config, event, None)
             # As the engine records a role's calls: "judge" for inspect's grader, "simulator" for the simulator.
             role = {"grader": "judge"}.get(self.role or "", self.role)
             self.failed_calls.append({"role": role, **details} if role else details)
@@ -132,7 +132,7 @@ class InspectBackend(Backend):
         response = response_of(output)
         # Recorded with the call (the engine keeps ChatResponse.extra in the call's record): what was asked of
         # inspect, the body its provider sent, and what it changed.
-        response.extra = self._details(request, event, output.model)
+        response.extra = self._details(request, config, event, output.model)
         return response
 
     def _refusal(self, details: dict[str, Any], exc: Exception) -> RequestRejectedError | None:

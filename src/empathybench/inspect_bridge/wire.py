@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from empathybench.engine.engine import MAX_STORED_REPLY_CHARS
+from empathybench.engine.engine import stored_text
 
 # The request bodies the comparison reads: OpenAI chat completions (every OpenAI-compatible provider), OpenAI's
 # Responses API, and Anthropic's Messages API. Another provider's body is recorded, not compared.
@@ -190,7 +190,7 @@ def request_changes(
 def bounded(value: Any) -> Any:
     """`value` with every string longer than a record keeps cut to its head (as the engine cuts messages)."""
     if isinstance(value, str):
-        return value[:MAX_STORED_REPLY_CHARS]
+        return stored_text(value)
     if isinstance(value, Mapping):
         return {key: bounded(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

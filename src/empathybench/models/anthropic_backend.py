@@ -36,7 +36,7 @@ from empathybench.models.reply_bounds import (
     reply_limit_override,
     reply_limit_scope,
 )
-from empathybench.models.sdk_errors import engine_error, sdk_failures
+from empathybench.models.sdk_errors import engine_error, sdk_failures, sdk_message
 from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
 
 REQUEST_TIMEOUT_S = 600.0
@@ -236,7 +236,7 @@ def error_message(exc: Any) -> str:
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             kind = error.get("type")
             return f"{kind}: {error['message']}" if isinstance(kind, str) else error["message"]
-    return str(getattr(exc, "message", exc))
+    return sdk_message(exc)
 
 
 def _field(value: Any, name: str) -> Any:

@@ -182,20 +182,18 @@ def count_words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-# Prompt tokens as a BPE tokenizer splits text before merging (the GPT-2/cl100k pre-tokenizer's pieces: a word
-# with its leading space, up to 3 digits, a run of punctuation, a run of whitespace), then one token per common
-# word, one more per 8 letters of a long word, one per CJK character and one per 3 punctuation marks. Counting
-# words instead made English prompts ~25% "cheaper" than any real tokenizer (and CJK prompts almost free).
-_PIECE = re.compile(r"'(?:s|t|re|ve|m|ll|d)| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # The chat format's own tokens: per message (role and separators) and the reply's priming, as OpenAI bills them.
 CHAT_TOKENS_PER_MESSAGE = 3
 CHAT_TOKENS_PER_REPLY = 3
 
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-# The same pieces, cut into tokens in one pass: a contraction, a CJK character, up to 8 letters of a word, up to 3
-# digits, up to 3 punctuation marks (each with the space before it), a run of whitespace.
+# Prompt tokens as a BPE tokenizer splits text before merging (the GPT-2/cl100k pre-tokenizer's pieces: a word
+# with its leading space, up to 3 digits, a run of punctuation, a run of whitespace), then one token per common
+# word, one more per 8 letters of a long word, one per CJK character and one per 3 punctuation marks. Counting
+# words instead made English prompts ~25% "cheaper" than any real tokenizer (and CJK prompts almost free).
+# In one pass: a contraction, a CJK character, up to 8 letters of a word, up to 3 digits, up to 3 punctuation marks
+# (each with the space before it), a run of whitespace.
 _TOKEN = re.compile(
     rf"'(?:s|t|re|ve|m|ll|d)| ?[{_CJK}]| ?[^\W\d_{_CJK}]{{1,8}}|[^\W\d_{_CJK}]{{1,8}}| ?\d{{1,3}}| ?[^\s\w]{{1,3}}|\s+"
 )
