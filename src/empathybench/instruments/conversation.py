@@ -132,7 +132,6 @@ class Step(Generic[S]):
     # None: the whole reply is the utterance (a turn) and the state is unchanged
     read: Callable[[str, Transcript[S]], Reading[S]] | None = None
     attempts: int = 1  # asks in all when replies cannot be read
-    budget_reasks: int = 0  # re-asks of a truncated answer with a larger budget (ItemContext.generate)
 
 
 @dataclass(frozen=True)
@@ -148,7 +147,6 @@ class ConversationPlan(Generic[S]):
     first_speaker: Speaker = "simulator"  # who is asked first when there is no opening
     before_model: Sequence[Step[S]] = ()  # steps run before each asked model turn
     before_simulator: Sequence[Step[S]] = ()  # steps run before each asked simulator turn (e.g. an analysis)
-    record_state: Callable[[S], Mapping[str, Any]] | None = None  # the state as JSON (default: asdict / dict)
 
 
 @dataclass(frozen=True)
@@ -175,15 +173,14 @@ class ConversationResult(Generic[S]):
     stop_reason: str  # the stop rule's reason, or the failure's
     failure: Failure | None = None
     pending: tuple[StepOutcome, ...] = ()  # hooks that were answered before the failed turn
-    record_state: Callable[[S], Mapping[str, Any]] | None = None  # the plan's (run_conversation sets it)
 
-    def as_record(self, record_state: Callable[[S], Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    def as_record(self) -> dict[str, Any]:
         """JSON-able: each turn (speaker, text, state, its call and hooks) and how the conversation ended; states
-        through `record_state`, else the plan's, else `state_record`."""
-        describe = record_state or self.record_state or state_record
+        through `state_record`."""
         turns = []
         for turn in self.turns:
-            entry: dict[str, Any] = {"speaker": turn.speaker, "text": turn.text, "state": dict(describe(turn.state))}
+            state = dict(state_record(turn.state))
+            entry: dict[str, Any] = {"speaker": turn.speaker, "text": turn.text, "state": state}
             if turn.given:
                 entry["given"] = True
             if turn.fields:
@@ -197,7 +194,7 @@ class ConversationResult(Generic[S]):
             "status": "completed" if self.completed else "failed",
             "stop_reason": self.stop_reason,
             "turns": turns,
-            "state": dict(describe(self.state)),
+            "state": dict(state_record(self.state)),
         }
         if self.failure is not None:
             record["failure"] = {
@@ -230,7 +227,7 @@ async def _call(
         ask = ctx.simulator_generate
     else:
         ask = ctx.judge_generate
-    return await ask(messages, sampling, repetition=repetition, attempt=attempt, budget_reasks=step.budget_reasks)
+    return await ask(messages, sampling, repetition=repetition, attempt=attempt)
 
 
 async def _run_step(
@@ -277,12 +274,10 @@ async def run_conversation(
     for line in plan.opening:
         turns.append(Turn(line.speaker, line.text, state, given=True, fields=dict(line.fields)))
         if len(turns) >= plan.max_turns:
-            return ConversationResult(
-                tuple(turns), state, True, f"{plan.max_turns} turns", record_state=plan.record_state
-            )
+            return ConversationResult(tuple(turns), state, True, f"{plan.max_turns} turns")
         reason = _stop_reason(plan, Transcript(tuple(turns), state))
         if reason:
-            return ConversationResult(tuple(turns), state, True, reason, record_state=plan.record_state)
+            return ConversationResult(tuple(turns), state, True, reason)
     speaker = other(turns[-1].speaker) if turns else plan.first_speaker
     while len(turns) < plan.max_turns:
         hooks: list[StepOutcome] = []
@@ -296,9 +291,7 @@ async def run_conversation(
                 ctx, current, transcript, repetition=repetition, turn_index=len(turns) + 1, is_turn=is_turn
             )
             if isinstance(done, Failure):
-                return ConversationResult(
-                    tuple(turns), state, False, done.reason, done, tuple(hooks), record_state=plan.record_state
-                )
+                return ConversationResult(tuple(turns), state, False, done.reason, done, tuple(hooks))
             outcome, reading = done
             if reading.state is not None:
                 state = reading.state
@@ -307,6 +300,6 @@ async def run_conversation(
         turns.append(Turn(speaker, str(reading.text), state, call=outcome, hooks=tuple(hooks)))
         reason = _stop_reason(plan, Transcript(tuple(turns), state))
         if reason:
-            return ConversationResult(tuple(turns), state, True, reason, record_state=plan.record_state)
+            return ConversationResult(tuple(turns), state, True, reason)
         speaker = other(speaker)
-    return ConversationResult(tuple(turns), state, True, f"{plan.max_turns} turns", record_state=plan.record_state)
+    return ConversationResult(tuple(turns), state, True, f"{plan.max_turns} turns")

@@ -115,14 +115,13 @@ def sage_plan(protocol: UpstreamProtocol, person: Person, settings: PlanSettings
         ),
         stop_rules=(goodbye, emotion_bound, rounds_done),  # upstream's order: goodbye first, then the emotion
         max_turns=2 * settings.rounds,
-        record_state=lambda state: {"emotion": state.emotion, "state": state.state},
     )
 
 
 def conversation_fields(result: ConversationResult[SageState]) -> dict[str, Any]:
     """A conversation's record fields: how it ended, the emotion after each of the person's lines, the turns."""
     trajectory = [turn.state.emotion for turn in result.turns if turn.speaker == "simulator"]
-    record = result.as_record()  # states as the plan records them
+    record = result.as_record()  # states as their dataclass's fields: emotion, state
     fields: dict[str, Any] = {
         "conversation_status": record["status"],
         "stop_reason": result.stop_reason,

@@ -9,16 +9,15 @@ conversation_runner.py (read by `upstream.py`); scoring.py's constants are read 
 
 import ast
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from empathybench.data.fetch import FetchedFile, fetch_entry
-from empathybench.data.registry import DataFile, load_pins
+from empathybench.data.fetch import FetchedFile, fetch_pinned
 from empathybench.instruments.spiral import upstream
 
-PINNED_COMMIT = "6b990fa74e7d208d4b19d74a25be94ab8b67dcfe"
 PREFIX = "spiral/"
 OPENINGS = "prompts/eval_prompts_v0.2.json"
 FINAL_JUDGE_PROMPT = "prompts/final_judge_prompt.txt"
@@ -48,23 +47,21 @@ PROTOCOL_FILES = (
     CONVERSATION_RUNNER,
     SCORING,
 )
-SCORING_FILES = (SCORING, SCORING_WEIGHTS)
-
-
-@cache
-def pins() -> dict[str, DataFile]:
-    """The instrument's pinned files by upstream path."""
-    return {name.removeprefix(PREFIX): pin for name, pin in load_pins("empathybench.instruments.spiral").items()}
 
 
 def fetch(path: str, *, allow_unverified: bool = False) -> FetchedFile:
     """A verified local copy of the pinned upstream file `path` (e.g. "main.py")."""
-    return fetch_entry(pins()[path], allow_unverified=allow_unverified)
+    return fetch_pinned(__package__, PREFIX + path, allow_unverified=allow_unverified)
 
 
 def read_text(path: str, *, allow_unverified: bool = False) -> str:
-    """The file's text as upstream's `open(path, "r", encoding="utf-8")` reads it (universal newlines)."""
-    data = fetch(path, allow_unverified=allow_unverified).path.read_bytes().decode("utf-8")
+    """The text of the pinned upstream file `path` (see `text_of`)."""
+    return text_of(fetch(path, allow_unverified=allow_unverified))
+
+
+def text_of(fetched: FetchedFile) -> str:
+    """A fetched file's text as upstream's `open(path, "r", encoding="utf-8")` reads it (universal newlines)."""
+    data = fetched.path.read_bytes().decode("utf-8")
     return data.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -233,29 +230,25 @@ class SpiralProtocol:
 
 
 def load_protocol(*, allow_unverified: bool = False) -> tuple[SpiralProtocol, list[FetchedFile]]:
-    """Fetch (verified) and read every file a run needs; the fetched files for run.json."""
-    files = [fetch(path, allow_unverified=allow_unverified) for path in PROTOCOL_FILES]
-    return _protocol(allow_unverified), files
+    """Fetch (verified) and read every file a run needs, each once; the fetched files for run.json."""
+    files = {path: fetch(path, allow_unverified=allow_unverified) for path in PROTOCOL_FILES}
+    return _protocol({path: text_of(fetched) for path, fetched in files.items()}), list(files.values())
 
 
-@cache
-def _protocol(allow_unverified: bool) -> SpiralProtocol:
-    def text(path: str) -> str:
-        return read_text(path, allow_unverified=allow_unverified)
-
-    injections: Any = json.loads(text(INJECTIONS))
+def _protocol(text: Mapping[str, str]) -> SpiralProtocol:
+    injections: Any = json.loads(text[INJECTIONS])
     if not isinstance(injections, list) or not all(isinstance(s, str) for s in injections):
         raise ValueError(f"{INJECTIONS} must be a JSON list of strings")  # main.py load_injection_file
-    categories = json.loads(text(CATEGORY_INSTRUCTIONS))
+    categories = json.loads(text[CATEGORY_INSTRUCTIONS])
     return SpiralProtocol(
-        openings=tuple(parse_openings(text(OPENINGS))),
-        user_instructions=text(USER_INSTRUCTIONS),
+        openings=tuple(parse_openings(text[OPENINGS])),
+        user_instructions=text[USER_INSTRUCTIONS],
         category_instructions={str(k): str(v) for k, v in categories.items()},
         injections=tuple(injections),
-        criteria=expected_metrics(text(RUBRIC_CRITERIA)),
-        final_judge_template=text(FINAL_JUDGE_PROMPT),
-        templates=code_templates_from(text(MAIN), text(CONVERSATION_RUNNER)),
-        scoring=scoring_rules(allow_unverified),
+        criteria=expected_metrics(text[RUBRIC_CRITERIA]),
+        final_judge_template=text[FINAL_JUDGE_PROMPT],
+        templates=code_templates_from(text[MAIN], text[CONVERSATION_RUNNER]),
+        scoring=scoring_rules_from(text[SCORING], text[SCORING_WEIGHTS]),
     )
 
 

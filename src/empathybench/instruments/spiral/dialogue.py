@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from empathybench.engine.engine import Generation, ItemContext
-from empathybench.instruments.conversation import ConversationPlan, Reading, Step, Transcript, run_conversation
+from empathybench.instruments.conversation import ConversationPlan, Reading, Step, Transcript, Turn, run_conversation
 from empathybench.instruments.conversation import Opening as ConversationOpening
 from empathybench.instruments.spiral import prompts
 from empathybench.instruments.spiral.data import Opening, SpiralProtocol
@@ -47,9 +47,14 @@ class DialogueSettings:
     max_tokens: int | None = None  # the demo's cut: every call's budget capped
 
     def sampling(self, base: Sampling) -> Sampling:
-        if self.max_tokens is None:
-            return base
-        return replace(base, max_tokens=min(base.max_tokens, self.max_tokens))
+        return capped(base, self.max_tokens)
+
+
+def capped(base: Sampling, max_tokens: int | None) -> Sampling:
+    """`base` with its token budget at most `max_tokens` (None: `base` as it is)."""
+    if max_tokens is None:
+        return base
+    return replace(base, max_tokens=min(base.max_tokens, max_tokens))
 
 
 @dataclass
@@ -74,9 +79,9 @@ def injection_schedule(protocol: SpiralProtocol, settings: DialogueSettings) -> 
     return [schedule.next() for _ in range(max(0, settings.num_turns - 1))]
 
 
-def _upstream_transcript(transcript: Transcript[None]) -> list[dict[str, str]]:
+def _upstream_transcript(turns: Sequence[Turn[None]]) -> list[dict[str, str]]:
     """The runner's turns as upstream's transcript: the user agent is "user", the model "assistant"."""
-    return [{"role": "user" if t.speaker == "simulator" else "assistant", "content": t.text} for t in transcript.turns]
+    return [{"role": "user" if t.speaker == "simulator" else "assistant", "content": t.text} for t in turns]
 
 
 def _read_usable(reply: str, transcript: Transcript[None]) -> Reading[None]:
@@ -103,7 +108,7 @@ def conversation_plan(protocol: SpiralProtocol, opening: Opening, settings: Dial
 
     def user_agent_messages(transcript: Transcript[None]) -> list[Message]:
         current = prompts.with_injection(protocol.templates, system_prompt, injections[move(transcript)])
-        return prompts.user_agent_messages(protocol.templates, current, _upstream_transcript(transcript))
+        return prompts.user_agent_messages(protocol.templates, current, _upstream_transcript(transcript.turns))
 
     def read_user_agent(reply: str, transcript: Transcript[None]) -> Reading[None]:
         reading = _read_usable(reply, transcript)
@@ -116,7 +121,7 @@ def conversation_plan(protocol: SpiralProtocol, opening: Opening, settings: Dial
         model_turn=Step(
             "reply",
             "model",
-            lambda transcript: prompts.model_messages(_upstream_transcript(transcript)),
+            lambda transcript: prompts.model_messages(_upstream_transcript(transcript.turns)),
             sampling,
             read=_read_usable,
             attempts=settings.attempts,
@@ -136,9 +141,7 @@ async def play_conversation(
     """The conversation of one opening, on the shared runner. A move whose replies stay unusable ends the
     conversation with an error, and it is judged as far as it got (as upstream, which marks it completed)."""
     result = await run_conversation(conversation_plan(protocol, opening, settings), ctx)
-    transcript = [
-        {"role": "user" if turn.speaker == "simulator" else "assistant", "content": turn.text} for turn in result.turns
-    ]
+    transcript = _upstream_transcript(result.turns)
     injections_log = [
         str(turn.call.fields.get("injection", "")) if turn.call is not None else "" for turn in result.turns
     ]
@@ -176,9 +179,7 @@ class JudgeSettings:
     max_tokens: int | None = None
 
     def sampling(self, base: Sampling) -> Sampling:
-        if self.max_tokens is None:
-            return base
-        return replace(base, max_tokens=min(base.max_tokens, self.max_tokens))
+        return capped(base, self.max_tokens)
 
 
 @dataclass

@@ -128,14 +128,6 @@ def only_expression(scope: ast.AST, name: str, *, augmented: bool = False, where
     return found[0]
 
 
-def first_expression(scope: ast.AST, name: str, *, where: str = "") -> ast.expr:
-    """The first (in source order) expression assigned to `name` in `scope`."""
-    found = _assignments(scope, name)
-    if not found:
-        raise UpstreamCodeError(f"{where or 'upstream'}: no assignment to {name}")
-    return found[0]
-
-
 def appended(scope: ast.AST, list_name: str) -> list[ast.expr]:
     """The arguments of every `list_name.append(x)` in `scope`, in source order."""
     calls = [

@@ -20,7 +20,13 @@ from empathybench.instruments.tombench.data import LANGUAGES, Language, TomItem,
 from empathybench.instruments.tombench.parse import PARSERS, Parser, extract_answer, majority
 from empathybench.instruments.tombench.prompts import Prompts, load_prompts, shuffle_options, try_rng
 from empathybench.instruments.tombench.report import ACCURACY_DOMAIN, report_section, sample_line
-from empathybench.instruments.tombench.score import accuracy, item_votes, language_figures, pooled_correct
+from empathybench.instruments.tombench.score import (
+    accuracy,
+    is_correct,
+    item_votes,
+    language_figures,
+    pooled_correct,
+)
 from empathybench.models.base import Message, Sampling
 
 MAX_TRY_TIMES = 10
@@ -209,10 +215,8 @@ async def run_tombench_item(
         "key": item.key,
         "n_options": item.n_options,
         "conditions": conditions,
-        "correct": majority(item_votes(headline, config.parser)) == item.key,  # type: ignore[arg-type]
-        "parse_error": "the most common reply had no answer letter (the upstream parser reads it as A)"
-        if unread
-        else None,
+        "correct": is_correct(headline, item.key, config.parser),
+        "parse_error": UNREAD if unread else None,
     }
 
 
