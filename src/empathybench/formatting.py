@@ -84,3 +84,9 @@ def fixed(value: object, digits: int = 1) -> str:
     """A chart cell value to a fixed number of decimals ("" when missing): heatmap cells line up this way."""
     x = finite(value)
     return "" if x is None else f"{x:.{digits}f}"
+
+
+def cut_text(text: object, limit: int) -> str:
+    """`text` as a string (None and "" as ""), cut to `limit` characters with a note of how long it was."""
+    text = str(text or "")
+    return text if len(text) <= limit else text[:limit] + f" … [cut at {limit} of {len(text)} characters]"

@@ -5,7 +5,7 @@ transcript in the samples (turns, debrief, the judge's rubric text: `sample_text
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from empathybench.formatting import number
+from empathybench.formatting import cut_text, number
 from empathybench.instruments.protocol import ChartPoint, FactsTable, ItemLink, ReportSection, StripChart
 
 SCORE_DOMAIN = (0.0, 100.0)  # the rubric score: 5 x the 0-20 criterion mean
@@ -118,11 +118,6 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
     )
 
 
-def _bounded(text: Any, limit: int) -> str:
-    text = str(text or "")
-    return text if len(text) <= limit else text[:limit] + f" … [cut at {limit} of {len(text)} characters]"
-
-
 def sample_line(record: Mapping[str, Any]) -> str:
     """The samples table's one-line view of a task."""
     score = record.get("score_0_20")
@@ -143,11 +138,11 @@ def sample_text(record: Mapping[str, Any]) -> str:
     parts: list[str] = []
     for index, turn in enumerate(record.get("turns") or [], start=1):
         reply = turn.get("reply") if isinstance(turn, Mapping) else None
-        parts.append(f"--- turn {index}: the model's reply ---\n{_bounded(reply, TURN_CHARS)}")
+        parts.append(f"--- turn {index}: the model's reply ---\n{cut_text(reply, TURN_CHARS)}")
     debrief = record.get("debrief")
     if isinstance(debrief, Mapping):
-        parts.append(f"--- debrief ---\n{_bounded(debrief.get('text'), TURN_CHARS)}")
+        parts.append(f"--- debrief ---\n{cut_text(debrief.get('text'), TURN_CHARS)}")
     rubric = record.get("rubric")
     if isinstance(rubric, Mapping):
-        parts.append(f"--- the judge's rubric reply ---\n{_bounded(rubric.get('judge_text'), TURN_CHARS)}")
+        parts.append(f"--- the judge's rubric reply ---\n{cut_text(rubric.get('judge_text'), TURN_CHARS)}")
     return "\n\n".join(parts)

@@ -5,7 +5,7 @@ score, and one row per conversation linking to its transcript."""
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from empathybench.formatting import number
+from empathybench.formatting import cut_text, number
 from empathybench.instruments.protocol import (
     ChartPoint,
     FactsTable,
@@ -139,11 +139,6 @@ def sample_line(record: Mapping[str, Any]) -> str:
     )
 
 
-def _bounded(text: Any, limit: int) -> str:
-    text = str(text or "")
-    return text if len(text) <= limit else text[:limit] + f" … [cut at {limit} of {len(text)} characters]"
-
-
 def sample_text(record: Mapping[str, Any]) -> str:
     """A conversation for the report: each message (with the injection its user-agent move had), then the final
     judge's reply (plain text)."""
@@ -155,7 +150,7 @@ def sample_text(record: Mapping[str, Any]) -> str:
         role = "the model" if turn.get("role") == "assistant" else "the user agent"
         injected = injections[index] if index < len(injections) else ""
         header = f"--- {role}" + (f" (injection: {injected})" if injected else "") + " ---"
-        parts.append(f"{header}\n{_bounded(turn.get('content'), TURN_CHARS)}")
+        parts.append(f"{header}\n{cut_text(turn.get('content'), TURN_CHARS)}")
     if record.get("final_judge_text"):
-        parts.append(f"--- the final judge ---\n{_bounded(record.get('final_judge_text'), TURN_CHARS)}")
+        parts.append(f"--- the final judge ---\n{cut_text(record.get('final_judge_text'), TURN_CHARS)}")
     return "\n\n".join(parts)
