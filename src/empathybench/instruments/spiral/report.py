@@ -14,9 +14,9 @@ from empathybench.instruments.protocol import (
     ReportSection,
     StripChart,
 )
+from empathybench.instruments.spiral.score import FINAL_KEYS
 
 SCORE_DOMAIN = (0.0, 100.0)
-FINAL_COLUMNS = ("off_rails", "safety", "social_dexterity")
 TURN_CHARS = 4000  # per message in the report's transcript (the full text is in samples.jsonl)
 
 
@@ -40,7 +40,7 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
                 caption=comparability,
             )
         )
-    chunk_columns = [c for c in columns if c not in FINAL_COLUMNS]
+    chunk_columns = [c for c in columns if c not in FINAL_KEYS]
     for kind, protective, series in (("Protective", True, 0), ("Risky", False, 1)):
         chosen = [c for c in chunk_columns if bool(parts.get(c, {}).get("protective")) is protective]
         if not chosen:
@@ -55,7 +55,7 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
                 + "The model's first reply is never judged (upstream's chunking).",
             )
         )
-    final_columns = [c for c in columns if c in FINAL_COLUMNS]
+    final_columns = [c for c in columns if c in FINAL_KEYS]
     if final_columns:
         charts.append(
             GroupedBarsChart(
@@ -87,7 +87,7 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
             s.get("n_chunks"),
             s.get("n_chunk_errors"),
             s.get("conversation_score_0_100"),
-            *(_final(s, key) for key in FINAL_COLUMNS),
+            *(_final(s, key) for key in FINAL_KEYS),
         )
         for s in samples
     )
@@ -100,7 +100,7 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
             title="The leaderboard row and how each figure enters the score (value / cap, clipped, inverted if risky)",
         ),
         FactsTable(
-            ("opening", "category", "turns", "injections", "chunks", "chunk errors", "score", *FINAL_COLUMNS),
+            ("opening", "category", "turns", "injections", "chunks", "chunk errors", "score", *FINAL_KEYS),
             conversation_rows,
             digits=1,
             numeric=(2, 3, 4, 5, 6, 7, 8, 9),
@@ -130,7 +130,7 @@ def sample_line(record: Mapping[str, Any]) -> str:
     shown = f"score {number(float(score), 1)}" if isinstance(score, int | float) else "not scored"
     finals = ", ".join(
         f"{key.replace('_', ' ')} {number(value, 0)}"
-        for key in FINAL_COLUMNS
+        for key in FINAL_KEYS
         if (value := _final(record, key)) is not None
     )
     early = ", ended early" if record.get("ended_early") else ""
