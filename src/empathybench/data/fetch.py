@@ -120,10 +120,8 @@ def fetch_entry(entry: DataFile, *, allow_unverified: bool = False, refresh: boo
     if target.exists() and not refresh:
         data = target.read_bytes()
         actual = _actual_hash(kind, data)
-        if actual == expected:
-            return FetchedFile(key, target, sha256_of(data), True, str(target))
-        if allow_unverified:
-            return FetchedFile(key, target, sha256_of(data), False, str(target))
+        if actual == expected or allow_unverified:
+            return FetchedFile(key, target, _sha256(kind, actual, data), actual == expected, str(target))
         raise _mismatch(entry, f"cached copy {target}", kind, expected, actual)
 
     location = source_url(entry)
@@ -133,7 +131,12 @@ def fetch_entry(entry: DataFile, *, allow_unverified: bool = False, refresh: boo
     if not verified and not allow_unverified:
         raise _mismatch(entry, location, kind, expected, actual)
     _write_atomically(target, data)
-    return FetchedFile(key, target, sha256_of(data), verified, location)
+    return FetchedFile(key, target, _sha256(kind, actual, data), verified, location)
+
+
+def _sha256(kind: str, actual: str, data: bytes) -> str:
+    """The SHA-256 of `data`: `actual` when that is what it is (a sha256 pin), so the bytes are hashed once."""
+    return actual if kind == "sha256" else sha256_of(data)
 
 
 def verify_cached(entry: DataFile) -> tuple[str, str | None]:
