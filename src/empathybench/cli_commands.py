@@ -344,13 +344,12 @@ def judge_validate(
     """`empathybench judge validate`: the installed validation rated by `judge` (a RolePlan), figures and failures."""
     from empathybench.instruments.support import MAX_ATTEMPTS
     from empathybench.run.judge import installed_judge_validation, validate_judge
-    from empathybench.run.options import MAX_CONCURRENCY
+    from empathybench.run.options import check_max_concurrency
 
-    attempts, concurrency = settings["attempts"], settings["max_concurrency"]
+    attempts = settings["attempts"]
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise UserError(f"--attempts must be between 1 and {MAX_ATTEMPTS}, not {attempts}")
-    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
-        raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {concurrency}")
+    check_max_concurrency(settings["max_concurrency"])
     if out is not None and out.is_dir():
         raise UserError(f"--out {out} is a directory; give a file name, e.g. {out / 'judge-validation.json'}")
     if out is not None:
@@ -390,22 +389,20 @@ class InstrumentRescoreGroup(TyperGroup):
     console: Console | None = None
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self._instrument_commands()})
+        return sorted({*super().list_commands(ctx), *self._rescores()})
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             return command
-        return self._instrument_commands().get(cmd_name)
+        rescore = self._rescores().get(cmd_name)  # only the command asked for is built
+        return None if rescore is None else _rescore_command(cmd_name, rescore, self.stdout, self.console)
 
-    def _instrument_commands(self) -> dict[str, Any]:
+    @staticmethod
+    def _rescores() -> dict[str, Any]:
         from empathybench.instruments.registry import all_benchmarks
 
-        return {
-            instrument.name: _rescore_command(instrument.name, instrument.rescore, self.stdout, self.console)
-            for instrument in all_benchmarks().values()
-            if instrument.rescore is not None
-        }
+        return {name: b.rescore for name, b in all_benchmarks().items() if b.rescore is not None}
 
 
 def _rescore_command(name: str, rescore: Any, stdout: Any, console: Any) -> Any:

@@ -49,6 +49,14 @@ class RunOptions:
 # Up-front bounds of the run's own options (benchmark options carry theirs in their configs).
 MAX_REPEATS = 100  # each repeat is a whole run in its own folder
 MAX_CONCURRENCY = 256
+
+
+def check_max_concurrency(value: int | None) -> None:
+    """--max-concurrency within 1..MAX_CONCURRENCY (None: not given), or a one-line UserError."""
+    if value is not None and not 1 <= value <= MAX_CONCURRENCY:
+        raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {value}")
+
+
 MAX_SEED = 2**32 - 1  # llama.cpp and numpy take unsigned 32-bit seeds
 BATCH_PROVIDERS = ("openai", "anthropic")  # the providers whose batch APIs `--batch` speaks (engine/batch.py)
 BATCH_FALLBACKS = ("live", "fail")  # what becomes of a request that no batch answered (engine/batch.py)

@@ -32,13 +32,13 @@ from empathybench.run.cost import no_price_line
 from empathybench.run.options import (
     BATCH_FALLBACKS,
     DEMO_PRESET,
-    MAX_CONCURRENCY,
     MAX_REPEATS,
     MAX_SEED,
     PRESETS,
     RunOptions,
     check_base_url,
     check_cost_and_batch,
+    check_max_concurrency,
     run_benchmarks,
 )
 
@@ -217,8 +217,7 @@ def _check_run_numbers(options: RunOptions, repeats: int) -> None:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}, not {repeats}")
     if options.limit is not None and options.limit < 1:
         raise UserError(f"--limit must be at least 1, not {options.limit}")
-    if options.max_concurrency is not None and not 1 <= options.max_concurrency <= MAX_CONCURRENCY:
-        raise UserError(f"--max-concurrency must be between 1 and {MAX_CONCURRENCY}, not {options.max_concurrency}")
+    check_max_concurrency(options.max_concurrency)
     highest_seed = MAX_SEED - (repeats - 1)
     if not 0 <= options.seed <= highest_seed:
         with_repeats = f" with --repeats {repeats}" if repeats > 1 else ""
