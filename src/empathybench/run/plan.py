@@ -4,7 +4,8 @@
 person) with its spec, arguments, endpoint and price parsed and checked, and every instrument with its preset, item
 limit, options and config resolved by its own `configure`. `run`, `run --dry-run`, the cost estimate and the
 repeats work from the plan; `judge validate`, `report --judge` and the inspect bridge build their roles with
-`plan_role` and their instruments with `plan_instrument`. Nothing is parsed twice.
+`plan_role` and their instruments with `plan_instrument`. The checks run here, before any data is fetched or
+backend made; `create_backend` checks a role's endpoint and model arguments again, for its other callers.
 """
 
 import os
