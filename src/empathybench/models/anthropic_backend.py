@@ -10,12 +10,10 @@ installed SDK's `messages.create` signature, not from its version number.
 """
 
 import inspect
-import os
 from typing import Any
 
 from empathybench.errors import BackendUnavailableError, ModelConfigError
 from empathybench.models.base import (
-    Backend,
     ChatRequest,
     ChatResponse,
     Sampling,
@@ -26,20 +24,17 @@ from empathybench.models.capabilities import (
     ModelArgs,
     is_truncated,
     merge_extra_body,
-    resolve_capabilities,
     token_budget,
 )
-from empathybench.models.http_clients import SdkClients, check_api_key, sdk_http_client
+from empathybench.models.http_clients import sdk_http_client
 from empathybench.models.prompt_cache import mark_anthropic_prefix
 from empathybench.models.reply_bounds import (
-    reply_limit,
-    reply_limit_override,
     reply_limit_scope,
 )
+from empathybench.models.sdk_backend import SdkBackend
 from empathybench.models.sdk_errors import engine_error, sdk_failures, sdk_message
-from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
+from empathybench.redaction import redact
 
-REQUEST_TIMEOUT_S = 600.0
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 # The API version that still takes temperature/top_p/top_k (see the module docstring).
 SAMPLING_API_VERSION = "2023-06-01"
@@ -69,9 +64,8 @@ def sampling_fields(sampling: Sampling) -> dict[str, Any]:
     return fields
 
 
-class AnthropicBackend(Backend):
+class AnthropicBackend(SdkBackend):
     provider = "anthropic"
-    default_concurrency = 16
 
     def __init__(
         self,
@@ -83,25 +77,20 @@ class AnthropicBackend(Backend):
         api_key_env: str | None = None,
         max_reply_bytes: int | None = None,
     ) -> None:
-        self.model = model
-        self.args = args or ModelArgs()
-        self.capabilities = resolve_capabilities("anthropic", model, self.args, args_option)
-        self._args_option = args_option
-        # The variable the key is read from: ANTHROPIC_API_KEY, or the role's own (`api_key_env=NAME`).
-        self.api_key_env = api_key_env
-        self.key_name = api_key_env or "ANTHROPIC_API_KEY"
-        # Every reply's limit in bytes (`--max-reply-bytes`, EMPATHYBENCH_MAX_REPLY_BYTES), else derived per request.
-        self.max_reply_bytes = reply_limit_override(max_reply_bytes)
-        key = api_key or os.environ.get(self.key_name)
-        register_secret(key)
+        key = self._set_up(
+            model,
+            args=args,
+            args_option=args_option,
+            base_url=base_url,
+            url_variable="ANTHROPIC_BASE_URL",
+            default_url=ANTHROPIC_DEFAULT_BASE_URL,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            key_variable="ANTHROPIC_API_KEY",
+            max_reply_bytes=max_reply_bytes,
+        )
         if not key:
             raise ModelConfigError(f"{self.key_name} is not set; export it to use anthropic/{model}")
-        check_api_key(key, "the API key" if api_key else self.key_name)
-        url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_BASE_URL).rstrip("/")
-        register_url(url)
-        # Credentials in the URL are sent but never recorded or shown; the SDK takes the query separately.
-        self._request_url, self._default_query = split_url_query(url)
-        self.base_url = strip_url_credentials(url)
         self._api_key = key
         import anthropic
 
@@ -113,18 +102,6 @@ class AnthropicBackend(Backend):
             if self._sampling_as_arguments
             else SAMPLING_API_VERSION
         )
-        self._clients = SdkClients(self._new_client)  # made at the first call
-        self._timeout_s = REQUEST_TIMEOUT_S
-
-    def set_request_timeout(self, seconds: float) -> None:
-        """The SDK's timeout, set by the engine to its whole-request bound (`--timeout`) before the first call: it
-        also bounds the calls the engine does not time itself (the batch API's uploads, polls and downloads)."""
-        self._timeout_s = seconds
-        self._clients.update(lambda client: client.with_options(timeout=seconds))
-
-    def _get_client(self) -> Any:
-        """The SDK client of the batch API (the first of the chat calls' clients)."""
-        return self._clients.first()
 
     def _new_client(self) -> Any:
         anthropic = self._anthropic
@@ -188,11 +165,6 @@ class AnthropicBackend(Backend):
             kwargs["system"] = marked_system
         return kwargs
 
-    def reply_limit(self, request: ChatRequest) -> int:
-        """The most bytes the reply to `request` may have (models/reply_bounds.py): from the token budget sent."""
-        budget, _ = token_budget(request.sampling.max_tokens, self.capabilities, self.args)
-        return reply_limit(budget, self.max_reply_bytes)
-
     def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
         """What the request body carries besides the messages and system prompt, as sent (recorded per call)."""
         kwargs = self.request_arguments(request)
@@ -205,10 +177,6 @@ class AnthropicBackend(Backend):
     def where(self) -> str:
         """The server as messages name it."""
         return "Anthropic" if self.base_url == ANTHROPIC_DEFAULT_BASE_URL else self.base_url
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        with self._clients.lease() as client:
-            return await self._complete(client, request)
 
     async def _complete(self, client: Any, request: ChatRequest) -> ChatResponse:
         anthropic = self._anthropic
@@ -223,9 +191,6 @@ class AnthropicBackend(Backend):
                 anthropic, exc, where=self.where, not_found=not_found, key_name=self.key_name, message=error_message
             ) from exc
         return _to_response(message)
-
-    async def aclose(self) -> None:
-        await self._clients.aclose()
 
 
 def error_message(exc: Any) -> str:

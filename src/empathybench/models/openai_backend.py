@@ -1,12 +1,10 @@
 """Any OpenAI-compatible chat-completions server (OpenAI, vLLM, llama.cpp server, Ollama, gateways)."""
 
 import json
-import os
 from typing import Any
 
 from empathybench.errors import BackendUnavailableError, ModelConfigError
 from empathybench.models.base import (
-    Backend,
     ChatRequest,
     ChatResponse,
     TransientBackendError,
@@ -16,30 +14,24 @@ from empathybench.models.capabilities import (
     ModelArgs,
     is_truncated,
     merge_extra_body,
-    resolve_capabilities,
     split_think_tags,
     token_budget,
 )
-from empathybench.models.http_clients import SdkClients, check_api_key, sdk_http_client
+from empathybench.models.http_clients import sdk_http_client
 from empathybench.models.reply_bounds import (
-    reply_limit,
-    reply_limit_override,
     reply_limit_scope,
 )
+from empathybench.models.sdk_backend import SdkBackend
 from empathybench.models.sdk_errors import engine_error, sdk_failures
-from empathybench.redaction import redact, register_secret, register_url, split_url_query, strip_url_credentials
+from empathybench.redaction import redact
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-# The SDK's own timeout bounds each connect/read, not the whole request; the engine bounds the whole request
-# (`Engine.request_timeout_s`) and sets this to the same value through `set_request_timeout`.
-REQUEST_TIMEOUT_S = 600.0
 # The request options `chat.completions.create` passes to the SDK's POST (bearer-token auth from the API key).
 _BEARER_AUTH: Any = {"security": {"bearer_auth": True}}
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(SdkBackend):
     provider = "openai"
-    default_concurrency = 16
 
     def __init__(
         self,
@@ -51,46 +43,28 @@ class OpenAIBackend(Backend):
         api_key_env: str | None = None,
         max_reply_bytes: int | None = None,
     ) -> None:
-        self.model = model
-        self.args = args or ModelArgs()
-        self.capabilities = resolve_capabilities("openai", model, self.args, args_option)
-        self._args_option = args_option
-        # Every reply's limit in bytes (`--max-reply-bytes`, EMPATHYBENCH_MAX_REPLY_BYTES), else derived per request.
-        self.max_reply_bytes = reply_limit_override(max_reply_bytes)
-        url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
-        register_url(url)
-        # Credentials in the URL (user:password@, ?key=) are sent but never recorded or shown: base_url is the
-        # URL without them; the SDK gets the query separately, as it appends its paths to the base URL.
-        self._request_url, self._default_query = split_url_query(url)
-        self.base_url = strip_url_credentials(url)
-        # The variable the key is read from: OPENAI_API_KEY, or the role's own (`api_key_env=NAME`).
-        self.api_key_env = api_key_env
-        self.key_name = api_key_env or "OPENAI_API_KEY"
-        key = api_key or os.environ.get(self.key_name)
-        register_secret(key)
+        key = self._set_up(
+            model,
+            args=args,
+            args_option=args_option,
+            base_url=base_url,
+            url_variable="OPENAI_BASE_URL",
+            default_url=OPENAI_DEFAULT_BASE_URL,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            key_variable="OPENAI_API_KEY",
+            max_reply_bytes=max_reply_bytes,
+        )
         if api_key_env and not key:
             raise ModelConfigError(f"{api_key_env} is not set; export it (api_key_env of {args_option})")
-        if key:
-            check_api_key(key, "the API key" if api_key else self.key_name)
         if not key:
-            if url == OPENAI_DEFAULT_BASE_URL:
+            if self.base_url == OPENAI_DEFAULT_BASE_URL:
                 raise ModelConfigError(
                     "OPENAI_API_KEY is not set; export it, or point --base-url / OPENAI_BASE_URL "
                     "at an OpenAI-compatible server that needs no key"
                 )
             key = "no-key"  # local servers (vLLM, llama.cpp, Ollama) ignore it, but the SDK wants one
         self._api_key = key
-        # Made at the first call: a fully cached run never imports the SDK.
-        self._clients = SdkClients(self._new_client)
-        self._timeout_s = REQUEST_TIMEOUT_S
-
-    def set_request_timeout(self, seconds: float) -> None:
-        """The SDK's per-read timeout, set by the engine to its whole-request bound (before the first call)."""
-        self._timeout_s = seconds
-
-    def _get_client(self) -> Any:
-        """The SDK client of the batch API (the first of the chat calls' clients)."""
-        return self._clients.first()
 
     def _new_client(self) -> Any:
         import openai
@@ -144,11 +118,6 @@ class OpenAIBackend(Backend):
             kwargs["extra_body"] = body
         return kwargs
 
-    def reply_limit(self, request: ChatRequest) -> int:
-        """The most bytes the reply to `request` may have (models/reply_bounds.py): from the token budget sent."""
-        budget, _ = token_budget(request.sampling.max_tokens, self.capabilities, self.args)
-        return reply_limit(budget, self.max_reply_bytes)
-
     def request_parameters(self, request: ChatRequest) -> dict[str, Any]:
         """What the request body carries besides the messages, as sent (recorded with each call)."""
         fields = self._fields(request)
@@ -161,10 +130,6 @@ class OpenAIBackend(Backend):
         body.update(body.pop("extra_body", {}))
         return body
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        with self._clients.lease() as client:
-            return await self._complete(client, request)
-
     async def _complete(self, client: Any, request: ChatRequest) -> ChatResponse:
         openai = self._openai
         try:
@@ -176,9 +141,6 @@ class OpenAIBackend(Backend):
             )
             raise engine_error(openai, exc, where=self.base_url, not_found=not_found, key_name=self.key_name) from exc
         return _to_response(completion)
-
-    async def aclose(self) -> None:
-        await self._clients.aclose()
 
 
 async def _sdk_post(client: Any, body: dict[str, Any]) -> Any:
