@@ -28,7 +28,7 @@ from empathybench.models.batching import (
     result_object,
 )
 from empathybench.models.reply_bounds import FileLine, ReadCounter, ResultFileBounds, bounded_lines
-from empathybench.models.sdk_errors import engine_error, sdk_failures
+from empathybench.models.sdk_errors import mapped_call
 from empathybench.redaction import redact
 
 ANTHROPIC_BATCH_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
@@ -87,31 +87,23 @@ class AnthropicBatchClient:
 
     async def _call(self, make: Callable[[], Awaitable[T]], *, lost: bool = False) -> T:
         """One SDK call with the live path's error mapping; `lost`: a 404 means the batch is gone (rejected)."""
-        import httpx2  # the SDK's HTTP library: what a streamed read raises when the connection fails
-
-        anthropic = self.backend._anthropic
-        try:
-            return await make()
-        except httpx2.HTTPError as exc:  # the results cut off by the network: read them again
-            raise TransientBackendError("connection", redact(f"reading the batch results failed: {exc}")) from exc
-        except sdk_failures(anthropic) as exc:
-            not_found = (
-                RequestRejectedError(404, "batch not found (HTTP 404)")
-                if lost
-                else BackendUnavailableError(
-                    f"{self.backend.base_url} has no Message Batches API (HTTP 404); run without --batch"
-                )
+        not_found = (
+            RequestRejectedError(404, "batch not found (HTTP 404)")
+            if lost
+            else BackendUnavailableError(
+                f"{self.backend.base_url} has no Message Batches API (HTTP 404); run without --batch"
             )
-            where, chars = self.backend.where, MAX_MESSAGE_CHARS
-            raise engine_error(
-                anthropic,
-                exc,
-                where=where,
-                not_found=not_found,
-                message_chars=chars,
-                key_name=self.backend.key_name,
-                message=error_message,
-            ) from exc
+        )
+        return await mapped_call(
+            self.backend._anthropic,
+            make,
+            where=self.backend.where,
+            not_found=not_found,
+            key_name=self.backend.key_name,
+            cut_off="reading the batch results failed",
+            message=error_message,
+            message_chars=MAX_MESSAGE_CHARS,
+        )
 
 
 def result_line(line: FileLine) -> ResultLine:

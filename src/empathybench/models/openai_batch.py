@@ -31,7 +31,7 @@ from empathybench.models.batching import (
 )
 from empathybench.models.openai_backend import OpenAIBackend, _to_response
 from empathybench.models.reply_bounds import FileLine, ReadCounter, ResultFileBounds, bounded_lines
-from empathybench.models.sdk_errors import engine_error, sdk_failures
+from empathybench.models.sdk_errors import mapped_call
 from empathybench.redaction import redact
 
 OPENAI_BATCH_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
@@ -127,24 +127,21 @@ class OpenAIBatchClient:
 
     async def _call(self, make: Callable[[], Awaitable[T]], *, lost: bool = False) -> T:
         """One SDK call with the live path's error mapping; `lost`: a 404 means the batch is gone (rejected)."""
-        import httpx2  # the SDK's HTTP library: what a streamed read raises when the connection fails
-
-        openai = self.backend._openai
         where = self.backend.base_url
-        try:
-            return await make()
-        except httpx2.HTTPError as exc:  # a streamed file cut off by the network: read it again
-            raise TransientBackendError("connection", redact(f"reading a result file failed: {exc}")) from exc
-        except sdk_failures(openai) as exc:
-            not_found = (
-                RequestRejectedError(404, "batch not found (HTTP 404)")
-                if lost
-                else BackendUnavailableError(f"{where} has no Files/Batches API (HTTP 404); run without --batch")
-            )
-            chars, key_name = MAX_MESSAGE_CHARS, self.backend.key_name
-            raise engine_error(
-                openai, exc, where=where, not_found=not_found, message_chars=chars, key_name=key_name
-            ) from exc
+        not_found = (
+            RequestRejectedError(404, "batch not found (HTTP 404)")
+            if lost
+            else BackendUnavailableError(f"{where} has no Files/Batches API (HTTP 404); run without --batch")
+        )
+        return await mapped_call(
+            self.backend._openai,
+            make,
+            where=where,
+            not_found=not_found,
+            key_name=self.backend.key_name,
+            cut_off="reading a result file failed",
+            message_chars=MAX_MESSAGE_CHARS,
+        )
 
 
 def result_line(label: str, line: FileLine) -> ResultLine:

@@ -5,14 +5,16 @@ by HTTP status, timeouts, connection failures, bodies that failed validation), s
 differs, how an error body states its message, is the caller's `message` function.
 """
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from empathybench.errors import BackendUnavailableError
 from empathybench.models.base import RequestRejectedError, TransientBackendError, parse_retry_after
 from empathybench.models.http_clients import connection_failure
 from empathybench.models.reply_bounds import refused_reply
 from empathybench.redaction import redact
+
+T = TypeVar("T")
 
 
 def sdk_message(exc: Any) -> str:
@@ -62,3 +64,35 @@ def engine_error(
     if isinstance(exc, sdk.APIConnectionError):
         return TransientBackendError("connection", redact(f"connection failed: {exc.__cause__ or exc}"))
     return TransientBackendError("malformed", redact(f"malformed response body: {exc}"))
+
+
+async def mapped_call(
+    sdk: Any,
+    make: Callable[[], Awaitable[T]],
+    *,
+    where: str,
+    not_found: Exception,
+    key_name: str,
+    cut_off: str,
+    message: Callable[[Any], str] = sdk_message,
+    message_chars: int | None = None,
+) -> T:
+    """`await make()` (a call of the batch APIs) with its failures as the engine's: a streamed read the network cut
+    off (the HTTP library's own error, which the SDK does not map) as a retried connection failure, "`cut_off`: ...",
+    and the SDK's failures as `engine_error` maps them."""
+    import httpx2  # the SDKs' HTTP library, loaded with them
+
+    try:
+        return await make()
+    except httpx2.HTTPError as exc:
+        raise TransientBackendError("connection", redact(f"{cut_off}: {exc}")) from exc
+    except sdk_failures(sdk) as exc:
+        raise engine_error(
+            sdk,
+            exc,
+            where=where,
+            not_found=not_found,
+            key_name=key_name,
+            message=message,
+            message_chars=message_chars,
+        ) from exc
