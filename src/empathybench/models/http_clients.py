@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from empathybench.errors import ModelConfigError
-from empathybench.models.reply_bounds import ReplyTooLargeError, current_reply_limit, read_bounded
+from empathybench.models.reply_bounds import ReplyTooLargeError, current_reply_limit, exception_chain, read_bounded
 
 HTTP_CLIENTS = ("httpx", "aiohttp")
 DEFAULT_HTTP_CLIENT = "httpx"
@@ -173,15 +173,11 @@ def connection_failure(exc: BaseException) -> bool:
         import aiohttp
     except ImportError:  # pragma: no cover - a dependency
         return False
-    seen: set[int] = set()
-    link: BaseException | None = exc
-    while link is not None and id(link) not in seen:
-        seen.add(id(link))
+    for link in exception_chain(exc):
         if isinstance(link, aiohttp.ServerTimeoutError | TimeoutError):
             return False
         if isinstance(link, aiohttp.ClientConnectionError | ConnectionError):
             return True
-        link = link.__cause__ or link.__context__
     return False
 
 

@@ -50,14 +50,17 @@ class ReplyTooLargeError(TransientBackendError):
 
 def refused_reply(exc: BaseException) -> ReplyTooLargeError | None:
     """The ReplyTooLargeError behind an SDK error (Anthropic's SDK wraps what its HTTP client raises), if any."""
+    return next((link for link in exception_chain(exc) if isinstance(link, ReplyTooLargeError)), None)
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, then what it was raised from or while handling, and so on (each exception once)."""
     seen: set[int] = set()
     link: BaseException | None = exc
     while link is not None and id(link) not in seen:
-        if isinstance(link, ReplyTooLargeError):
-            return link
         seen.add(id(link))
+        yield link
         link = link.__cause__ or link.__context__
-    return None
 
 
 def megabytes(count: int) -> str:
