@@ -12,12 +12,12 @@ request: it gets no answer from this batch, and is asked again.
 """
 
 import json
-import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from empathybench.models.base import ChatRequest, ChatResponse
+from empathybench.models.prices import is_snapshot_of
 from empathybench.models.reply_bounds import FileLine, ResultFileBounds
 from empathybench.redaction import redact
 
@@ -54,9 +54,6 @@ class SortedResults:
     problems: list[str]
 
 
-# A dated snapshot of a model: "gpt-4o-mini-2024-07-18" of "gpt-4o-mini", "claude-3-5-sonnet-20241022" of
-# "claude-3-5-sonnet" (or of its alias "claude-3-5-sonnet-latest").
-_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})")
 MAX_SHOWN_CHARS = 80
 
 
@@ -82,8 +79,8 @@ def same_model(asked: str, answered: str | None) -> bool:
     asked, answered = asked.lower(), answered.lower()
     if asked == answered:
         return True
-    base = asked.removesuffix("-latest")
-    return answered.startswith(base) and _SNAPSHOT.fullmatch(answered[len(base) :]) is not None
+    # A dated snapshot of the model asked for, or of the model its alias "...-latest" names.
+    return is_snapshot_of(answered, asked.removesuffix("-latest"))
 
 
 def _shown(text: str) -> str:

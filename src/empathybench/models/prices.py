@@ -16,8 +16,15 @@ from empathybench.errors import UserError
 
 # Providers whose calls run on this machine (or nowhere): no bill.
 FREE_PROVIDERS = frozenset({"local", "llamacpp", "scripted"})
-# A dated snapshot of a listed model: "gpt-4o-2024-08-06", "claude-sonnet-4-20250514", "...-latest".
-_SNAPSHOT_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)")
+# A dated snapshot of a model: "gpt-4o-2024-08-06" of "gpt-4o", "claude-sonnet-4-20250514" of "claude-sonnet-4".
+_SNAPSHOT_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})")
+
+
+def is_snapshot_of(name: str, base: str) -> bool:
+    """Whether model `name` is a dated snapshot of `base` ("-2024-08-06" or "-20250514" after it)."""
+    return name.startswith(base) and _SNAPSHOT_SUFFIX.fullmatch(name[len(base) :]) is not None
+
+
 PRICE_HELP = "--price input=X,output=Y[,cached=Z] (USD per million tokens)"
 
 
@@ -98,9 +105,7 @@ def price_for(provider: str, model: str, override: Price | None = None) -> Price
     candidates = [
         listed
         for (listed_provider, listed) in entries
-        if listed_provider == provider
-        and name.startswith(listed)
-        and _SNAPSHOT_SUFFIX.fullmatch(name[len(listed) :]) is not None
+        if listed_provider == provider and (is_snapshot_of(name, listed) or name == f"{listed}-latest")
     ]
     return entries[(provider, max(candidates, key=len))] if candidates else None
 
