@@ -52,7 +52,14 @@ from empathybench.testing.fake_openai import (
     fill_score_lines,
     truncate_words,
 )
-from empathybench.testing.loopback import LOOPBACK, LoopbackFake, LoopbackHandler
+from empathybench.testing.loopback import (
+    DEFAULT_BOMB_BYTES,
+    LOOPBACK,
+    PAD_MARK,
+    PADDED_FAULTS,
+    LoopbackFake,
+    LoopbackHandler,
+)
 
 API_VERSIONS = ("2023-06-01", "2026-10-21")
 VERSIONS_WITHOUT_SAMPLING = frozenset({"2026-10-21"})
@@ -67,9 +74,7 @@ ERROR_TYPES = {
     529: "overloaded_error",
 }
 # The faults whose answer is a padded reply (testing/loopback.py), and its Content-Encoding.
-PADDED_FAULTS = {"huge": "identity", "bomb_gzip": "gzip", "bomb_deflate": "deflate", "bomb_br": "br"}
 FAULT_KINDS = (*(str(status) for status in ERROR_TYPES), *PADDED_FAULTS)
-DEFAULT_BOMB_BYTES = 50_000_000
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
 AnswerFunction = Callable[[dict[str, Any]], str]
@@ -203,9 +208,8 @@ class FakeAnthropicServer(LoopbackFake):
         with self._lock:
             self._requests.append(record)
         if status == 200 and scripted in PADDED_FAULTS:
-            payload["content"][-1]["text"] = "__PAD__"
-            head, tail = (part.encode() for part in json.dumps(payload).split("__PAD__"))
-            handler.send_padded(200, head, self.bomb_bytes, tail, PADDED_FAULTS[scripted])
+            payload["content"][-1]["text"] = PAD_MARK
+            handler.send_padded_json(200, payload, self.bomb_bytes, PADDED_FAULTS[scripted])
             return
         extra = {"request-id": f"req_fake_{index}"}
         if status == 429 and self.retry_after is not None:

@@ -87,7 +87,14 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, cast
 
 from empathybench.testing.fake_openai_batch import FakeOpenAIBatches
-from empathybench.testing.loopback import LOOPBACK, LoopbackFake, LoopbackHandler
+from empathybench.testing.loopback import (
+    DEFAULT_BOMB_BYTES,
+    LOOPBACK,
+    PAD_MARK,
+    PADDED_FAULTS,
+    LoopbackFake,
+    LoopbackHandler,
+)
 
 FAULT_KINDS = (
     "429",
@@ -107,9 +114,6 @@ FAULT_KINDS = (
     "bomb_deflate",
     "bomb_br",
 )
-# The faults whose answer is a padded reply (testing/loopback.py), and its Content-Encoding.
-PADDED_FAULTS = {"huge": "identity", "bomb_gzip": "gzip", "bomb_deflate": "deflate", "bomb_br": "br"}
-DEFAULT_BOMB_BYTES = 50_000_000
 REASONING_MODES = ("reasoning_content", "think")
 # Model names OpenAI serves as reasoning models (their parameter rules differ), on the last path segment.
 _OPENAI_REASONING_NAME = re.compile(r"^(o[1-9]|gpt-5)(?!-chat)")
@@ -612,10 +616,9 @@ class FakeOpenAIServer(LoopbackFake):
             completion["choices"][0]["message"]["content"] = None
             completion["choices"][0]["finish_reason"] = "length"
         if outcome in PADDED_FAULTS:
-            completion["choices"][0]["message"]["content"] = "__PAD__"
-            head, tail = (part.encode() for part in json.dumps(completion).split("__PAD__"))
+            completion["choices"][0]["message"]["content"] = PAD_MARK
             size, encoding = self.bomb_bytes, PADDED_FAULTS[outcome]
-            return outcome, lambda handler: handler.send_padded(200, head, size, tail, encoding)
+            return outcome, lambda handler: handler.send_padded_json(200, completion, size, encoding)
         if outcome in ("surrogate", "usage_text", "usage_huge", "drip"):
             raw = self._hostile_body(outcome, completion)
             if outcome == "drip":

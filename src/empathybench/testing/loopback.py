@@ -19,6 +19,10 @@ LOOPBACK = "127.0.0.1"
 # Content-Encodings a fake can send a padded body in ("identity": as is); "br" needs the brotli package.
 PADDED_ENCODINGS = ("identity", "gzip", "deflate", "br")
 _PIECE = 1 << 16
+# The faults the fakes answer with a padded reply (`send_padded`), and its Content-Encoding; the padding's size.
+PADDED_FAULTS = {"huge": "identity", "bomb_gzip": "gzip", "bomb_deflate": "deflate", "bomb_br": "br"}
+DEFAULT_BOMB_BYTES = 50_000_000
+PAD_MARK = "__PAD__"  # the string of a JSON payload that the padding replaces (`send_padded_json`)
 
 
 class LoopbackHTTPServer(ThreadingHTTPServer):
@@ -71,6 +75,11 @@ class LoopbackHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return None
         return raw
+
+    def send_padded_json(self, status: int, payload: Any, filler_bytes: int, encoding: str) -> None:
+        """`payload` as JSON with its one PAD_MARK string replaced by `filler_bytes` of padding (`send_padded`)."""
+        head, tail = (part.encode() for part in json.dumps(payload).split(PAD_MARK))
+        self.send_padded(status, head, filler_bytes, tail, encoding)
 
     def send_padded(self, status: int, head: bytes, filler_bytes: int, tail: bytes, encoding: str) -> None:
         """A body of `head`, `filler_bytes` bytes of "a" and `tail` in the Content-Encoding `encoding`: a reply far
