@@ -764,6 +764,23 @@ def scatter(
     return _svg(kind, width, bottom + 42, title, desc, body)
 
 
+def _x_at(left: float, right: float, n: int) -> Callable[[int], float]:
+    """Where point i of `n` sits between `left` and `right` (10 in from each; a single point in the middle)."""
+    return lambda i: (left + right) / 2 if n == 1 else left + 10 + (right - left - 20) * i / (n - 1)
+
+
+def _path_d(
+    vals: Sequence[float | None], sx: Callable[[int], float], sy: Callable[[float], float], d0: float, d1: float
+) -> str:
+    """A path through the values (clamped to d0..d1), the pen lifted over each missing one."""
+    parts, pen = [], "M"
+    for i, v in enumerate(vals):
+        if v is not None:
+            parts.append(f"{pen}{_c(sx(i))},{_c(sy(_clamp(v, d0, d1)))}")
+        pen = "M" if v is None else "L"
+    return " ".join(parts)
+
+
 def line_chart(
     x_labels: Sequence[str],
     series: Mapping[str, Sequence[float | None]],
@@ -788,12 +805,9 @@ def line_chart(
     top = y0 + legend_h + (16 if len(unit) > 2 else 6)
     bottom = top + 200
     sy = _scale(d0, d1, bottom, top)
-
-    def sx(i: int) -> float:
-        return (left + right) / 2 if n == 1 else left + 10 + (right - left - 20) * i / (n - 1)
-
     widest = max(_tw(_fit(s, 110)) for s in x_labels)
     left, right = max(left, widest / 2 - 8), min(right, width - widest / 2 + 8)  # centred x labels stay inside
+    sx = _x_at(left, right, n)
     step = math.ceil(n / max(1, int((right - left) / (widest + 12))))
     body += _y_axis(sy, yticks, left, right, unit)
     body.append(_el("line", class_="axis", x1=left, x2=right, y1=bottom, y2=bottom, stroke=_AXIS))
@@ -805,12 +819,9 @@ def line_chart(
     if len(unit) > 2:
         body.append(_text(4, top - 8, _fit(unit, width - 8), "start", class_="unit", fill=_MUTED))
     for k, name in enumerate(names):
-        color, vals, path, pen = _color(k, colors), data[name], [], "M"
-        for i, v in enumerate(vals):
-            if v is not None:
-                path.append(f"{pen}{_c(sx(i))},{_c(sy(_clamp(v, d0, d1)))}")
-            pen = "M" if v is None else "L"
-        body.append(_el("path", class_="line", d=" ".join(path), fill="none", stroke=color, stroke_width=2))
+        color, vals = _color(k, colors), data[name]
+        path = _path_d(vals, sx, sy, d0, d1)
+        body.append(_el("path", class_="line", d=path, fill="none", stroke=color, stroke_width=2))
         for i, v in enumerate(vals):
             if v is not None:
                 cls, tip = ("dot" if d0 <= v <= d1 else "dot clamped"), f"{name}, {x_labels[i]}: {compact(v, unit)}"
@@ -856,10 +867,7 @@ def trajectories(
     top = y0 + legend_h + (16 if len(unit) > 2 else 6)
     bottom = top + 220
     sy = _scale(d0, d1, bottom, top)
-
-    def sx(i: int) -> float:
-        return (left + right) / 2 if n == 1 else left + 10 + (right - left - 20) * i / (n - 1)
-
+    sx = _x_at(left, right, n)
     body += _y_axis(sy, yticks, left, right, unit)
     body.append(_el("line", class_="axis", x1=left, x2=right, y1=bottom, y2=bottom, stroke=_AXIS))
     step = math.ceil(n / max(1, int((right - left) / (max(_tw(_fit(s, 60)) for s in x_labels) + 12))))
@@ -876,28 +884,20 @@ def trajectories(
             )
             body.append(_label(right + 4, y + 4, ref.label, 90, "start", class_="ref-label", fill=_MUTED))
 
-    def path_d(vals: Sequence[float | None]) -> str:
-        parts, pen = [], "M"
-        for i, v in enumerate(vals):
-            if v is not None:
-                parts.append(f"{pen}{_c(sx(i))},{_c(sy(_clamp(v, d0, d1)))}")
-            pen = "M" if v is None else "L"
-        return " ".join(parts)
-
     for k, vals in paths:
         ends = [(i, v) for i, v in enumerate(vals) if v is not None]
         if len(ends) == 1:  # a path of one point is a dot
             i, v = ends[0]
             body.append(_el("circle", class_="path-dot", cx=sx(i), cy=sy(_clamp(v, d0, d1)), r=1.5, fill=_color(k)))
             continue
+        path = _path_d(vals, sx, sy, d0, d1)
         body.append(
-            _el(
-                "path", class_="path", d=path_d(vals), fill="none", stroke=_color(k), stroke_width=1, stroke_opacity=0.3
-            )
+            _el("path", class_="path", d=path, fill="none", stroke=_color(k), stroke_width=1, stroke_opacity=0.3)
         )
     for k, vals in summaries:
         name = groups[k][0]
-        body.append(_el("path", class_="line", d=path_d(vals), fill="none", stroke=_color(k), stroke_width=3))
+        path = _path_d(vals, sx, sy, d0, d1)
+        body.append(_el("path", class_="line", d=path, fill="none", stroke=_color(k), stroke_width=3))
         for i, v in enumerate(vals):
             if v is not None:
                 tip = f"{name}, {x_labels[i]}: {compact(v, unit)}"
