@@ -193,13 +193,15 @@ def final_means_by_runs(units: Sequence[Unit]) -> tuple[dict[str, float], int]:
     return ({key: totals[key] / count for key in FINAL_KEYS} if count else {}), count
 
 
+def contribution(rules: ScoringRules, key: str, mean: float) -> float:
+    """A metric's 0-1 share before weighting: its mean normalised by its cap, clipped, inverted unless protective."""
+    norm = _clip01(mean / rules.cap(key))
+    return norm if key in rules.positive_metrics else 1.0 - norm
+
+
 def score_from_means(rules: ScoringRules, means: Mapping[str, float]) -> float:
-    """The 0-1 score of per-metric means: normalised by cap, clipped, inverted unless protective, weighted."""
-    contributions = []
-    for key in sorted(means):
-        norm = _clip01(means[key] / rules.cap(key))
-        contribution = norm if key in rules.positive_metrics else 1.0 - norm
-        contributions.append(contribution * rules.weight(key))
+    """The 0-1 score of per-metric means: each metric's `contribution`, weighted."""
+    contributions = [contribution(rules, key, means[key]) * rules.weight(key) for key in sorted(means)]
     if not contributions:
         return 0.5
     total_weight = sum(rules.weight(key) for key in means)

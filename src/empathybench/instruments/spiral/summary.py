@@ -9,6 +9,7 @@ from empathybench.instruments.spiral.data import ScoringRules
 from empathybench.instruments.spiral.score import (
     FINAL_KEYS,
     Unit,
+    contribution,
     final_values,
     folded_metrics,
     leaderboard_row,
@@ -161,7 +162,7 @@ def summarize(
             "cap": rules.cap(key),
             "protective": key in rules.positive_metrics,
             "weight": rules.weight(key),
-            "contribution": round(_contribution(rules, key, mean), 4),
+            "contribution": round(contribution(rules, key, mean), 4),
         }
         for key, mean in sorted(board.metric_means.items())
     }
@@ -175,9 +176,3 @@ def summarize(
         "n_parsed": board.n_items,  # conversations with at least one judged chunk
         "metrics": metrics,
     }
-
-
-def _contribution(rules: ScoringRules, key: str, mean: float) -> float:
-    """The metric's 0-1 share before weighting: mean / cap clipped to 0..1, inverted unless protective."""
-    norm = min(1.0, max(0.0, mean / rules.cap(key)))
-    return norm if key in rules.positive_metrics else 1.0 - norm
