@@ -51,12 +51,11 @@ def _criteria(protocol: Protocol, scenario: Scenario) -> list[str]:
     return protocol.criteria_analysis if scenario.type is TaskType.ANALYSIS else protocol.criteria
 
 
-def _turn_record(scenario: Scenario, generation: Any) -> dict[str, Any]:
-    """One turn of the scenario as its record keeps it, with its parsed sections under "parsed" (taken out by the
-    caller)."""
+def _turn_record(scenario: Scenario, generation: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """One turn of the scenario as its record keeps it, and its parsed sections."""
     reply = conv.strip_reasoning(generation.text)
     sections = conv.parse_sections(scenario.type, reply)
-    return {
+    turn = {
         "raw": generation.text,
         "reply": reply,
         "sections": {k: v for k, v in sections.items() if k != "raw"},
@@ -65,8 +64,8 @@ def _turn_record(scenario: Scenario, generation: Any) -> dict[str, Any]:
         "cached": generation.cached,
         "prompt_tokens": generation.prompt_tokens,
         "completion_tokens": generation.completion_tokens,
-        "parsed": sections,
     }
+    return turn, sections
 
 
 async def run_task(
@@ -108,9 +107,9 @@ async def run_task(
         except CallFailedError as exc:
             record.update(status="error", error={"phase": "scenario", "turn": turn_index + 1, "message": str(exc)})
             return record
-        turn = _turn_record(scenario, generation)
+        turn, sections = _turn_record(scenario, generation)
         replies.append(turn["reply"])
-        parsed.append(turn.pop("parsed"))
+        parsed.append(sections)
         record["turns"].append(turn)
     record["status"] = "scenario_completed"
 
