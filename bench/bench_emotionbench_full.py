@@ -35,6 +35,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_engine import bench_env  # a sibling script, not a package: the CLI's environment with a fresh cache
 from empathybench import __version__
 from empathybench.instruments.emotionbench.canned import plausible_answer
 from empathybench.models.base import ChatRequest, Draw, Message, Sampling
@@ -44,18 +47,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
 CPU_TARGET_MS = 2.5  # issue 21: maintained HTTP stack only; was 1 ms with the removed hand-made transport (issue 13)
 RSS_TARGET_MB = 200.0
-BENCH_API_KEY = "sk-bench-not-a-secret"
-
-
-def bench_env(cache_dir: Path, mirror: str | None, source: str | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EMPATHYBENCH_"))}
-    if source is not None:  # another source tree first on the path (--baseline-src)
-        env["PYTHONPATH"] = source
-    env["EMPATHYBENCH_CACHE_DIR"] = str(cache_dir)
-    env["OPENAI_API_KEY"] = BENCH_API_KEY
-    if mirror:
-        env["EMPATHYBENCH_MIRROR"] = mirror
-    return env
 
 
 def questionnaire_answer(body: dict[str, Any]) -> str:

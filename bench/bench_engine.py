@@ -41,8 +41,12 @@ WARM_LIMIT_S = 3.0
 BENCH_API_KEY = "sk-bench-not-a-secret"
 
 
-def bench_env(cache_dir: Path, mirror: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "EMPATHYBENCH_"))}
+def bench_env(cache_dir: Path, mirror: str | None, source: str | None = None) -> dict[str, str]:
+    """The CLI's environment for a bench: none of the caller's provider or EmpathyBench settings, the bench's key, a
+    cache of its own, the mirror, and optionally another source tree first on the path (--baseline-src)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "EMPATHYBENCH_"))}
+    if source is not None:
+        env["PYTHONPATH"] = source
     env["EMPATHYBENCH_CACHE_DIR"] = str(cache_dir)
     env["OPENAI_API_KEY"] = BENCH_API_KEY
     if mirror:

@@ -31,6 +31,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_engine import bench_env  # a sibling script, not a package: the CLI's environment with a fresh cache
 from empathybench import __version__
 from empathybench.models.reply_bounds import derived_reply_limit
 from empathybench.testing.loopback import LoopbackFake, LoopbackHandler, compressed_padding
@@ -41,7 +44,6 @@ DEFAULT_MIRROR = REPO_ROOT.parent / "shared" / "mirror"
 REPLY_BYTES = 400_000_000
 MAX_PEAK_RSS_MB = 300
 EQBENCH_MAX_TOKENS = 60  # the paper preset's budget per EQ-Bench answer (instruments/eqbench)
-KEY = "sk-bench-not-a-secret"
 COMPLETION = {
     "id": "chatcmpl-bomb",
     "object": "chat.completion",
@@ -94,10 +96,7 @@ def run_and_wait(command: list[str], env: dict[str, str]) -> tuple[int, Any, str
 
 def measure(name: str, encoding: str, work: Path, mirror: str, source: str | None = None) -> dict[str, Any]:
     cache_dir = work / f"cache-{name}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "EMPATHYBENCH_"))}
-    env.update(EMPATHYBENCH_CACHE_DIR=str(cache_dir), EMPATHYBENCH_MIRROR=mirror, OPENAI_API_KEY=KEY)
-    if source is not None:
-        env["PYTHONPATH"] = source
+    env = bench_env(cache_dir, mirror, source)
     fetch = [sys.executable, "-m", "empathybench", "data", "fetch", "-b", "eqbench"]
     subprocess.run(fetch, env=env, check=True, capture_output=True)
     before = cache_bytes(cache_dir)
