@@ -201,6 +201,10 @@ def test_judge_is_refused_for_one_run_and_for_runs_without_a_judged_comparison(e
     )
     assert none.exit_code != 0 and "eqbench3" in str(none.exception)
     assert not (env / "c.html").exists()  # refused before anything was written
+    zero = CliRunner().invoke(
+        app, ["report", *map(str, others), "--judge", "scripted/plausible-2", "--max-concurrency", "0"]
+    )
+    assert zero.exit_code != 0 and "--max-concurrency must be between 1 and 256, not 0" in str(zero.exception)
 
 
 def _judgement(test: str, other: str, scenario: str, test_first: bool, outcome: float) -> Judgement:

@@ -286,6 +286,7 @@ def report_command(
     --max-cost, --judge-price and --batch apply to those calls.
     """
     from empathybench.cli_commands import report_command as report_runs
+    from empathybench.run.options import check_max_concurrency
 
     settings = None
     judge_only = {"--dry-run": dry_run, "--max-cost": max_cost is not None, "--judge-price": judge_price}
@@ -294,6 +295,7 @@ def report_command(
         raise UserError(f"{next(k for k, v in judge_only.items() if v)} applies to the judge calls of --judge")
     if as_json and not dry_run:
         raise UserError("--json prints the --dry-run estimate; add --dry-run")
+    check_max_concurrency(max_concurrency)
     if judge is not None:
         from empathybench.run.comparisons import JudgeSettings
         from empathybench.run.plan import plan_role
