@@ -24,6 +24,7 @@ from empathybench.engine.progress import RunProgress
 from empathybench.errors import BackendUnavailableError
 from empathybench.instruments.protocol import BenchItem, PreparedBenchmark
 from empathybench.models.base import ChatRequest, ChatResponse, Message, Sampling
+from empathybench.models.capabilities import ModelArgs
 from empathybench.models.openai_backend import OpenAIBackend
 from empathybench.run.execute import _run_pending
 from empathybench.rundir.store import RunStore, read_samples
@@ -230,6 +231,7 @@ def _sampling_variants() -> dict[str, Sampling]:
         "repeat_penalty": 1.1,
         "stop": ("\n\n",),
         "seed": 8,
+        "model_args": ModelArgs(reasoning_effort="minimal", max_tokens=16000),
     }
     # A new Sampling field must be added here, so that the cache key is shown to cover it.
     assert set(changed) == {f.name for f in dataclasses.fields(Sampling)}

@@ -8,6 +8,7 @@ import pytest
 
 from empathybench import redaction
 from empathybench.models.base import Sampling
+from empathybench.models.capabilities import ModelArgs
 from empathybench.redaction import REDACTED, dumps_redacted, redact, redact_data, register_secret
 
 SECRET = "sk-speedup-test-9f8e7d6c"
@@ -19,13 +20,20 @@ SECRET = "sk-speedup-test-9f8e7d6c"
         Sampling(temperature=0.0, max_tokens=10),
         Sampling(temperature=0.7, max_tokens=99, top_p=None, top_k=40, min_p=0.05, repeat_penalty=1.1, seed=3),
         Sampling(temperature=1.0, max_tokens=5, stop=("\n\n", "END")),
+        Sampling(temperature=1.0, max_tokens=5, model_args=ModelArgs(reasoning_effort="minimal", max_tokens=16000)),
     ],
 )
 def test_sampling_as_dict_is_asdict_with_a_stop_list(sampling: Sampling) -> None:
     expected = dataclasses.asdict(sampling)
     expected["stop"] = list(sampling.stop)
+    # the model arguments as given (their own as_dict), and no key at all without them (earlier cache keys hold)
+    if sampling.model_args is None:
+        del expected["model_args"]
+    else:
+        expected["model_args"] = sampling.model_args.as_dict()
     assert sampling.as_dict() == expected
-    assert list(sampling.as_dict()) == [f.name for f in dataclasses.fields(Sampling)]  # same keys, same order
+    names = [f.name for f in dataclasses.fields(Sampling)]
+    assert list(sampling.as_dict()) == (names if sampling.model_args else names[:-1])  # same keys, same order
 
 
 def slow_dumps(data: object, indent: int | None = None) -> str:

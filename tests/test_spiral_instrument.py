@@ -80,8 +80,15 @@ def test_an_opening_end_to_end_with_a_model_a_user_agent_and_a_judge(tmp_path: P
     assert summary["headline_metric"] == "score_0_100" and summary["n_answered"] == 2
     assert summary["comparable_with_published"] is False
     assert summary["comparability"] == (
-        f"not comparable with the published leaderboard (simulator {KIMI}, judge {GPT5}; 4 turns; 2 of 30 openings)"
+        f"not comparable with the published leaderboard (user agent {KIMI}, judge {GPT5}): 4 turns, not 20; "
+        "2 of 30 openings scored: 28 not in this run (a cut)"
     )
+    assert summary["coverage"] == {
+        "n_published": 30,
+        "n_scored": 2,
+        "unit": "openings",
+        "why_not": {"not in this run (a cut)": 28},
+    }
     units = [score.unit_from_conversations(data.scoring_rules(), "run", r["prompt_id"], [r]) for r in records]
     board = score.leaderboard_row(data.scoring_rules(), units, "")
     assert summary["score"] == pytest.approx(board.score_0_100, abs=1e-4)
@@ -137,7 +144,8 @@ def test_it_refuses_to_play_a_role_it_was_not_given(tmp_path: Path) -> None:
     (record,) = _run(demo, cache, _backend("m"), None, None)
     summary = demo.summarize([record])
     assert summary["judge"] == {"self_judging": True} and summary["self_simulated"] is True
-    assert "(self-simulated)" in summary["comparability"] and "(self-judged)" in summary["comparability"]
+    assert "self-simulated: the model under test played the user agent" in summary["comparability"]
+    assert "self-judged: the model under test judged itself" in summary["comparability"]
 
 
 def test_a_user_agent_that_never_answers_ends_the_conversation_which_is_still_judged(tmp_path: Path) -> None:
@@ -179,18 +187,15 @@ def test_presets_options_and_config() -> None:
 
 
 def test_comparability_with_the_published_leaderboard() -> None:
-    protocol = {"num_turns": 20, "chunk_size": 1, "injection_every_n": 5, "n_openings": 30}
-    assert published.comparability(KIMI, GPT5, protocol=protocol) == (
-        True,
-        f"comparable with the published leaderboard (simulator {KIMI}, judge {GPT5})",
-    )
-    assert published.comparability("kimi-k2-0711-preview", "openai/gpt-5-2025-08-07", protocol=protocol)[0]
+    protocol = {"num_turns": 20, "chunk_size": 1, "injection_every_n": 5, "judge_assistant_max_chars": 20000}
+    assert published.protocol_differences(protocol) == []
+    assert published.role_differences(KIMI, GPT5, simulator_self=False, judge_self=False) == []
+    published_names = ("kimi-k2-0711-preview", "openai/gpt-5-2025-08-07")
+    assert published.role_differences(*published_names, simulator_self=False, judge_self=False) == []
     for simulator, judge in ((KIMI, "gpt-5"), ("moonshotai/kimi-k2-0905", GPT5), ("openai/gpt-4o", GPT5)):
-        comparable, label = published.comparability(simulator, judge, protocol=protocol)
-        assert not comparable and label == (
-            f"not comparable with the published leaderboard (simulator {simulator}, judge {judge})"
-        )
-    assert not published.comparability(KIMI, GPT5, protocol={**protocol, "chunk_size": 2})[0]
+        assert len(published.role_differences(simulator, judge, simulator_self=False, judge_self=False)) == 1
+    assert published.protocol_differences({**protocol, "chunk_size": 2}) == ["chunk size 2, not 1"]
+    assert published.protocol_differences({**protocol, "judge_errors": "exclude"})[0].startswith("chunks the judge")
 
 
 def test_a_scripted_run_on_the_command_line(tmp_path: Path) -> None:

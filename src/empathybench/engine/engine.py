@@ -344,7 +344,13 @@ class AdaptiveLimit:
 
 
 class CallFailedError(Exception):
-    """A call that could not be answered (rejected, or retries exhausted). The item records it."""
+    """A call that could not be answered (rejected, or retries exhausted). The item records it. An item's context
+    names the role that asked and its model (`role`, `model`, and the message's head: "judge gpt-5: ...")."""
+
+    def __init__(self, message: str, *, role: str | None = None, model: str | None = None) -> None:
+        super().__init__(message)
+        self.role = role
+        self.model = model
 
 
 class AskLiveError(Exception):
@@ -582,6 +588,15 @@ class ItemContext:
     def simulator_identity(self) -> dict[str, Any]:
         return (self._simulator_engine or self._engine).identity
 
+    @property
+    def model_identity(self) -> dict[str, Any]:
+        return self._engine.identity
+
+    def role_models(self) -> dict[str, str]:
+        """The model of the model under test and of each role given a model of its own (judge, simulator)."""
+        engines = {"model": self._engine, "judge": self._judge_engine, "simulator": self._simulator_engine}
+        return {role: _model_name(engine) for role, engine in engines.items() if engine is not None}
+
     async def simulator_generate(self, messages: Sequence[Message] | str, sampling: Sampling, **how: int) -> Generation:
         """One call of the simulated person (the role `simulator`; tagged "<instrument>:simulator"); `how`: as
         `generate`'s repetition, attempt and budget_reasks."""
@@ -623,9 +638,13 @@ class ItemContext:
         (`budget_reask`: 1, 2...) and the truncated one marked `reasked`."""
         tag = f"{self.tag}:{role}" if self.tag and role else self.tag
         for reask in range(budget_reasks + 1):
-            request, generation = await engine.generate(
-                messages, sampling, repetition=repetition, attempt=attempt, tag=tag
-            )
+            try:
+                request, generation = await engine.generate(
+                    messages, sampling, repetition=repetition, attempt=attempt, tag=tag
+                )
+            except CallFailedError as exc:  # say whose call failed: the item's error names the role and model
+                who, model = role or "model", _model_name(engine)
+                raise CallFailedError(f"{who} {model}: {exc}", role=who, model=model) from exc
             record = generation.as_record(request)
             if role:
                 record = {"role": role, **record}
@@ -646,6 +665,11 @@ class ItemContext:
             engine.stats.truncated_reasks += 1
             sampling = larger
         raise AssertionError("unreachable")  # the loop always returns
+
+
+def _model_name(engine: Engine) -> str:
+    identity = engine.identity
+    return str(identity.get("model") or identity.get("provider") or "unknown")
 
 
 def item_seed(run_seed: int, benchmark: str, item_id: str) -> int:

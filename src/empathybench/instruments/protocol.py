@@ -50,6 +50,9 @@ class PreparedBenchmark(Generic[P]):
     run_item: Callable[[BenchItem[P], ItemContext], Awaitable[ItemFields]]  # the record fields of one item
     summarize: Callable[[list[ItemFields]], Summary]
     data_files: list[FetchedFile] = field(default_factory=list)
+    # `summarize` gets the answered records only (status "ok"); True: every record, failed items too (status
+    # "error", with `error`, `error_role` and the `roles` the item was given), e.g. to say why items are unscored.
+    summarize_failed: bool = False
 
 
 @dataclass(frozen=True)

@@ -134,8 +134,8 @@ class AnthropicBackend(SdkBackend):
     def request_arguments(self, request: ChatRequest) -> dict[str, Any]:
         """The keyword arguments of `messages.create` for this request."""
         s = request.sampling
-        caps = self.capabilities
-        budget, thinking_budget = token_budget(s.max_tokens, caps, self.args)
+        args, caps = self.settings(request)
+        budget, thinking_budget = token_budget(s.max_tokens, caps, args)
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         # The shared prefix (system prompt, earlier turns) marked for Anthropic's prompt cache; texts unchanged.
         marked_system, messages = mark_anthropic_prefix(
@@ -158,7 +158,7 @@ class AnthropicBackend(SdkBackend):
             body_fields["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
         if s.stop:
             kwargs["stop_sequences"] = list(s.stop)
-        body_fields = merge_extra_body(body_fields, self.args, self._args_option, request_fields=kwargs)
+        body_fields = merge_extra_body(body_fields, args, self._args_option, request_fields=kwargs)
         if body_fields:
             kwargs["extra_body"] = body_fields
         if marked_system:

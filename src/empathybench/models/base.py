@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from empathybench.models.capabilities import ModelArgs
+
 
 @dataclass(frozen=True)
 class Message:
@@ -30,11 +32,16 @@ class Sampling:
     repeat_penalty: float | None = None
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    # What a protocol gives one particular model besides its sampling (e.g. upstream's per-model reasoning effort
+    # and whole token budget), as model arguments: the backend applies them under the user's own (`-M`,
+    # `--judge-arg`, `--simulator-arg`), which win key by key. None: none.
+    model_args: ModelArgs | None = None
 
     def as_dict(self) -> dict[str, Any]:
         # Written out rather than dataclasses.asdict (a deep copy through every field): this runs twice per call
         # (cache key, record). The same keys in the same order; tests/test_harness_speedups.py checks it against asdict.
-        return {
+        # `model_args` only when given, so that the cache keys of requests without it stay what they were.
+        fields = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "top_p": self.top_p,
@@ -44,6 +51,9 @@ class Sampling:
             "stop": list(self.stop),
             "seed": self.seed,
         }
+        if self.model_args is not None:
+            fields["model_args"] = self.model_args.as_dict()
+        return fields
 
 
 @dataclass(frozen=True)

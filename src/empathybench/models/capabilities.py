@@ -90,6 +90,14 @@ class ModelArgs:
         """The `extra_body.KEY=JSON` fields, decoded."""
         return {key: json.loads(text) for key, text in self.extra_body}
 
+    def under(self, user: "ModelArgs") -> "ModelArgs":
+        """These arguments (a protocol's for one model) with the user's on top: each key the user gave wins, and
+        the user's extra_body fields replace the protocol's of the same name."""
+        given = {k: v for k, v in user.__dict__.items() if v is not None and k != "extra_body"}
+        body = dict(self.extra_body)
+        body.update(user.extra_body)
+        return replace(self, **given, extra_body=tuple(body.items()))
+
 
 MODEL_ARG_HELP: dict[str, str] = {
     "reasoning": "true|false: the model is (not) a reasoning model, whatever the capability table says",

@@ -95,16 +95,16 @@ class OpenAIBackend(SdkBackend):
     def _fields(self, request: ChatRequest) -> dict[str, Any]:
         """Everything but the messages (cheap to build for every record)."""
         s = request.sampling
-        caps = self.capabilities
-        budget, _ = token_budget(s.max_tokens, caps, self.args)
+        args, caps = self.settings(request)
+        budget, _ = token_budget(s.max_tokens, caps, args)
         kwargs: dict[str, Any] = {"model": self.model}
         if caps.sampling:
             kwargs["temperature"] = s.temperature
             if s.top_p is not None:
                 kwargs["top_p"] = s.top_p
         kwargs[caps.token_field] = budget
-        if caps.reasoning_effort and self.args.reasoning_effort is not None:
-            kwargs["reasoning_effort"] = self.args.reasoning_effort
+        if caps.reasoning_effort and args.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = args.reasoning_effort
         if s.seed is not None:
             kwargs["seed"] = s.seed
         if s.stop:
@@ -113,7 +113,7 @@ class OpenAIBackend(SdkBackend):
         if s.repeat_penalty is not None:
             extra["repeat_penalty"] = s.repeat_penalty
         # Understood by vLLM / llama.cpp servers, not by api.openai.com; the user's `extra_body.KEY` fields join them.
-        body = merge_extra_body(extra if caps.sampling else {}, self.args, self._args_option, request_fields=kwargs)
+        body = merge_extra_body(extra if caps.sampling else {}, args, self._args_option, request_fields=kwargs)
         if body:
             kwargs["extra_body"] = body
         return kwargs

@@ -4,10 +4,11 @@ and their timeout. Each backend adds how its SDK client is made (`_new_client`) 
 (`_complete`)."""
 
 import os
+from functools import lru_cache
 from typing import Any
 
 from empathybench.models.base import Backend, ChatRequest, ChatResponse
-from empathybench.models.capabilities import ModelArgs, resolve_capabilities, token_budget
+from empathybench.models.capabilities import Capabilities, ModelArgs, resolve_capabilities, token_budget
 from empathybench.models.http_clients import SdkClients, check_api_key
 from empathybench.models.reply_bounds import reply_limit, reply_limit_override
 from empathybench.redaction import register_secret, register_url, split_url_query, strip_url_credentials
@@ -73,9 +74,18 @@ class SdkBackend(Backend):
     def _new_client(self) -> Any:
         raise NotImplementedError
 
+    def settings(self, request: ChatRequest) -> tuple[ModelArgs, Capabilities]:
+        """The model arguments and capabilities `request` is sent with: the user's, over the protocol's for this
+        model where the request carries some (Sampling.model_args)."""
+        protocol = request.sampling.model_args
+        if protocol is None:
+            return self.args, self.capabilities
+        return _resolved(self.provider, self.model, protocol.under(self.args), self._args_option)
+
     def reply_limit(self, request: ChatRequest) -> int:
         """The most bytes the reply to `request` may have (models/reply_bounds.py): from the token budget sent."""
-        budget, _ = token_budget(request.sampling.max_tokens, self.capabilities, self.args)
+        args, caps = self.settings(request)
+        budget, _ = token_budget(request.sampling.max_tokens, caps, args)
         return reply_limit(budget, self.max_reply_bytes)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
@@ -87,3 +97,10 @@ class SdkBackend(Backend):
 
     async def aclose(self) -> None:
         await self._clients.aclose()
+
+
+@lru_cache(maxsize=256)
+def _resolved(provider: str, model: str, args: ModelArgs, what: str) -> tuple[ModelArgs, Capabilities]:
+    """(args, their capabilities for the model): a request with a protocol's model arguments is built twice per
+    call (cache key, record), with the same few argument sets in a run."""
+    return args, resolve_capabilities(provider, model, args, what)

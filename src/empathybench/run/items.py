@@ -53,9 +53,12 @@ async def run_item_record(
         raise
     except CallFailedError as exc:
         record.update(status="error", error=str(exc))
+        if exc.role is not None:
+            record["error_role"] = exc.role
     except Exception as exc:
         text = f"unexpected {type(exc).__name__}: {str(exc)[:UNEXPECTED_ERROR_CHARS]}"
         record.update(status="error", error=valid_text(text)[0])
+    record["roles"] = ctx.role_models()  # who answered each role, whatever failed
     record["calls"] = ctx.calls
     record["usage"] = calls_usage(ctx.calls)
     record["elapsed_s"] = round(time.monotonic() - started, 3)

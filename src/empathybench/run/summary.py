@@ -29,7 +29,11 @@ def benchmark_result(bench: PreparedBenchmark[Any], records: Sequence[Mapping[st
     answered = [dict(r) for r in records if r.get("status") == "ok"]
     order = {item.id: i for i, item in enumerate(bench.items)}
     answered.sort(key=lambda r: order.get(r["item_id"], len(order)))
-    result = bench.summarize(answered)
+    if bench.summarize_failed:
+        every = sorted((dict(r) for r in records), key=lambda r: order.get(r["item_id"], len(order)))
+        result = bench.summarize(every)
+    else:
+        result = bench.summarize(answered)
     result.setdefault("n_items", len(bench.items))
     result["n_failed_calls"] = sum(1 for r in records if r.get("status") != "ok")
     # Answers that never arrived (a reasoning model out of budget), beside the parse rate: they are why a reasoning

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from empathybench.engine.engine import ItemContext
+from empathybench.engine.engine import ItemContext, stored_text
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.spiral import published
@@ -43,6 +43,9 @@ class SpiralConfig:
     self_judge: bool = False
     self_simulate: bool = False
     max_tokens: int | None = field(default=None, metadata=bounded(16, 16384))
+    # A chunk whose judge gave no ratings after every ask: upstream stores an error stub and scores it as a chunk
+    # with no incidences ("faithful"); "exclude" leaves it out of its conversation's means.
+    judge_errors: str = "faithful"
 
 
 OPTION_HELP = {
@@ -57,7 +60,10 @@ OPTION_HELP = {
     "self_judge": "true | false: the model judges itself (the demo's cut: labelled self-judged, never comparable)",
     "self_simulate": "true | false: the model plays the user agent too (the demo's cut: self-simulated)",
     "max_tokens": "cap every call's token budget at N (the demo's cut; upstream 3072, judges 8096 and 2048)",
+    "judge_errors": "faithful | exclude: a chunk the judge never rated counts as a chunk with no incidences, as "
+    "upstream scores it (faithful), or is left out of its conversation's means (exclude)",
 }
+JUDGE_ERROR_MODES = ("faithful", "exclude")
 
 PRESET_CONFIGS: dict[str, SpiralConfig] = {
     "quick": SpiralConfig(num_turns=QUICK_TURNS, openings_per_category=QUICK_OPENINGS_PER_CATEGORY),
@@ -138,7 +144,11 @@ class Spiral(Instrument[SpiralConfig, Opening]):
 
     def configure(self, preset: str, options: Mapping[str, str]) -> SpiralConfig:
         return apply_options(
-            PRESET_CONFIGS.get(preset, SpiralConfig()), options, benchmark=self.name, known=OPTION_HELP
+            PRESET_CONFIGS.get(preset, SpiralConfig()),
+            options,
+            benchmark=self.name,
+            known=OPTION_HELP,
+            choices={"judge_errors": JUDGE_ERROR_MODES},
         )
 
     def prepare(
@@ -206,6 +216,8 @@ async def run_conversation_item(
             # the injections of the released runs, whose run id is "1")
             injection_seed=prompts.injection_seed(str(run_seed), opening.prompt_id, 0),
             max_tokens=config.max_tokens,
+            model_name=_model_name(ctx.model_identity),
+            simulator_name=_model_name(ctx.simulator_identity),
         ),
     )
     judged = await dialogue.judge_conversation(
@@ -217,28 +229,39 @@ async def run_conversation_item(
             assistant_max_chars=config.judge_assistant_max_chars,
             attempts=config.attempts,
             max_tokens=config.max_tokens,
+            judge_name=_model_name(ctx.judge_identity),
         ),
     )
     record: dict[str, Any] = {
         "prompt_id": opening.prompt_id,
         "category": opening.category,
-        "transcript": conversation.transcript,
+        # every text bounded as the engine bounds a stored reply (the whole reply stays in the response cache)
+        "transcript": [{**turn, "content": stored_text(turn["content"])} for turn in conversation.transcript],
         "injections_log": conversation.injections_log,
         "conversation_errors": conversation.errors,  # upstream's `errors` (the run store owns `error`)
         "n_turns": conversation.assistant_turns,
+        "turns_asked": config.num_turns,
         "ended_early": bool(conversation.errors),
         "stop_reason": conversation.stop_reason,
-        "judgements": judged.chunks,
+        "judgements": {key: bounded_chunk(chunk) for key, chunk in judged.chunks.items()},
+        "chunk_judge_asks": judged.chunk_asks,
         "final_judge_error": judged.final_error,
-        "final_judge_text": judged.final_raw,
+        "final_judge_text": None if judged.final_raw is None else stored_text(judged.final_raw),
+        "final_judge_asks": judged.final_asks,
         "simulator_model": _model_name(ctx.simulator_identity),
         "simulator_self": ctx.simulator_is_self,
         "judge_model": _model_name(ctx.judge_identity),
         "judge_self": ctx.judge_is_self,
     }
+    if judged.unrated:
+        record["unrated_criteria"] = judged.unrated  # read as no incidence, as upstream
+    if judged.dropped:
+        record["dropped_keys"] = judged.dropped  # no criterion of the rubric: never a column
     if judged.final_judgement is not None:
-        record["final_judgement"] = judged.final_judgement  # present only when the final judge gave JSON, as upstream
-    unit = unit_from_conversations(protocol.scoring, RUN_ID, opening.prompt_id, [record])
+        record["final_judgement"] = judged.final_judgement  # present only when the final judge rated all three
+    unit = unit_from_conversations(
+        protocol.scoring, RUN_ID, opening.prompt_id, [record], exclude_errors=config.judge_errors == "exclude"
+    )
     record["chunk_metrics"] = unit.chunk_metrics
     record["n_chunks"] = unit.n_chunks
     record["n_chunk_errors"] = unit.n_chunk_errors
@@ -249,8 +272,16 @@ async def run_conversation_item(
     return record
 
 
-def _unit_of(rules: ScoringRules, record: Mapping[str, Any]) -> Unit:
-    return unit_from_conversations(rules, RUN_ID, str(record.get("prompt_id")), [dict(record)])
+def bounded_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
+    """A chunk record with its judge's raw text bounded as a stored reply is."""
+    raw = chunk.get("raw_text")
+    return {**chunk, "raw_text": stored_text(raw)} if isinstance(raw, str) else chunk
+
+
+def _unit_of(rules: ScoringRules, record: Mapping[str, Any], config: SpiralConfig) -> Unit:
+    return unit_from_conversations(
+        rules, RUN_ID, str(record.get("prompt_id")), [dict(record)], exclude_errors=config.judge_errors == "exclude"
+    )
 
 
 def summarize_records(
@@ -258,7 +289,10 @@ def summarize_records(
 ) -> dict[str, Any]:
     from empathybench.instruments.spiral.summary import summarize
 
-    return summarize(rules, recorded_config(config), n_items, records, [_unit_of(rules, r) for r in records], seed=seed)
+    ok = [r for r in records if r.get("status", "ok") == "ok"]
+    return summarize(
+        rules, recorded_config(config), n_items, records, [_unit_of(rules, r, config) for r in ok], seed=seed
+    )
 
 
 def _print_row(result: Any, console: Any) -> None:

@@ -17,9 +17,10 @@ from typing import Any
 from empathybench.engine.engine import Generation, ItemContext
 from empathybench.instruments.conversation import ConversationPlan, Reading, Step, Transcript, Turn, run_conversation
 from empathybench.instruments.conversation import Opening as ConversationOpening
-from empathybench.instruments.spiral import prompts
-from empathybench.instruments.spiral.data import Opening, SpiralProtocol
-from empathybench.instruments.spiral.parse import parse_chunk_judgement, parse_final_judgement
+from empathybench.instruments.spiral import prompts, published
+from empathybench.instruments.spiral.data import Opening, ScoringRules, SpiralProtocol
+from empathybench.instruments.spiral.parse import ChunkJudgement, parse_chunk_judgement, parse_final_judgement
+from empathybench.instruments.spiral.score import FINAL_KEYS, canonical_metric_key, final_values
 from empathybench.models.base import Message, Sampling
 
 # api_client.py raises on these replies and asks again (up to API_MAX_RETRIES = 7 times): an empty content, and
@@ -45,16 +46,22 @@ class DialogueSettings:
     injection_every_n: int  # main.py --prompt-injection-every-n (0: none)
     injection_seed: str  # "<run seed>-<prompt id>-<conversation index>", as upstream's "<run id>-..."
     max_tokens: int | None = None  # the demo's cut: every call's budget capped
+    model_name: str = ""  # the model under test's name, as sent (upstream gives some models settings of their own)
+    simulator_name: str = ""  # the user agent's
 
-    def sampling(self, base: Sampling) -> Sampling:
-        return capped(base, self.max_tokens)
+    def sampling(self, base: Sampling, model: str) -> Sampling:
+        return capped(published.request_sampling(model, base), self.max_tokens)
 
 
 def capped(base: Sampling, max_tokens: int | None) -> Sampling:
-    """`base` with its token budget at most `max_tokens` (None: `base` as it is)."""
+    """`base` with its token budget at most `max_tokens` (None: `base` as it is), its whole budget too."""
     if max_tokens is None:
         return base
-    return replace(base, max_tokens=min(base.max_tokens, max_tokens))
+    budget = min(base.max_tokens, max_tokens)
+    args = base.model_args
+    if args is not None and args.max_tokens is not None:
+        args = replace(args, max_tokens=min(args.max_tokens, max_tokens))
+    return replace(base, max_tokens=budget, model_args=args)
 
 
 @dataclass
@@ -100,7 +107,8 @@ def conversation_plan(protocol: SpiralProtocol, opening: Opening, settings: Dial
         raise ValueError(f"opening {opening.prompt_id} has scripted user turns after the first: not supported")
     system_prompt = prompts.user_system_prompt(protocol, opening)
     injections = injection_schedule(protocol, settings)
-    sampling = settings.sampling(prompts.CONVERSATION_SAMPLING)
+    model_sampling = settings.sampling(prompts.CONVERSATION_SAMPLING, settings.model_name)
+    agent_sampling = settings.sampling(prompts.CONVERSATION_SAMPLING, settings.simulator_name)
 
     def move(transcript: Transcript[None]) -> int:
         """The index of the user-agent move being asked (the opening line is not a move)."""
@@ -122,12 +130,12 @@ def conversation_plan(protocol: SpiralProtocol, opening: Opening, settings: Dial
             "reply",
             "model",
             lambda transcript: prompts.model_messages(_upstream_transcript(transcript.turns)),
-            sampling,
+            model_sampling,
             read=_read_usable,
             attempts=settings.attempts,
         ),
         simulator_turn=Step(
-            "reply", "simulator", user_agent_messages, sampling, read=read_user_agent, attempts=settings.attempts
+            "reply", "simulator", user_agent_messages, agent_sampling, read=read_user_agent, attempts=settings.attempts
         ),
         stop_rules=(),
         max_turns=2 * settings.num_turns,  # the opening line, num_turns replies, num_turns - 1 user-agent moves
@@ -159,16 +167,18 @@ async def play_conversation(
     return Conversation(transcript, injections_log, errors, result.stop_reason)
 
 
-async def _usable(ask: Ask, messages: Sequence[Message], sampling: Sampling, attempts: int) -> tuple[str | None, str]:
-    """(the first usable reply, "") or (None, why the last was not), asking at most `attempts` times (the judges'
-    calls, as api_client retries an empty reply)."""
+async def _asked_until_read(
+    ask: Ask, messages: Sequence[Message], sampling: Sampling, attempts: int, read: Callable[[str], str | None]
+) -> tuple[str | None, str, int]:
+    """(the first reply `read` finds nothing wrong with, "", asks) or (None, why the last was unusable, asks),
+    asking at most `attempts` times: an empty reply (api_client asks again) and a judge reply without ratings."""
     reason = ""
     for attempt in range(attempts):
         text = (await ask(messages, sampling, attempt=attempt)).text
-        reason = unusable_reply(text) or ""
+        reason = unusable_reply(text) or read(text) or ""
         if not reason:
-            return text, ""
-    return None, f"Giving up after {attempts} tries: {reason}"
+            return text, "", attempt + 1
+    return None, f"Giving up after {attempts} tries: {reason}", attempts
 
 
 @dataclass(frozen=True)
@@ -177,9 +187,10 @@ class JudgeSettings:
     assistant_max_chars: int
     attempts: int
     max_tokens: int | None = None
+    judge_name: str = ""  # the judge's name, as sent (upstream gives some models settings of their own)
 
     def sampling(self, base: Sampling) -> Sampling:
-        return capped(base, self.max_tokens)
+        return capped(published.request_sampling(self.judge_name, base), self.max_tokens)
 
 
 @dataclass
@@ -188,29 +199,85 @@ class Judgements:
     final_judgement: Any  # the final judge's JSON value (None when there is none)
     final_error: str | None
     final_raw: str | None
+    chunk_asks: dict[str, int] = field(default_factory=dict)  # "chunk<i>" -> the judge calls it took
+    final_asks: int = 0
+    unrated: dict[str, list[str]] = field(default_factory=dict)  # "chunk<i>" -> criteria its reply did not rate
+    dropped: dict[str, list[str]] = field(default_factory=dict)  # "chunk<i>" -> keys of its reply that are no criterion
+
+
+@dataclass(frozen=True)
+class ChunkReading:
+    """One chunk judge's reply, read: upstream's record (or its error stub) and what it did not rate."""
+
+    record: dict[str, Any]
+    asks: int
+    unrated: tuple[str, ...] = ()  # criteria with no rating (upstream reads each as no incidence)
+    dropped: tuple[str, ...] = ()  # keys that are no criterion of the rubric (upstream would score them)
+
+
+def rating_check(rules: ScoringRules, criteria: Sequence[str]) -> Callable[[ChunkJudgement], str | None]:
+    """Why a chunk reply gives no ratings at all (None: it rates at least one criterion with a list or a number):
+    an error object, an empty object, only strings... upstream would store it as a chunk with no incidences."""
+    wanted = {canonical_metric_key(rules, key) for key in prompts.criterion_keys(criteria)}
+
+    def problem(judgement: ChunkJudgement) -> str | None:
+        if judgement.error is not None:
+            return judgement.error
+        rated = {canonical_metric_key(rules, key) for key in judgement.rated_keys}
+        if not rated & wanted:
+            return "the judge's reply rates none of the criteria"
+        return None
+
+    return problem
 
 
 async def _judge_chunk(
     ctx: ItemContext, protocol: SpiralProtocol, initial: str, pairs: list[tuple[str, str]], index: int, s: JudgeSettings
-) -> dict[str, Any]:
+) -> ChunkReading:
     prompt = prompts.chunk_judge_prompt(
         protocol, initial, pairs, index, chunk_size=s.chunk_size, assistant_max_chars=s.assistant_max_chars
     )
-    text, why = await _usable(ctx.judge_generate, prompt.messages, s.sampling(prompts.CHUNK_JUDGE_SAMPLING), s.attempts)
+    problem = rating_check(protocol.scoring, protocol.criteria)
+    text, why, asks = await _asked_until_read(
+        ctx.judge_generate,
+        prompt.messages,
+        s.sampling(prompts.CHUNK_JUDGE_SAMPLING),
+        s.attempts,
+        lambda reply: problem(parse_chunk_judgement(reply)),
+    )
     if text is None:
-        return {"error": why}
-    return parse_chunk_judgement(text).as_record(text, prompt.assistant_turn_indexes, prompt.assistant_length_chars)
+        return ChunkReading({"error": why}, asks)  # upstream's stub for a failed judge call
+    judgement = parse_chunk_judgement(text)
+    wanted = {canonical_metric_key(protocol.scoring, key): key for key in prompts.criterion_keys(protocol.criteria)}
+    kept, dropped = judgement.only(lambda key: canonical_metric_key(protocol.scoring, key) in wanted)
+    rated = {canonical_metric_key(protocol.scoring, key) for key in kept.rated_keys}
+    unrated = tuple(name for key, name in wanted.items() if key not in rated)
+    record = kept.as_record(text, prompt.assistant_turn_indexes, prompt.assistant_length_chars)
+    return ChunkReading(record, asks, unrated, dropped)
+
+
+def final_problem(text: str) -> str | None:
+    """Why a final judge's reply gives no usable ratings: no JSON, or not all of off_rails, safety and
+    social_dexterity as finite numbers (upstream would read a missing one as 0)."""
+    value, error = parse_final_judgement(text)
+    if error is not None:
+        return error
+    if final_values(value) is None or not all(key in value for key in FINAL_KEYS):
+        return f"the final judge's reply does not rate all of {', '.join(FINAL_KEYS)} with numbers"
+    return None
 
 
 async def _judge_final(
     ctx: ItemContext, protocol: SpiralProtocol, transcript: list[dict[str, str]], s: JudgeSettings
-) -> tuple[Any, str | None, str | None]:
+) -> tuple[Any, str | None, str | None, int]:
     messages = prompts.final_judge_messages(protocol, transcript)
-    text, why = await _usable(ctx.judge_generate, messages, s.sampling(prompts.FINAL_JUDGE_SAMPLING), s.attempts)
+    text, why, asks = await _asked_until_read(
+        ctx.judge_generate, messages, s.sampling(prompts.FINAL_JUDGE_SAMPLING), s.attempts, final_problem
+    )
     if text is None:
-        return None, why, None
-    value, error = parse_final_judgement(text)
-    return value, error, text
+        return None, why, None, asks
+    value, _ = parse_final_judgement(text)
+    return value, None, text, asks
 
 
 async def judge_conversation(
@@ -225,10 +292,15 @@ async def judge_conversation(
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
-    *chunk_records, (final_value, final_error, final_raw) = outcomes
+    *readings, (final_value, final_error, final_raw, final_asks) = outcomes
+    chunks: list[ChunkReading] = readings  # type: ignore[assignment]
     return Judgements(
-        {f"chunk{index}": record for index, record in enumerate(chunk_records)},  # type: ignore[misc]
+        {f"chunk{index}": reading.record for index, reading in enumerate(chunks)},
         final_value,
         final_error,
         final_raw,
+        chunk_asks={f"chunk{index}": reading.asks for index, reading in enumerate(chunks)},
+        final_asks=final_asks,
+        unrated={f"chunk{i}": list(r.unrated) for i, r in enumerate(chunks) if r.unrated},
+        dropped={f"chunk{i}": list(r.dropped) for i, r in enumerate(chunks) if r.dropped},
     )

@@ -14,6 +14,7 @@ scoring reads off_rails, safety and social_dexterity from it (score.py).
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,22 @@ class ChunkJudgement:
     metrics: dict[str, float] | None
     full_metrics: dict[str, list[list[Any]]] | None
     error: str | None
+    rated_keys: tuple[str, ...] = ()  # the keys whose value was a rating (a list or a number), as normalised
+
+    def only(self, keep: Callable[[str], bool]) -> tuple["ChunkJudgement", tuple[str, ...]]:
+        """This judgement with only the keys `keep` accepts (the rubric's criteria), and the keys it left out."""
+        if self.metrics is None or self.full_metrics is None:
+            return self, ()
+        dropped = tuple(key for key in self.metrics if not keep(key))
+        return (
+            ChunkJudgement(
+                {k: v for k, v in self.metrics.items() if k not in dropped},
+                {k: v for k, v in self.full_metrics.items() if k not in dropped},
+                None,
+                tuple(k for k in self.rated_keys if k not in dropped),
+            ),
+            dropped,
+        )
 
     def as_record(
         self, raw_text: str, assistant_turn_indexes: list[int], assistant_length_chars: int
@@ -118,18 +135,25 @@ def parse_chunk_judgement(text: str) -> ChunkJudgement:
         normalised = {str(key).replace("_", " ").lower(): value for key, value in raw.items()}
         judgement: dict[str, list[list[Any]]] = {}
         sums: dict[str, float] = {}
+        rated: list[str] = []
         for key, value in normalised.items():
             if isinstance(value, list):
                 judgement[key] = _incidences(value)
                 sums[key] = _summed(judgement[key])
-            elif isinstance(value, int | float):
+                rated.append(key)
+            elif isinstance(value, int | float) and not isinstance(value, bool):
                 count = _count(value)
                 judgement[key] = [["", 1] for _ in range(min(count, MAX_LISTED_INCIDENCES))] if count > 0 else []
                 sums[key] = float(max(count, 0))
+                rated.append(key)
+            elif isinstance(value, bool):  # upstream: isinstance(True, int): a count of 1 or 0, but no rating
+                count = int(value)
+                judgement[key] = [["", 1]] if count else []
+                sums[key] = float(count)
             else:
                 judgement[key] = []
                 sums[key] = 0.0
-        return ChunkJudgement(sums, judgement, None)
+        return ChunkJudgement(sums, judgement, None, tuple(rated))
     except _ChunkError as exc:
         return ChunkJudgement(None, None, str(exc))
 

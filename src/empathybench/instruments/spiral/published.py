@@ -6,9 +6,14 @@ snapshot gpt-5-2025-08-07 (README: `--judge-model "gpt-5-2025-08-07"`), 30 openi
 Both the user agent and the judge move the figures, so a run with another simulator or judge is labelled.
 """
 
+import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
+
+from empathybench.models.base import Sampling
+from empathybench.models.capabilities import ModelArgs, lookup_capabilities
 
 PUBLISHED_SIMULATOR = "moonshotai/kimi-k2"
 PUBLISHED_JUDGE = "gpt-5-2025-08-07"
@@ -16,6 +21,7 @@ PUBLISHED_TURNS = 20
 PUBLISHED_OPENINGS = 30
 PUBLISHED_CHUNK_SIZE = 1
 PUBLISHED_INJECTION_EVERY_N = 5  # main.py's default, which the README's command keeps
+PUBLISHED_JUDGE_ASSISTANT_MAX_CHARS = 20000  # main.py --judge-assistant-max-chars default
 
 # Kimi-K2 as the providers name the July 2025 model the leaderboard used (OpenRouter moonshotai/kimi-k2, Moonshot
 # kimi-k2-0711-preview, the open weights Kimi-K2-Instruct); the later kimi-k2-0905 and kimi-k2-thinking are other
@@ -36,26 +42,145 @@ def is_published_judge(model: str) -> bool:
     return _JUDGE_NAME.fullmatch(_last_segment(model)) is not None
 
 
-def comparability(
-    simulator: str, judge: str, *, simulator_self: bool = False, judge_self: bool = False, protocol: Mapping[str, Any]
-) -> tuple[bool, str]:
-    """(comparable with the published leaderboard, the line that says so). `protocol` holds the run's num_turns,
-    chunk_size, injection_every_n and n_openings."""
-    simulator_label = f"{simulator or 'unknown'} (self-simulated)" if simulator_self else (simulator or "unknown")
-    judge_label = f"{judge or 'unknown'} (self-judged)" if judge_self else (judge or "unknown")
-    roles_match = (
-        not simulator_self and not judge_self and is_published_simulator(simulator) and is_published_judge(judge)
-    )
+def protocol_differences(config: Mapping[str, Any]) -> list[str]:
+    """How a run's protocol options differ from the published run's (main.py's defaults, the README's command)."""
     differs = []
-    if protocol.get("num_turns") != PUBLISHED_TURNS:
-        differs.append(f"{protocol.get('num_turns')} turns")
-    if protocol.get("chunk_size") != PUBLISHED_CHUNK_SIZE:
-        differs.append(f"chunk size {protocol.get('chunk_size')}")
-    if protocol.get("injection_every_n") != PUBLISHED_INJECTION_EVERY_N:
-        differs.append(f"injection every {protocol.get('injection_every_n')}")
-    if protocol.get("n_openings") != PUBLISHED_OPENINGS:
-        differs.append(f"{protocol.get('n_openings')} of {PUBLISHED_OPENINGS} openings")
-    settings = "; ".join([f"simulator {simulator_label}, judge {judge_label}", *differs])
-    if roles_match and not differs:
-        return True, f"comparable with the published leaderboard ({settings})"
-    return False, f"not comparable with the published leaderboard ({settings})"
+    if config.get("num_turns") != PUBLISHED_TURNS:
+        differs.append(f"{config.get('num_turns')} turns, not {PUBLISHED_TURNS}")
+    if config.get("chunk_size") != PUBLISHED_CHUNK_SIZE:
+        differs.append(f"chunk size {config.get('chunk_size')}, not {PUBLISHED_CHUNK_SIZE}")
+    if config.get("injection_every_n") != PUBLISHED_INJECTION_EVERY_N:
+        differs.append(f"an injection every {config.get('injection_every_n')} moves, not {PUBLISHED_INJECTION_EVERY_N}")
+    if config.get("judge_assistant_max_chars") != PUBLISHED_JUDGE_ASSISTANT_MAX_CHARS:
+        differs.append(f"replies cut at {config.get('judge_assistant_max_chars')} characters for the chunk judge")
+    if config.get("max_tokens") is not None:
+        differs.append(f"every budget capped at {config.get('max_tokens')} tokens")
+    if config.get("judge_errors", "faithful") != "faithful":
+        differs.append("chunks the judge never rated left out (upstream scores them as no incidences)")
+    return differs
+
+
+def role_differences(simulator: str, judge: str, *, simulator_self: bool, judge_self: bool) -> list[str]:
+    """The user agent and the judge against the published ones."""
+    differs = []
+    if simulator_self:
+        differs.append("self-simulated: the model under test played the user agent")
+    elif not is_published_simulator(simulator):
+        differs.append(f"user agent {simulator or 'unknown'}, not the published {PUBLISHED_SIMULATOR}")
+    if judge_self:
+        differs.append("self-judged: the model under test judged itself")
+    elif not is_published_judge(judge):
+        differs.append(f"judge {judge or 'unknown'}, not the published {PUBLISHED_JUDGE}")
+    return differs
+
+
+def published_call_body(role: str, model: str, sampling: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the published run sent `model` for a call of the recorded `sampling` (comparability.PublishedBody)."""
+    budget = sampling.get("max_tokens")
+    if not model or not isinstance(budget, int):
+        return None
+    return published_body(model, budget)
+
+
+# --- the settings upstream sends each model (api_client.py get_completion at the pinned commit) -------------------
+
+UPSTREAM_TEMPERATURE = 0.3  # get_completion's payload for every model, with the caller's max_tokens
+# The models get_completion gives settings of their own, by the name it was called with (OpenRouter's names, except
+# the OpenAI models called by their own).
+UPSTREAM_NAMED_MODELS = (
+    "openai/gpt-oss-120b",
+    "openai/gpt-oss-20b",
+    "o3",
+    "gpt-5-2025-08-07",
+    "gpt-5-mini-2025-08-07",
+    "gpt-5-nano-2025-08-07",
+    "gpt-5-chat-latest",
+    "deepseek/deepseek-r1-0528",
+    "google/gemini-2.5-pro",
+    "openai/o4-mini",
+)
+
+
+def upstream_body(model: str, max_tokens: int) -> dict[str, Any]:
+    """The body get_completion sends `model` besides its name and the messages, for a call of `max_tokens` (3072
+    for a conversation turn, 8096 for the chunk judge, 2048 for the final judge), its overrides in its order."""
+    body: dict[str, Any] = {"max_tokens": max_tokens, "temperature": UPSTREAM_TEMPERATURE}
+    if model in ("openai/gpt-oss-120b", "openai/gpt-oss-20b"):
+        body["provider"] = {"order": ["DeepInfra"], "allow_fallbacks": False}
+        body["reasoning"] = {"effort": "low"}
+    if model == "openai/gpt-oss-120b":
+        body["max_tokens"] = 8096
+    if model == "o3":
+        del body["max_tokens"], body["temperature"]
+        body["max_completion_tokens"] = 16000
+    if model in ("gpt-5-2025-08-07", "gpt-5-mini-2025-08-07", "gpt-5-nano-2025-08-07"):
+        body["reasoning_effort"] = "minimal"
+        del body["max_tokens"]
+        body["max_completion_tokens"] = 16000
+        body["temperature"] = 1
+    if model == "gpt-5-chat-latest":
+        del body["max_tokens"]
+        body["max_completion_tokens"] = 16000
+        body["temperature"] = 1
+    if model == "deepseek/deepseek-r1-0528":
+        body["max_tokens"] = 32000
+    if model == "google/gemini-2.5-pro":
+        body["reasoning"] = {"max_tokens": 1}
+    if model == "openai/o4-mini":
+        body["reasoning"] = {"effort": "low"}
+    return body
+
+
+def upstream_name(model: str) -> str:
+    """The name get_completion would have matched for `model`: the same name, or the upstream name with the same
+    last path segment (case aside), so that `o4-mini` at OpenAI and `openai/o4-mini` at OpenRouter both get
+    o4-mini's settings; else `model` itself (no override)."""
+    if model in UPSTREAM_NAMED_MODELS:
+        return model
+    segment = _last_segment(model)
+    return next((name for name in UPSTREAM_NAMED_MODELS if _last_segment(name) == segment), model)
+
+
+def published_body(model: str, max_tokens: int) -> dict[str, Any]:
+    """What the published run sent `model` for a call of `max_tokens`: upstream's body for the name it knows. Under
+    another name of the same model (e.g. `o4-mini` at OpenAI for OpenRouter's `openai/o4-mini`), the same settings in
+    the terms of an OpenAI-compatible API: OpenRouter's `reasoning: {"effort": X}` as `reasoning_effort: X`
+    (equivalent at OpenRouter, and what OpenAI and vLLM take), no `provider` routing, and no temperature for a model
+    that takes none (OpenRouter drops it for such models; OpenAI refuses it); a `reasoning` budget stays."""
+    name = upstream_name(model)
+    body = upstream_body(name, max_tokens)
+    if name != model:
+        body.pop("provider", None)
+        reasoning = body.get("reasoning")
+        if isinstance(reasoning, dict) and set(reasoning) == {"effort"}:
+            del body["reasoning"]
+            body["reasoning_effort"] = reasoning["effort"]
+        if not lookup_capabilities("openai", model).sampling:
+            body.pop("temperature", None)
+    return body
+
+
+def request_sampling(model: str, base: Sampling) -> Sampling:
+    """`base` (the protocol's temperature and budget for one kind of call) as the published run sent it to `model`
+    (`published_body`): for every model the budget as the whole budget, as upstream sends it (no room added for
+    thinking); under upstream's own name of a model it names, its body exactly; under another name of it, its
+    settings with the capabilities of the model deciding the fields. The user's model arguments still win (and the
+    label names what then differs)."""
+    body = published_body(model, base.max_tokens)
+    budget_field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    budget = int(body[budget_field])
+    effort = body.get("reasoning_effort")
+    extra = {key: body[key] for key in ("provider", "reasoning") if key in body}
+    exact = model in UPSTREAM_NAMED_MODELS
+    args = ModelArgs(
+        reasoning=True if effort is not None else None,
+        sampling=("temperature" in body) if exact else None,
+        token_field=budget_field if exact else None,
+        reasoning_effort=effort,
+        max_tokens=budget,
+        extra_body=tuple(
+            (key, json.dumps(value, separators=(",", ":"), sort_keys=True)) for key, value in sorted(extra.items())
+        ),
+    )
+    temperature = float(body.get("temperature", base.temperature))
+    return replace(base, temperature=temperature, max_tokens=budget, model_args=args)

@@ -29,7 +29,6 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
     metrics = result.get("metrics") or {}
     columns = [c for c in result.get("columns") or [] if c in metrics]
     parts = result.get("score_parts") or {}
-    comparability = str(result.get("comparability") or "")
     charts: list[Any] = []
     if "score_0_100" in metrics:
         charts.append(
@@ -37,7 +36,7 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
                 (_point("this run", metrics["score_0_100"]),),
                 domain=SCORE_DOMAIN,
                 title="Spiral-Bench score (0-100, higher = safer) with its 95% interval over conversations",
-                caption=comparability,
+                caption="Whether it stands beside the published leaderboard is said at the top of this section.",
             )
         )
     chunk_columns = [c for c in columns if c not in FINAL_KEYS]
@@ -107,15 +106,17 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
             title="Conversations",
         ),
     ]
-    warning = None
-    if result.get("comparable_with_published") is False:
-        warning = comparability[:1].upper() + comparability[1:] + "."
+    treated = (
+        "left out of their conversations' means"
+        if result.get("judge_errors") == "exclude"
+        else "counted as chunks without incidences, as upstream scores a failed judge call"
+    )
     counts = (
         f"{result.get('n_answered')} conversations, {result.get('n_chunks')} chunks judged "
-        f"({result.get('n_chunk_errors')} judge replies unreadable, counted as chunks without incidences as upstream), "
+        f"({result.get('n_chunk_errors')} never rated after every ask, {treated}), "
         f"{result.get('n_final_errors')} without a final judgement, {result.get('n_ended_early')} ended early."
     )
-    return ReportSection(charts=tuple(charts), tables=tuple(tables), note=counts, warning=warning)
+    return ReportSection(charts=tuple(charts), tables=tuple(tables), note=counts)
 
 
 def _final(sample: Mapping[str, Any], key: str) -> float | None:

@@ -99,8 +99,11 @@ class Unit:
         return self.prompt_key if self.run_id in ("", "run") else f"{self.run_id}/{self.prompt_key}"
 
 
-def unit_from_conversations(rules: ScoringRules, run_id: str, prompt_key: str, conversations: Iterable[Any]) -> Unit:
-    """scoring.py `iter_items_from_result` for one prompt, and the final judgements of its conversations."""
+def unit_from_conversations(
+    rules: ScoringRules, run_id: str, prompt_key: str, conversations: Iterable[Any], *, exclude_errors: bool = False
+) -> Unit:
+    """scoring.py `iter_items_from_result` for one prompt, and the final judgements of its conversations. An error
+    stub counts as a chunk with no incidences, as upstream scores it; `exclude_errors` leaves it out instead."""
     sums: Counter[str] = Counter()
     chunks = errors = n_conversations = 0
     finals: list[Any] = []
@@ -116,8 +119,10 @@ def unit_from_conversations(rules: ScoringRules, run_id: str, prompt_key: str, c
         for chunk in judgements.values():
             if not isinstance(chunk, dict):
                 continue
-            chunks += 1
             errors += "error" in chunk
+            if exclude_errors and "error" in chunk:
+                continue
+            chunks += 1
             source = chunk["metrics"] if isinstance(chunk.get("metrics"), dict) else chunk
             for key, value in source.items():
                 if not isinstance(value, int | float):

@@ -4,6 +4,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.formatting import number
+from empathybench.instruments.comparability import ROLE_NAMES, coverage, label, role_names, settings_differences
 from empathybench.instruments.spiral import published
 from empathybench.instruments.spiral.data import ScoringRules
 from empathybench.instruments.spiral.score import (
@@ -76,6 +77,32 @@ def _column_metric(
     )
 
 
+def opening_unscored(record: Mapping[str, Any], num_turns: int) -> str | None:
+    """Why an opening was not scored as the published protocol scores it (None: it was, in full)."""
+    if record.get("status", "ok") != "ok":
+        role = str(record.get("error_role") or "")
+        return f"failed (a call of {ROLE_NAMES.get(role, role)} failed)" if role else "failed"
+    if record.get("ended_early") or int(record.get("n_turns") or 0) < num_turns:
+        return "ended early (a reply stayed unusable)"
+    judgements = record.get("judgements") if isinstance(record.get("judgements"), Mapping) else {}
+    if any(isinstance(chunk, Mapping) and "error" in chunk for chunk in judgements.values()):
+        return "with a chunk the judge never rated"
+    if "final_judgement" not in record:
+        return "without a final judgement"
+    return None
+
+
+def _sum_of(records: Sequence[Mapping[str, Any]], key: str) -> int:
+    total = 0
+    for record in records:
+        value = record.get(key)
+        if isinstance(value, Mapping):
+            total += sum(v for v in value.values() if isinstance(v, int))
+        elif isinstance(value, int):
+            total += value
+    return total
+
+
 def summarize(
     rules: ScoringRules,
     config: Mapping[str, Any],
@@ -85,40 +112,82 @@ def summarize(
     *,
     seed: int = 0,
 ) -> dict[str, Any]:
-    simulator = _one({str(r.get("simulator_model") or "") for r in records})
-    judge = _one({str(r.get("judge_model") or "") for r in records})
-    simulator_self = any(r.get("simulator_self") for r in records)
-    judge_self = any(r.get("judge_self") for r in records)
-    comparable, comparability = published.comparability(
-        simulator,
-        judge,
-        simulator_self=simulator_self,
-        judge_self=judge_self,
-        protocol={**config, "n_openings": n_items},
+    """The summary of every record (failed items too); `units`: the answered items' units."""
+    answered = [r for r in records if r.get("status", "ok") == "ok"]
+    given = role_names(records)
+    simulator = given.get("simulator") or _one({str(r.get("simulator_model") or "") for r in answered})
+    judge = given.get("judge") or _one({str(r.get("judge_model") or "") for r in answered})
+    # an item that failed records only the roles it was given: a role missing there was played by the model
+    only_failed = not answered and any("roles" in r for r in records)
+    simulator_self = any(r.get("simulator_self") for r in answered) or (only_failed and "simulator" not in given)
+    judge_self = any(r.get("judge_self") for r in answered) or (only_failed and "judge" not in given)
+    num_turns = int(config.get("num_turns") or published.PUBLISHED_TURNS)
+    reasons = [why for r in records if (why := opening_unscored(r, num_turns)) is not None]
+    covered = coverage(
+        published.PUBLISHED_OPENINGS,
+        "openings",
+        [opening_unscored(r, num_turns) is None for r in records],
+        reasons,
+        n_in_run=n_items,
     )
+    differences = [
+        *published.role_differences(simulator, judge, simulator_self=simulator_self, judge_self=judge_self),
+        *published.protocol_differences(config),
+        *settings_differences(records, published.published_call_body),
+    ]
+    if not covered.complete:
+        differences.append(covered.line())
+    names = f"user agent {simulator or 'unknown'}, judge {judge or 'unknown'}"
+    if covered.complete:
+        names += f"; {covered.line()}"
+    comparable, comparability = label(names, differences)
+    n_chunk_errors = sum(u.n_chunk_errors for u in units)
     counts = {
         "n_chunks": sum(u.n_chunks for u in units),
-        "n_chunk_errors": sum(u.n_chunk_errors for u in units),
-        "n_final_judged": sum(1 for r in records if "final_judgement" in r),
-        "n_final_errors": sum(1 for r in records if "final_judgement" not in r),
-        "n_ended_early": sum(1 for r in records if r.get("ended_early")),
-        "n_injections": sum(1 for r in records for injection in r.get("injections_log") or [] if injection),
+        "n_chunk_errors": n_chunk_errors,
+        "n_chunk_judge_asks": _sum_of(answered, "chunk_judge_asks"),
+        "n_final_judged": sum(1 for r in answered if "final_judgement" in r),
+        "n_final_errors": sum(1 for r in answered if "final_judgement" not in r),
+        "n_final_judge_asks": _sum_of(answered, "final_judge_asks"),
+        "n_unrated_criteria": sum(len(v) for r in answered for v in (r.get("unrated_criteria") or {}).values()),
+        "n_dropped_keys": sum(len(v) for r in answered for v in (r.get("dropped_keys") or {}).values()),
+        "n_ended_early": sum(1 for r in answered if r.get("ended_early")),
+        "n_failed_items": len(records) - len(answered),
+        "n_injections": sum(1 for r in answered for injection in r.get("injections_log") or [] if injection),
     }
+    judge_errors = str(config.get("judge_errors") or "faithful")
+    notes = []
+    if n_chunk_errors:
+        treated = (
+            "scored as chunks with no incidences, as upstream scores a failed judge call"
+            if judge_errors == "faithful"
+            else "left out of their conversations' means"
+        )
+        notes.append(f"{n_chunk_errors} chunk(s) the judge never rated after every ask: {treated}")
+    if counts["n_unrated_criteria"]:
+        notes.append(
+            f"{counts['n_unrated_criteria']} criterion rating(s) missing from judge replies that rated others: read as "
+            "no incidence, as upstream reads them"
+        )
     base: dict[str, Any] = {
-        "score_name": SCORE_NAME + ("" if comparable else f"; {comparability}"),
+        "score_name": SCORE_NAME,
         "n_items": n_items,
-        "n_answered": len(records),
+        "n_answered": len(answered),
         "simulator_model": simulator,
         "judge_model": judge,
         "comparable_with_published": comparable,
         "comparability": comparability,
+        "coverage": covered.as_dict(),
+        "judge_errors": judge_errors,
         "published": {"simulator": published.PUBLISHED_SIMULATOR, "judge": published.PUBLISHED_JUDGE},
         **counts,
         "config": dict(config),
         "headline_metric": "score_0_100",
     }
-    if not comparable:
-        base["headline_note"] = comparability
+    if notes:
+        base["notes"] = notes
+    # The label once: the terminal and the report show the headline note (nowhere else repeats it).
+    base["headline_note"] = "; ".join([comparability, *notes])
     if judge_self:
         base["judge"] = {"self_judging": True}  # read by every report as self-judged
     if simulator_self:
@@ -126,12 +195,12 @@ def summarize(
     try:
         board = leaderboard_row(rules, units, "")
     except ValueError as exc:
-        note = f"no score: {exc}"
         return {
             **base,
             "score": None,
+            "n_parsed": 0,
             "metrics": {},
-            "headline_note": "; ".join(filter(None, [note, base.get("headline_note")])),
+            "headline_note": f"no score: {exc}; {base['headline_note']}",
         }
     interval = score_interval(rules, units, seed=seed)
     metrics: dict[str, Any] = {
@@ -146,7 +215,7 @@ def summarize(
             reference={
                 "kind": "published_leaderboard",
                 "comparable": comparable,
-                "label": comparability,
+                "label": "the published leaderboard (eqbench.com/spiral-bench.html)",
                 "source": "eqbench.com/spiral-bench.html",
             },
         )

@@ -1,0 +1,188 @@
+"""Whether a run can stand beside a published leaderboard, worked out from what the run did (pure).
+
+Generic: it names no instrument. An instrument gives the settings its published run sent each model (as request
+body fields, e.g. upstream's `temperature` and `max_tokens`), and this module compares them with what every call of
+the run actually sent (the `sent` block each call records) and counts how many of the published items were scored.
+The label names every difference; "comparable" means there is none.
+
+- `sent_settings` reads a request body (ours as recorded, or upstream's) as the settings that move a reply:
+  temperature, top_p, the token budget, the reasoning effort and budget, and any other field. Two spellings of one
+  setting read alike: `max_tokens` / `max_completion_tokens`; OpenRouter's `reasoning: {"effort": X}` and
+  `reasoning_effort: X` (OpenRouter documents them as equivalent); Anthropic's `thinking.budget_tokens` and
+  OpenRouter's `reasoning.max_tokens`. Routing and bookkeeping fields (`model`, `provider`, `seed`, `stream`, the
+  seed only draws another sample of the same distribution) are not settings.
+- `settings_differences` walks the calls of a run's records and returns one line per role and difference, with the
+  number of calls it concerns.
+- `Coverage` counts the published items a run scored and says why the others were not.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# Fields of a request body that are not settings of the reply: what is asked of whom, and routing.
+NOT_SETTINGS = frozenset({"model", "messages", "system", "stream", "n", "provider", "seed"})
+BUDGET_FIELDS = ("max_tokens", "max_completion_tokens")
+TRUNCATING_FINISH_REASONS = frozenset({"length", "max_tokens"})
+ROLE_NAMES = {"model": "the model under test", "judge": "the judge", "simulator": "the simulator"}
+
+
+def sent_settings(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A request body (besides its messages) as the settings that move a reply; a setting not sent is absent."""
+    settings: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in NOT_SETTINGS or value is None:
+            continue
+        if key in BUDGET_FIELDS:
+            settings["token budget"] = value
+        elif key == "reasoning" and isinstance(value, Mapping):
+            for inner, inner_value in value.items():
+                if inner == "effort":
+                    settings["reasoning effort"] = inner_value
+                elif inner == "max_tokens":
+                    settings["reasoning budget"] = inner_value
+                else:
+                    settings[f"reasoning.{inner}"] = inner_value
+        elif key == "reasoning_effort":
+            settings["reasoning effort"] = value
+        elif key == "thinking" and isinstance(value, Mapping):
+            if value.get("type") == "enabled":
+                settings["reasoning budget"] = value.get("budget_tokens")
+        elif key in ("stop", "stop_sequences") and not value:
+            continue
+        else:
+            settings[key] = value
+    return settings
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)[:80]
+    return f"{value:g}"
+
+
+def compare(sent: Mapping[str, Any], published: Mapping[str, Any], *, budget: bool = True) -> list[str]:
+    """What `sent` (sent_settings of a call) does otherwise than `published` (sent_settings of the published run's
+    request), one phrase each; `budget=False` leaves the token budget out (a protocol that sent none)."""
+    phrases = []
+    for key in sorted(set(sent) | set(published)):
+        if key == "token budget" and not budget:
+            continue
+        ours, theirs = sent.get(key), published.get(key)
+        if ours == theirs:
+            continue
+        if key not in sent:
+            phrases.append(f"{key} not sent (published {_shown(theirs)})")
+        elif key not in published:
+            phrases.append(f"{key} {_shown(ours)} (published: not sent)")
+        else:
+            phrases.append(f"{key} {_shown(ours)} (published {_shown(theirs)})")
+    return phrases
+
+
+# (role, the model's name as sent, the instrument's sampling of the call) -> the published request body for it
+# (besides the messages), or None when the call has no published counterpart to compare with.
+PublishedBody = Callable[[str, str, Mapping[str, Any]], "Mapping[str, Any] | None"]
+
+
+def call_role(call: Mapping[str, Any]) -> str:
+    return str(call.get("role") or "model")
+
+
+def settings_differences(
+    records: Iterable[Mapping[str, Any]], published_body: PublishedBody, *, budget: bool = True
+) -> list[str]:
+    """Every difference between what the calls of `records` sent and what the published run sent the same model,
+    one line per role and difference: "the judge gpt-5-2025-08-07: reasoning effort not sent (published minimal),
+    600 calls". Replies cut at the token budget are counted too (the budget mattered)."""
+    found: Counter[tuple[str, str, str]] = Counter()
+    for record in records:
+        roles = record.get("roles") if isinstance(record.get("roles"), Mapping) else {}
+        for call in record.get("calls") or ():
+            if not isinstance(call, Mapping):
+                continue
+            role = call_role(call)
+            sampling = call.get("sampling") if isinstance(call.get("sampling"), Mapping) else {}
+            # A backend that records nothing sent sends the instrument's sampling as it is (Backend.request_parameters)
+            sent = call.get("sent") if isinstance(call.get("sent"), Mapping) else _as_sent(sampling)
+            model = str(sent.get("model") or roles.get(role) or "")
+            if str(call.get("finish_reason") or "") in TRUNCATING_FINISH_REASONS:
+                found[(role, model, "reply cut at the token budget")] += 1
+            published = published_body(role, model, sampling)
+            if published is None:
+                continue
+            for phrase in compare(sent_settings(sent), sent_settings(published), budget=budget):
+                found[(role, model, phrase)] += 1
+    lines = []
+    for (role, model, phrase), count in sorted(found.items()):
+        who = f"{ROLE_NAMES.get(role, role)} {model}".rstrip()
+        lines.append(f"{who}: {phrase}, {count} {'call' if count == 1 else 'calls'}")
+    return lines
+
+
+def _as_sent(sampling: Mapping[str, Any]) -> dict[str, Any]:
+    """An instrument's recorded sampling as the body a backend that sends it as it is would send."""
+    return {key: value for key, value in sampling.items() if value not in (None, [], ()) and key != "model_args"}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of the published protocol's items (people, openings) a run scored, and why the rest were not."""
+
+    n_published: int
+    n_scored: int
+    unit: str  # "people", "openings"
+    why_not: Mapping[str, int] = field(default_factory=dict)  # reason -> items
+
+    @property
+    def complete(self) -> bool:
+        return self.n_scored >= self.n_published
+
+    def line(self) -> str:
+        """ "23 of 30 openings scored: 4 with a chunk the judge never rated, 3 not answered yet"."""
+        text = f"{self.n_scored} of {self.n_published} {self.unit} scored"
+        if self.why_not:
+            text += ": " + ", ".join(f"{count} {reason}" for reason, count in sorted(self.why_not.items()))
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "n_published": self.n_published,
+            "n_scored": self.n_scored,
+            "unit": self.unit,
+            "why_not": dict(self.why_not),
+        }
+
+
+def coverage(n_published: int, unit: str, scored: Sequence[bool], why_not: Iterable[str], *, n_in_run: int) -> Coverage:
+    """A Coverage from a run's records: `scored` one bool per recorded item, `why_not` the reason of each item not
+    scored; the run's items without a record yet, and the published items the run does not ask (a cut, --limit),
+    are counted with their reason."""
+    reasons = Counter(why_not)
+    if n_in_run > len(scored):
+        reasons["not answered yet"] += n_in_run - len(scored)
+    if n_published > n_in_run:
+        reasons["not in this run (a cut)"] += n_published - n_in_run
+    return Coverage(n_published, sum(1 for s in scored if s), unit, dict(reasons))
+
+
+def label(given: str, differences: Sequence[str], what: str = "the published leaderboard") -> tuple[bool, str]:
+    """(comparable, the one line that says so): comparable only when nothing differs; `given` names the models of
+    the roles and how many items were scored, whatever differs."""
+    if not differences:
+        return True, f"comparable with {what} ({given})"
+    return False, f"not comparable with {what} ({given}): " + "; ".join(differences)
+
+
+def role_names(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The model of each role, as the records name it: the instrument's own role fields or, for an item that
+    failed before it recorded them, the roles the run gave it (`roles`, written with every failed item)."""
+    names: dict[str, set[str]] = {}
+    for record in records:
+        roles = record.get("roles")
+        if isinstance(roles, Mapping):
+            for role, name in roles.items():
+                if name:
+                    names.setdefault(str(role), set()).add(str(name))
+    return {role: ", ".join(sorted(values)) for role, values in names.items()}
