@@ -64,7 +64,10 @@ def test_every_released_conversation_replays_to_its_trajectory_and_stop(mirror: 
     summary = summarize_records(SageConfig(), len(records), records)
     score, success, failure = PUBLISHED[key]
     assert (summary["published_rounding"], summary["success"], summary["failure"]) == (score, success, failure)
-    assert summary["comparable_with_published"] is True and "comparability" not in summary
+    assert summary["comparable_with_published"] is True
+    assert summary["comparability"] == (
+        "comparable with the published leaderboard (simulator deepseek-v3; 100 of 100 people scored)"
+    )
     assert (
         summary["metrics"]["sentient_score"]["ci95"][0]
         < summary["score"]

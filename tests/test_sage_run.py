@@ -19,7 +19,7 @@ from empathybench.instruments.registry import load
 from empathybench.instruments.sage import data
 from empathybench.instruments.sage.bench import SageConfig, choose_people, run_person, summarize_records
 from empathybench.instruments.sage.canned import plausible_answer
-from empathybench.instruments.sage.score import comparability
+from empathybench.instruments.sage.score import simulator_differences
 from empathybench.models.base import ChatRequest
 from empathybench.models.plausible import PlausibleResponder
 from empathybench.models.scripted import ScriptedBackend
@@ -122,6 +122,8 @@ def test_a_simulator_that_never_gives_a_change_fails_the_conversation_and_is_cou
     assert failed["conversation_status"] == "failed" and failed["final_emotion"] is None
     assert failed["stop_reason"] == "simulator analysis unreadable after 3 asks: no integer after Change:"
     assert failed["failure"]["asks"] == 3 and failed["rounds"] == 1 and failed["emotion_at_failure"] == 40
+    # the true counts: the simulator was asked 3 times (its analysis, never read), 2 of them re-asks; the model once
+    assert (failed["simulator_asks"], failed["simulator_reasks"], failed["model_asks"]) == (3, 2, 1)
     assert [c["attempt"] for c in ctx.calls if c.get("role") == "simulator"] == [0, 1, 2]
     assert ctx.simulator_identity["model"] == "deepseek-v3" and not ctx.simulator_is_self
 
@@ -134,23 +136,24 @@ def test_a_simulator_that_never_gives_a_change_fails_the_conversation_and_is_cou
     assert summary["n_failed_conversations"] == 1 and summary["n_completed"] == 1
     assert summary["failed_conversations"] == {"1": failed["stop_reason"]}
     assert summary["score"] == good["final_emotion"] and summary["metrics"]["sentient_score"]["n"] == 1
-    assert "1 conversation(s) failed" in summary["headline_note"]
-    assert summary["comparability"] == "not comparable with the published leaderboard (2 of 100 people)"
+    assert summary["comparability"] == (
+        "not comparable with the published leaderboard (simulator deepseek-v3): 1 of 100 people scored: "
+        "1 failed (the simulator's reply unreadable after 3 asks), 98 not in this run (a cut)"
+    )
+    assert summary["headline_note"].startswith(summary["comparability"])
+    assert "over the 1 completed conversations" in summary["headline_note"]
 
 
 def test_comparability_names_the_simulator() -> None:
-    deepseek, other = {"provider": "openai", "model": "deepseek-ai/DeepSeek-V3"}, {"model": "gpt-4o"}
-    assert comparability([deepseek], self_simulated=False, protocol_differences=[]) == (True, None)
-    assert comparability([other], self_simulated=False, protocol_differences=[]) == (
-        False,
-        "not comparable with the published leaderboard (simulator gpt-4o)",
-    )
-    assert comparability([{"model": "deepseek-chat"}], self_simulated=False, protocol_differences=[])[0] is False
-    label = comparability([other], self_simulated=True, protocol_differences=["5 rounds, not 10"])[1]
-    assert label == (
-        "not comparable with the published leaderboard (self-simulated: the model under test played the person; "
-        "5 rounds, not 10)"
-    )
+    assert simulator_differences("deepseek-ai/DeepSeek-V3", self_simulated=False) == []
+    assert simulator_differences("deepseek-v3-2024-1227", self_simulated=False) == []
+    assert simulator_differences("gpt-4o", self_simulated=False) == [
+        "simulator gpt-4o, not the published DeepSeek-V3 (2024-12-27)"
+    ]
+    assert simulator_differences("deepseek-chat", self_simulated=False) != []  # the alias has served later models
+    assert simulator_differences("gpt-4o", self_simulated=True) == [
+        "self-simulated: the model under test played the person"
+    ]
 
 
 def test_presets_options_and_the_quick_cut(mirror: Path) -> None:

@@ -91,11 +91,17 @@ def call_role(call: Mapping[str, Any]) -> str:
 
 
 def settings_differences(
-    records: Iterable[Mapping[str, Any]], published_body: PublishedBody, *, budget: bool = True
+    records: Iterable[Mapping[str, Any]],
+    published_body: PublishedBody,
+    *,
+    budget: bool = True,
+    provider_defaults: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Every difference between what the calls of `records` sent and what the published run sent the same model,
     one line per role and difference: "the judge gpt-5-2025-08-07: reasoning effort not sent (published minimal),
-    600 calls". Replies cut at the token budget are counted too (the budget mattered)."""
+    600 calls". Replies cut at the token budget are counted too (the budget mattered). `provider_defaults`: settings
+    whose value sent is the providers' default, read as not sent (for a published run that sent none)."""
+    defaults = provider_defaults or {}
     found: Counter[tuple[str, str, str]] = Counter()
     for record in records:
         roles = record.get("roles") if isinstance(record.get("roles"), Mapping) else {}
@@ -112,7 +118,8 @@ def settings_differences(
             published = published_body(role, model, sampling)
             if published is None:
                 continue
-            for phrase in compare(sent_settings(sent), sent_settings(published), budget=budget):
+            ours = {k: v for k, v in sent_settings(sent).items() if not (k in defaults and defaults[k] == v)}
+            for phrase in compare(ours, sent_settings(published), budget=budget):
                 found[(role, model, phrase)] += 1
     lines = []
     for (role, model, phrase), count in sorted(found.items()):

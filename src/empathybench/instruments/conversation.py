@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from typing import Any, Generic, Literal, TypeVar
 
-from empathybench.engine.engine import Generation, ItemContext
+from empathybench.engine.engine import MAX_STORED_REPLY_CHARS, Generation, ItemContext, stored_text
 from empathybench.models.base import Message, Sampling
 
 Speaker = Literal["model", "simulator"]  # the model under test, the simulated person
@@ -67,7 +67,12 @@ class StepOutcome:
     cached: bool = False  # every ask came from the response cache
 
     def as_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"name": self.name, "role": self.role, "asks": self.asks, "fields": dict(self.fields)}
+        record: dict[str, Any] = {
+            "name": self.name,
+            "role": self.role,
+            "asks": self.asks,
+            "fields": bounded_fields(self.fields),
+        }
         if self.errors:
             record["errors"] = list(self.errors)
         return record
@@ -174,17 +179,38 @@ class ConversationResult(Generic[S]):
     failure: Failure | None = None
     pending: tuple[StepOutcome, ...] = ()  # hooks that were answered before the failed turn
 
+    def steps(self) -> list[StepOutcome]:
+        """Every step that was answered and read, in order (each turn's hooks, then its call; then the hooks that
+        were answered before a failed turn)."""
+        done = [step for turn in self.turns for step in (*turn.hooks, *((turn.call,) if turn.call else ()))]
+        return [*done, *self.pending]
+
+    def asks(self, role: Role) -> int:
+        """The calls made to `role`: every ask of every step, re-asks and the failed step's asks included."""
+        total = sum(step.asks for step in self.steps() if step.role == role)
+        if self.failure is not None and self.failure.role == role:
+            total += self.failure.asks
+        return total
+
+    def reasks(self, role: Role) -> int:
+        """The asks of `role` beyond the first of each step (replies that could not be read)."""
+        steps = [step for step in self.steps() if step.role == role]
+        failed = 1 if self.failure is not None and self.failure.role == role else 0
+        return self.asks(role) - len(steps) - failed
+
     def as_record(self) -> dict[str, Any]:
         """JSON-able: each turn (speaker, text, state, its call and hooks) and how the conversation ended; states
-        through `state_record`."""
+        through `state_record`; every text bounded as a stored reply is (the whole reply is in the response cache)."""
         turns = []
         for turn in self.turns:
             state = dict(state_record(turn.state))
-            entry: dict[str, Any] = {"speaker": turn.speaker, "text": turn.text, "state": state}
+            entry: dict[str, Any] = {"speaker": turn.speaker, "text": stored_text(turn.text), "state": state}
+            if len(turn.text) > MAX_STORED_REPLY_CHARS:
+                entry["text_chars"] = len(turn.text)
             if turn.given:
                 entry["given"] = True
             if turn.fields:
-                entry["fields"] = dict(turn.fields)
+                entry["fields"] = bounded_fields(turn.fields)
             if turn.call is not None:
                 entry["call"] = turn.call.as_record()
             if turn.hooks:
@@ -207,6 +233,21 @@ class ConversationResult(Generic[S]):
                 "hooks": [hook.as_record() for hook in self.pending],
             }
         return record
+
+
+def bounded_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields read from a reply, each text in them bounded as a stored reply is (at any depth)."""
+    return {key: _bounded(value) for key, value in fields.items()}
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, str):
+        return stored_text(value)
+    if isinstance(value, Mapping):
+        return {key: _bounded(inner) for key, inner in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bounded(inner) for inner in value]
+    return value
 
 
 def state_record(state: Any) -> Mapping[str, Any]:

@@ -11,6 +11,13 @@ from typing import Any, ClassVar
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext
+from empathybench.instruments.comparability import (
+    ROLE_NAMES,
+    coverage,
+    label,
+    role_names,
+    settings_differences,
+)
 from empathybench.instruments.conversation import run_conversation
 from empathybench.instruments.protocol import (
     BenchItem,
@@ -26,10 +33,12 @@ from empathybench.instruments.sage.dialogue import PlanSettings, conversation_fi
 from empathybench.instruments.sage.report import report_section, sample_line, sample_text, trajectory_chart
 from empathybench.instruments.sage.score import (
     FAILURE_STATE,
+    PROVIDER_DEFAULTS,
     PUBLISHED_SIMULATOR,
     SUCCESS_STATE,
-    comparability,
     figures,
+    published_call_body,
+    simulator_differences,
     tally,
 )
 from empathybench.instruments.support import (
@@ -100,16 +109,6 @@ def choose_people(people: Sequence[Person], per_task: int | None) -> list[Person
         by_task.setdefault(person.task, []).append(person)
     chosen = {p.number for group in by_task.values() for p in evenly_spread(group, per_task)}
     return [person for person in people if person.number in chosen]
-
-
-def protocol_differences(config: SageConfig, n_people: int) -> list[str]:
-    """How a run's protocol differs from the published one (people, rounds)."""
-    differences = []
-    if n_people != N_PEOPLE:
-        differences.append(f"{n_people} of {N_PEOPLE} people")
-    if config.rounds != PAPER_ROUNDS:
-        differences.append(f"{config.rounds} {'round' if config.rounds == 1 else 'rounds'}, not {PAPER_ROUNDS}")
-    return differences
 
 
 class Sage(Instrument[SageConfig, Person]):
@@ -209,6 +208,7 @@ def prepare_sage(
         run_item=run_item,
         summarize=summarize,
         data_files=files,
+        summarize_failed=True,
     )
 
 
@@ -233,27 +233,57 @@ async def run_person(
     }
 
 
+def person_unscored(record: dict[str, Any], attempts: int) -> str | None:
+    """Why a person's conversation has no final emotion (None: it has one)."""
+    if record.get("status", "ok") != "ok":
+        role = str(record.get("error_role") or "")
+        return f"failed (a call of {ROLE_NAMES.get(role, role)} failed)" if role else "failed"
+    if record.get("conversation_status") != "completed":
+        failure = record.get("failure") if isinstance(record.get("failure"), dict) else {}
+        role = str(failure.get("role") or "simulator")
+        return f"failed ({ROLE_NAMES.get(role, role)}'s reply unreadable after {failure.get('asks', attempts)} asks)"
+    return None
+
+
 def summarize_records(
     config: SageConfig, n_items: int, records: list[dict[str, Any]], *, seed: int = 0
 ) -> dict[str, Any]:
-    completed = [r for r in records if r.get("conversation_status") == "completed"]
+    """The summary of every record (failed items too: their roles name the models given)."""
+    answered = [r for r in records if r.get("status", "ok") == "ok"]
+    completed = [r for r in answered if r.get("conversation_status") == "completed"]
     failed = [r for r in records if r.get("conversation_status") != "completed"]
     result = figures([r["final_emotion"] for r in completed], [r["final_state"] for r in completed])
-    simulators = [r.get("simulator") or {} for r in records]
-    self_simulated = any(s.get("self_simulated") for s in simulators)
-    comparable, label = comparability(
-        simulators, self_simulated=self_simulated, protocol_differences=protocol_differences(config, n_items)
+    given = role_names(records)
+    simulators = {str((r.get("simulator") or {}).get("model") or "") for r in answered} - {""}
+    simulator = given.get("simulator") or ", ".join(sorted(simulators))
+    only_failed = not answered and any("roles" in r for r in records)
+    self_simulated = any((r.get("simulator") or {}).get("self_simulated") for r in answered) or (
+        only_failed and "simulator" not in given
     )
+    reasons = [why for r in records if (why := person_unscored(r, config.attempts)) is not None]
+    covered = coverage(
+        N_PEOPLE, "people", [person_unscored(r, config.attempts) is None for r in records], reasons, n_in_run=n_items
+    )
+    differences = simulator_differences(simulator, self_simulated=self_simulated)
+    if config.rounds != PAPER_ROUNDS:
+        differences.append(f"{config.rounds} {'round' if config.rounds == 1 else 'rounds'}, not {PAPER_ROUNDS}")
+    differences += settings_differences(records, published_call_body, budget=False, provider_defaults=PROVIDER_DEFAULTS)
+    if not covered.complete:
+        differences.append(covered.line())
+    names = f"simulator {simulator or 'unknown'}" + (f"; {covered.line()}" if covered.complete else "")
+    comparable, label_line = label(names, differences)
     turns = [int(r.get("rounds") or 0) for r in completed]
     summary: dict[str, Any] = {
         "score": result["score_exact"],
         "score_name": "Sentient score: the mean final emotion (0-100) of the simulated people",
         "n_items": n_items,
-        "n_answered": len(records),
+        "n_answered": len(answered),
         "n_parsed": len(completed),
         "n_completed": len(completed),
         "n_failed_conversations": len(failed),
-        "failed_conversations": {str(r["item_id"]): r.get("stop_reason") for r in failed},
+        "failed_conversations": {str(r["item_id"]): r.get("stop_reason") or r.get("error") for r in failed},
+        "simulator_asks": sum(int(r.get("simulator_asks") or 0) for r in answered),
+        "simulator_reasks": sum(int(r.get("simulator_reasks") or 0) for r in answered),
         "success": result["success"],
         "failure": result["failure"],
         "states": result["states"],
@@ -263,16 +293,16 @@ def summarize_records(
         "stop_reasons": tally([str(r.get("stop_reason")) for r in completed]),
         "trajectories": {str(r["item_id"]): list(r.get("trajectory") or []) for r in completed},
         "simulator": {
-            "models": sorted({str(s.get("model")) for s in simulators if s.get("model")}),
+            "models": sorted(simulators or ({simulator} if simulator else set())),
             "self_simulated": self_simulated,
         },
         "published_simulator": PUBLISHED_SIMULATOR,
         "comparable_with_published": comparable,
+        "comparability": label_line,
+        "coverage": covered.as_dict(),
         "config": asdict(config),
         "headline_metric": "sentient_score",
     }
-    if label is not None:
-        summary["comparability"] = label
     metrics: dict[str, Any] = {}
     if completed:
         by_item = {str(r["item_id"]): float(r["final_emotion"]) for r in completed}
@@ -313,18 +343,13 @@ def summarize_records(
             seed=seed,
         )
     summary["metrics"] = metrics
-    notes = []
+    # The label once: the terminal and the report show the headline note (nowhere else repeats it).
+    notes = [label_line]
     if not completed:
         notes.append("no conversation was completed")
-    if failed:
-        notes.append(
-            f"{len(failed)} conversation(s) failed (a simulator reply unreadable after {config.attempts} asks): "
-            f"the score is over the other {len(completed)}"
-        )
-    if label is not None:
-        notes.append(label)
-    if notes:
-        summary["headline_note"] = "; ".join(notes)
+    elif failed:
+        notes.append(f"the score is over the {len(completed)} completed conversations")
+    summary["headline_note"] = "; ".join(notes)
     if self_simulated:  # read by every report as self-simulated (like self-judged)
         summary["self_simulated"] = True
     return summary

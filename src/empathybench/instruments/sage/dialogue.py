@@ -130,11 +130,10 @@ def conversation_fields(result: ConversationResult[SageState]) -> dict[str, Any]
         "rounds": len(trajectory),  # upstream's `turns` when it stopped: one per line of the person
         "model_replies": sum(1 for turn in result.turns if turn.speaker == "model"),
         "trajectory": trajectory,
-        "simulator_asks": sum(
-            (turn.call.asks if turn.call else 0) + sum(hook.asks for hook in turn.hooks)
-            for turn in result.turns
-            if turn.speaker == "simulator"
-        ),
+        # every call made, the failed step's asks and the analyses answered before it included
+        "simulator_asks": result.asks("simulator"),
+        "simulator_reasks": result.reasks("simulator"),
+        "model_asks": result.asks("model"),
         "turns": record["turns"],
     }
     if result.failure is not None:

@@ -65,7 +65,7 @@ def _leaderboard_chart(result: Mapping[str, Any]) -> StripChart:
         points=tuple(points),
         domain=EMOTION_DOMAIN,
         title=f"Sentient score beside the published leaderboard (simulator {PUBLISHED_SIMULATOR})",
-        caption=str(result.get("comparability") or "Same simulator and protocol as the published leaderboard."),
+        caption="Whether this run stands beside the leaderboard is said at the top of this section.",
     )
 
 
@@ -111,12 +111,7 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
         numeric=(1,),
         title="stop reasons",
     )
-    comparable = result.get("comparable_with_published")
-    return ReportSection(
-        charts=tuple(charts),
-        tables=(figures, endings),
-        warning=None if comparable else str(result.get("comparability") or ""),
-    )
+    return ReportSection(charts=tuple(charts), tables=(figures, endings))
 
 
 def sample_line(record: Mapping[str, Any]) -> str:

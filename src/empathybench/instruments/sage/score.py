@@ -69,28 +69,28 @@ def _state_order(state: str) -> tuple[int, str]:
     return (STATES.index(state), state) if state in STATES else (len(STATES), state)
 
 
-def simulator_name(identity: Mapping[str, Any]) -> str:
-    return str(identity.get("model") or identity.get("provider") or "unknown")
+def is_published_simulator(model: str) -> bool:
+    return model.rsplit("/", 1)[-1].lower() in PUBLISHED_SIMULATOR_MODELS
 
 
-def is_published_simulator(identity: Mapping[str, Any]) -> bool:
-    return simulator_name(identity).rsplit("/", 1)[-1].lower() in PUBLISHED_SIMULATOR_MODELS
+# What the published runs sent each model besides the messages: nothing (SAGE/simulator_response.py and
+# npc_response.py call the API with the model and messages alone), so the providers' defaults applied: temperature 1
+# at OpenAI, Anthropic and DeepSeek, no top_p, no reasoning settings, the provider's budget.
+PROVIDER_DEFAULTS = {"temperature": 1.0}
 
 
-def comparability(
-    simulators: Sequence[Mapping[str, Any]], *, self_simulated: bool, protocol_differences: Sequence[str]
-) -> tuple[bool, str | None]:
-    """Whether a run's figures stand beside the published leaderboard, and if not the label that says why."""
-    reasons: list[str] = []
-    names = sorted({simulator_name(identity) for identity in simulators})
+def published_call_body(role: str, model: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
+    """What the published runs sent any model of any role besides the messages: nothing."""
+    return {}
+
+
+def simulator_differences(simulator: str, *, self_simulated: bool) -> list[str]:
+    """The simulated person's model against the published one."""
     if self_simulated:
-        reasons.append("self-simulated: the model under test played the person")
-    elif not names or not all(is_published_simulator(identity) for identity in simulators):
-        reasons.append(f"simulator {', '.join(names) or 'unknown'}")
-    reasons.extend(protocol_differences)
-    if not reasons:
-        return True, None
-    return False, f"not comparable with the published leaderboard ({'; '.join(reasons)})"
+        return ["self-simulated: the model under test played the person"]
+    if not simulator or not all(is_published_simulator(name.strip()) for name in simulator.split(",")):
+        return [f"simulator {simulator or 'unknown'}, not the published {PUBLISHED_SIMULATOR} (2024-12-27)"]
+    return []
 
 
 def tally(values: Sequence[str]) -> dict[str, int]:

@@ -92,6 +92,12 @@ def opening_unscored(record: Mapping[str, Any], num_turns: int) -> str | None:
     return None
 
 
+def rated_chunks(record: Mapping[str, Any]) -> int:
+    """The chunks of a conversation the judge rated (not error stubs)."""
+    judgements = record.get("judgements") if isinstance(record.get("judgements"), Mapping) else {}
+    return sum(1 for chunk in judgements.values() if isinstance(chunk, Mapping) and "error" not in chunk)
+
+
 def _sum_of(records: Sequence[Mapping[str, Any]], key: str) -> int:
     total = 0
     for record in records:
@@ -192,6 +198,15 @@ def summarize(
         base["judge"] = {"self_judging": True}  # read by every report as self-judged
     if simulator_self:
         base["self_simulated"] = True  # read by every report as self-simulated (as SAGE's summary says it)
+    n_rated = sum(1 for r in answered if rated_chunks(r))
+    if not n_rated:  # every chunk an error stub (or none): upstream would score it as no incidence at all
+        return {
+            **base,
+            "score": None,
+            "n_parsed": 0,
+            "metrics": {},
+            "headline_note": f"no score: the judge rated no chunk; {base['headline_note']}",
+        }
     try:
         board = leaderboard_row(rules, units, "")
     except ValueError as exc:
@@ -242,6 +257,6 @@ def summarize(
         "leaderboard_row": row,
         "columns": board.columns,
         "score_parts": parts,
-        "n_parsed": board.n_items,  # conversations with at least one judged chunk
+        "n_parsed": n_rated,  # conversations with at least one chunk the judge rated
         "metrics": metrics,
     }
