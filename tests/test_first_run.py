@@ -26,14 +26,15 @@ from empathybench.run.options import default_preset, demo_selection, left_out_of
 from empathybench.schema.files import checked_in
 
 
-def _invoke(*args: str) -> Any:
+def _invoke(*args: str, exit_code: int = 0) -> Any:
     result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return result
 
 
-def _run(out: Path, model: str, *extra: str) -> Any:
-    return _invoke("run", "--model", model, "--out", str(out), "--quiet", "--no-cache", *extra)
+def _run(out: Path, model: str, *extra: str, exit_code: int = 0) -> Any:
+    """A run (exit_code 1: one in which an instrument could score no item, outside the demo)."""
+    return _invoke("run", "--model", model, "--out", str(out), "--quiet", "--no-cache", *extra, exit_code=exit_code)
 
 
 def _summary(directory: Path) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def test_bare_run_is_the_demo_only_on_the_embedded_model_with_no_selection() -> 
 def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_path: Path, mirror: Path) -> None:
     # scripted/echo never parses, so every instrument makes all its re-asks: the worst case for the call count.
     demo = _run(tmp_path / "demo", "scripted/echo", "--preset", "demo")
-    _run(tmp_path / "quick", "scripted/echo", "--preset", "quick")
+    _run(tmp_path / "quick", "scripted/echo", "--preset", "quick", exit_code=1)  # echo never parses
     summary = _summary(tmp_path / "demo")
     assert summary["preset"] == "demo"
     ran = {name for name, result in summary["benchmarks"].items() if result["status"] != "skipped"}
@@ -119,7 +120,15 @@ def test_bare_run_on_the_embedded_model_is_a_short_demo(
 
 
 def test_summary_table_fits_80_columns_with_notes_below(tmp_path: Path, mirror: Path) -> None:
-    _run(tmp_path / "echo", "scripted/echo", "--bench", "eqbench,seceu,emotionbench,empathetic", "--limit", "3")
+    _run(
+        tmp_path / "echo",
+        "scripted/echo",
+        "--bench",
+        "eqbench,seceu,emotionbench,empathetic",
+        "--limit",
+        "3",
+        exit_code=1,
+    )
     summary = _summary(tmp_path / "echo")
     summary["benchmarks"]["seceu"]["headline_note"] = "a long note " * 30  # was wrapped inside a cell
     console = Console(width=80, record=True, file=io.StringIO())
@@ -156,7 +165,7 @@ def test_plain_progress_lines_show_done_total_and_eta() -> None:
 
 def test_invalid_insufficient_and_self_judged_are_labelled_everywhere(tmp_path: Path, mirror: Path) -> None:
     echo, plausible = tmp_path / "echo", tmp_path / "plausible"
-    shown = _run(echo, "scripted/echo", "--bench", "eqbench,emotionbench", "--limit", "3")
+    shown = _run(echo, "scripted/echo", "--bench", "eqbench,emotionbench", "--limit", "3", exit_code=1)
     _run(plausible, "scripted/plausible", "--bench", "empathetic", "--limit", "3")
     expected = {(echo, "eqbench"): "invalid", (echo, "emotionbench"): "insufficient"}
     expected[(plausible, "empathetic")] = "self-judged"

@@ -20,8 +20,9 @@ def test_each_fact_is_said_once(tmp_path: Path, mirror: Path, monkeypatch) -> No
     # scripted/refuse answers nothing readable: EQ-Bench falls below its gate, empathetic judges itself.
     args = ["run", "-m", "scripted/refuse", "--bench", "eqbench,empathetic,giebench", "--limit", "3", "-o", str(out)]
     result = CliRunner().invoke(app, [*args, "-q", "--no-cache"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # nothing could be scored: a line each, and why said once above
     terminal = " ".join(result.output.split())
+    assert "eqbench: no item could be scored" in terminal and "empathetic: no item could be scored" in terminal
     assert "invalid run: invalid" not in terminal and "invalid (below gate): invalid run" not in terminal
     assert terminal.count("below the upstream 83.33% gate") == 1
     assert terminal.lower().count("no --judge") == 1  # self-judged, said once

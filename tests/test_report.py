@@ -17,7 +17,7 @@ from empathybench.schema.files import checked_in
 FIXTURES = Path(__file__).parent / "fixtures" / "giebench" / "official"
 
 
-def _run(out: Path, model: str, *extra: str) -> Any:
+def _run(out: Path, model: str, *extra: str, exit_code: int = 0) -> Any:
     # An option for a benchmark the run does not include is refused, so the GIEBench data only goes with GIEBench.
     selected = extra[extra.index("--bench") + 1] if "--bench" in extra else "giebench"
     giebench = ["--option", f"giebench.data_dir={FIXTURES}"] if "giebench" in selected else []
@@ -36,7 +36,7 @@ def _run(out: Path, model: str, *extra: str) -> Any:
             *extra,
         ],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return result
 
 
@@ -216,7 +216,15 @@ def test_repeats_record_run_to_run_variation(tmp_path: Path, mirror: Path) -> No
 
 def test_a_model_that_answers_nothing_still_gets_a_valid_summary_and_report(tmp_path: Path, mirror: Path) -> None:
     out = tmp_path / "refuse"
-    _run(out, "scripted/refuse")
+    result = _run(out, "scripted/refuse", exit_code=1)  # nothing could be scored: a line per instrument, exit 1
+    unscored = [line for line in result.output.splitlines() if "no item could be scored" in line]
+    assert [line.split(":", 1)[0] for line in unscored] == [
+        "eqbench",
+        "giebench",
+        "seceu",
+        "empathetic",
+        "emotionbench",
+    ]
     summary = _summary(out)
     jsonschema.validate(summary, checked_in("summary.schema.json"))
     for row in summary["profile"]:

@@ -5,7 +5,7 @@ import inspect
 import re
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -97,11 +97,29 @@ def run_command(options: Any, repeats: int, dry_run: bool, as_json: bool, consol
         for line in demo_lines(result.summary, options.model, left_out):
             stdout.print(Text(line), soft_wrap=True)
         stdout.print(demo_next_step(options.model), markup=False, highlight=False, soft_wrap=True)
+    unscored = [] if options.preset == "demo" else nothing_scored(result.summary)
+    for line in unscored:
+        console.print(line, markup=False, highlight=False, style="red")
     if result.stats.items_failed:
         console.print(
             f"[red]{result.stats.items_failed} items could not be answered; run the same command again to retry them[/]"
         )
         raise typer.Exit(1)
+    if unscored:
+        raise typer.Exit(1)
+
+
+def nothing_scored(summary: Mapping[str, Any]) -> list[str]:
+    """One line per instrument of a run that could score none of its items (the demo's tiny model aside: its
+    unreadable answers are what the demo shows); why is said once, in its summary lines above."""
+    return [
+        f"{name}: no item could be scored"
+        for name, entry in (summary.get("benchmarks") or {}).items()
+        if isinstance(entry, Mapping)
+        and entry.get("status") != "skipped"
+        and entry.get("n_items")
+        and entry.get("n_parsed") == 0
+    ]
 
 
 # --- report ------------------------------------------------------------------------------------------------------

@@ -150,7 +150,7 @@ class Coverage:
         """ "23 of 30 openings scored: 4 with a chunk the judge never rated, 3 not answered yet"."""
         text = f"{self.n_scored} of {self.n_published} {self.unit} scored"
         if self.why_not:
-            text += ": " + ", ".join(f"{count} {reason}" for reason, count in sorted(self.why_not.items()))
+            text += ": " + ", ".join(f"{count} {reason}" for reason, count in self.why_not.items())
         return text
 
     def as_dict(self) -> dict[str, Any]:
@@ -166,12 +166,12 @@ def coverage(n_published: int, unit: str, scored: Sequence[bool], why_not: Itera
     """A Coverage from a run's records: `scored` one bool per recorded item, `why_not` the reason of each item not
     scored; the run's items without a record yet, and the published items the run does not ask (a cut, --limit),
     are counted with their reason."""
-    reasons = Counter(why_not)
+    reasons = dict(sorted(Counter(why_not).items()))  # the run's own reasons first, then the items it lacks
     if n_in_run > len(scored):
-        reasons["not answered yet"] += n_in_run - len(scored)
+        reasons["not answered yet"] = n_in_run - len(scored)
     if n_published > n_in_run:
-        reasons["not in this run (a cut)"] += n_published - n_in_run
-    return Coverage(n_published, sum(1 for s in scored if s), unit, dict(reasons))
+        reasons["not in this run (a cut)"] = n_published - n_in_run
+    return Coverage(n_published, sum(1 for s in scored if s), unit, reasons)
 
 
 def label(given: str, differences: Sequence[str], what: str = "the published leaderboard") -> tuple[bool, str]:
