@@ -90,3 +90,17 @@ def cut_text(text: object, limit: int) -> str:
     """`text` as a string (None and "" as ""), cut to `limit` characters with a note of how long it was."""
     text = str(text or "")
     return text if len(text) <= limit else text[:limit] + f" … [cut at {limit} of {len(text)} characters]"
+
+
+# Characters that steer a terminal rather than show: C0 and C1 controls (ESC starts colour, cursor and title
+# sequences; CSI U+009B alone does in some terminals; a newline would start a line the file wrote), DEL, and the
+# bidirectional overrides and isolates that reorder what follows them.
+_STEERING = frozenset([*range(0x00, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+
+
+def printable(text: object, limit: int = 200) -> str:
+    """Text from a file or a server, safe to print in a terminal on one line: every control character as U+FFFD,
+    cut to `limit` characters with a note of how long it was."""
+    whole = str(text)
+    shown = "".join("\ufffd" if ord(ch) in _STEERING else ch for ch in whole[:limit])
+    return shown if len(whole) <= limit else shown + f" … [cut at {limit} of {len(whole)} characters]"

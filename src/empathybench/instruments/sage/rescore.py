@@ -4,85 +4,146 @@ A result file (SAGE/dataset/<simulator>/<model>_result.jsonl) holds one conversa
 `emo_point` and `emo_state`, and the `history` with the emotion after each of the person's lines. Score, Success
 and Failure are computed from emo_point and emo_state, as the README's table; the history is read to count the
 rounds and to check that each final emotion is the last one of its conversation.
+
+The file is read line by line (split on "\n" only: some texts hold U+2028), each line parsed and reduced to the
+few figures kept before the next is read, so memory stays a few times the longest line whatever the file's size.
+Anything a line holds that is not a result (a number out of range, nesting too deep, a field of the wrong type) is
+one line naming the file and the line; every text taken from the file is printable (no control character).
 """
 
+import json
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from empathybench.errors import DataError, UserError
-from empathybench.instruments.sage.data import jsonl_records
+from empathybench.formatting import printable
 from empathybench.instruments.sage.score import figures, tally
 
 # The released files are 3-4 MB; this bounds what a wrong path can make us read.
 MAX_RESULT_FILE_BYTES = 256 * 1024 * 1024
+# An emotion point is 0-100 (upstream caps it at 100; a last change can take it a little below 0).
+EMOTION_RANGE = (-1000.0, 1000.0)
+STATE_CHARS = 40  # an emo_state is "Emotion-S" and the like
 
 
 def _final(record: dict[str, Any], number: int, source: str) -> tuple[int | float, str]:
     point, state = record.get("emo_point"), record.get("emo_state")
-    if isinstance(point, bool) or not isinstance(point, int | float) or not math.isfinite(point):
+    if isinstance(point, bool) or not isinstance(point, int | float):
         raise DataError(f"{source}: conversation {number} has no numeric emo_point")
+    low, high = EMOTION_RANGE
+    if isinstance(point, int) and not (low <= point <= high):  # a 401-digit int has no float
+        raise DataError(f"{source}: conversation {number} has an emo_point out of range")
+    if not math.isfinite(point) or not (low <= point <= high):
+        raise DataError(f"{source}: conversation {number} has an emo_point out of range")
     if not isinstance(state, str):
         raise DataError(f"{source}: conversation {number} has no emo_state")
-    return point, state
+    return point, printable(state, STATE_CHARS)
 
 
-def rescore_results(text: str, *, source: str = "result file") -> dict[str, Any]:
-    records = jsonl_records(text, source=source)
-    if not records:
-        raise DataError(f"{source}: no conversation in it")
-    finals = [_final(record, number, source) for number, record in enumerate(records, start=1)]
-    result = figures([point for point, _ in finals], [state for _, state in finals])
-    rounds: list[int] = []
-    endings: list[str] = []
-    disagreeing: list[str] = []
-    for number, record in enumerate(records, start=1):
-        history = record.get("history") if isinstance(record.get("history"), list) else []
-        person_lines = [m for m in history if isinstance(m, dict) and m.get("role") == "user"]
-        rounds.append(len(person_lines))
-        endings.append("the model's reply" if history and history[-1].get("role") == "assistant" else "a person's line")
+@dataclass
+class _Tally:
+    """What is kept of the conversations read so far (a few small values each)."""
+
+    points: list[int | float] = field(default_factory=list)
+    states: list[str] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)
+    endings: list[str] = field(default_factory=list)
+    disagreeing: int = 0
+
+    def add(self, record: dict[str, Any], number: int, source: str) -> None:
+        point, state = _final(record, number, source)
+        history = record.get("history")
+        if history is not None and not isinstance(history, list):
+            raise DataError(f"{source}: conversation {number} has a history that is not a list")
+        entries = history or []
+        if not all(isinstance(entry, dict) for entry in entries):
+            raise DataError(f"{source}: conversation {number} has a history entry that is not an object")
+        person_lines = [entry for entry in entries if entry.get("role") == "user"]
+        self.points.append(point)
+        self.states.append(state)
+        self.rounds.append(len(person_lines))
+        self.endings.append(
+            "the model's reply" if entries and entries[-1].get("role") == "assistant" else "a person's line"
+        )
         last = person_lines[-1].get("emotion-point") if person_lines else None
-        if last != record.get("emo_point"):
-            disagreeing.append(str(record.get("id", number)))
+        self.disagreeing += last != record.get("emo_point")
+
+
+def _records(lines: Iterable[bytes | str], source: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    """Each non-empty line as its JSON object, with its 1-based line number."""
+    for number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError:
+            raise DataError(f"{source}: line {number} is not UTF-8 text") from None
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except RecursionError:
+            raise DataError(f"{source}: line {number} is nested too deeply to be a result") from None
+        except ValueError as exc:
+            raise DataError(f"{source}: line {number} is not JSON ({printable(exc, 120)})") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{source}: line {number} is not a JSON object")
+        yield number, record
+
+
+def rescore_lines(lines: Iterable[bytes | str], *, source: str = "result file") -> dict[str, Any]:
+    """The README's figures from a result file's lines (bytes or text, without their "\n")."""
+    kept = _Tally()
+    for number, record in _records(lines, source):
+        kept.add(record, number, source)
+    if not kept.points:
+        raise DataError(f"{source}: no conversation in it")
+    result = figures(kept.points, kept.states)
     result.update(
-        mean_turns=round(sum(rounds) / len(rounds), 4),
-        ended_on=tally(endings),
-        n_final_emotion_disagrees_with_history=len(disagreeing),
+        mean_turns=round(sum(kept.rounds) / len(kept.rounds), 4),
+        ended_on=tally(kept.endings),
+        n_final_emotion_disagrees_with_history=kept.disagreeing,
     )
     return result
 
 
+def rescore_results(text: str, *, source: str = "result file") -> dict[str, Any]:
+    """`rescore_lines` of a file's whole text."""
+    return rescore_lines(text.split("\n"), source=source)
+
+
 def rescore_file(path: Path) -> dict[str, Any]:
+    shown = printable(path, 300)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        raise UserError(f"no such file: {path}") from None
+        raise UserError(f"no such file: {shown}") from None
     except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from None
+        raise UserError(f"cannot read {shown}: {exc.strerror}") from None
     if size > MAX_RESULT_FILE_BYTES:
-        raise UserError(f"{path} is {size} bytes; a SAGE result file is a few MB (limit {MAX_RESULT_FILE_BYTES})")
+        raise UserError(f"{shown} is {size} bytes; a SAGE result file is a few MB (limit {MAX_RESULT_FILE_BYTES})")
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path} is not UTF-8 text: {exc}") from None
-    try:
-        return rescore_results(text, source=str(path))
+        with path.open("rb") as lines:  # a binary file's lines end at b"\n" only
+            return rescore_lines((line.rstrip(b"\n") for line in lines), source=shown)
     except DataError as exc:
         raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"cannot read {shown}: {exc.strerror}") from None
 
 
 def render(result: Any, console: Any) -> None:
-    """The text output: the README's three figures, then the details."""
-    states = ", ".join(f"{state} {count}" for state, count in result["states"].items())
-    console.print(
+    """The text output: the README's three figures, then the details (every text from the file printable)."""
+    states = ", ".join(f"{printable(state, STATE_CHARS)} {count}" for state, count in result["states"].items())
+    lines = [
         f"Sentient score {result['score']} (mean final emotion {result['score_exact']}), "
         f"success {result['success']}, failure {result['failure']} ({result['n_people']} people)",
-        highlight=False,
-    )
-    console.print(f"final states: {states}; mean turns {result['mean_turns']}", highlight=False)
+        f"final states: {states}; mean turns {result['mean_turns']}",
+    ]
     if result["n_final_emotion_disagrees_with_history"]:
-        console.print(
+        lines.append(
             f"{result['n_final_emotion_disagrees_with_history']} final emotion(s) differ from the last emotion-point "
-            "of their history",
-            highlight=False,
+            "of their history"
         )
+    for line in lines:
+        console.print(line, markup=False, highlight=False)

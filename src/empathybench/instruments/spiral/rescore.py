@@ -9,15 +9,132 @@ its extension, as the leaderboard labels it.
 """
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from empathybench.errors import UserError
+from empathybench.formatting import printable
 from empathybench.instruments.spiral import published
 from empathybench.instruments.spiral.data import scoring_rules
-from empathybench.instruments.spiral.score import leaderboard_row, score_interval, units_from_result_data
+from empathybench.instruments.spiral.score import (
+    SKIPPED_RUN_KEYS,
+    Unit,
+    leaderboard_row,
+    score_interval,
+    units_from_result_data,
+)
 
 MAX_FILE_BYTES = 512 * 1024 * 1024  # the released files are 2-6 MB; a bound before anything is decoded
+NAME_CHARS = 120  # a model's name from the file, as shown
+CONVERSATION_NAMES = ("user_model", "evaluated_model")
+
+
+def _compact_chunk(chunk: Any) -> Any:
+    """What unit_from_conversations reads of a chunk: whether it is an error stub and its numeric metrics (from
+    `metrics` when that is an object, else from the chunk itself)."""
+    if not isinstance(chunk, dict):
+        return None
+    source = chunk["metrics"] if isinstance(chunk.get("metrics"), dict) else chunk
+    kept: dict[str, Any] = {"metrics": {k: v for k, v in source.items() if isinstance(v, int | float)}}
+    if "error" in chunk:
+        kept["error"] = True
+    return kept
+
+
+def compact_conversation(convo: Any) -> Any:
+    """A conversation reduced to what the leaderboard and the details read (its texts dropped), so that a file is
+    held one conversation at a time; unit_from_conversations reads the reduced one as it reads the whole."""
+    if not convo or not isinstance(convo, dict):
+        return None
+    kept: dict[str, Any] = {"counted": True}
+    if "final_judgement" in convo:
+        kept["final_judgement"] = convo["final_judgement"]
+    judgements = convo.get("judgements", {})
+    if isinstance(judgements, dict):
+        kept["judgements"] = {key: _compact_chunk(chunk) for key, chunk in judgements.items()}
+    else:
+        kept["judgements"] = None
+    for name in CONVERSATION_NAMES:
+        if isinstance(convo.get(name), str):
+            kept[name] = convo[name]
+    return kept
+
+
+def _skip(first: str, events: Iterator[tuple[str, Any]]) -> None:
+    """Consume the rest of a value whose first event was `first`."""
+    depth = 1 if first in ("start_map", "start_array") else 0
+    while depth:
+        event, _ = next(events)
+        depth += event in ("start_map", "start_array")
+        depth -= event in ("end_map", "end_array")
+
+
+def _value(first: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:
+    """The JSON value whose first event was (first, value), built by ijson's builder."""
+    import ijson
+
+    builder = ijson.ObjectBuilder()
+    builder.event(first, value)
+    depth = 1 if first in ("start_map", "start_array") else 0
+    while depth:
+        event, item = next(events)
+        builder.event(event, item)
+        depth += event in ("start_map", "start_array")
+        depth -= event in ("end_map", "end_array")
+    return builder.value
+
+
+def _entries(events: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, str, Any]]:
+    """(key, first event, its value) of each entry of an object whose start_map was read; the caller consumes
+    each entry's value before asking for the next."""
+    while True:
+        event, key = next(events)
+        if event == "end_map":
+            return
+        first, value = next(events)
+        yield key, first, value
+
+
+def stream_result_data(stream: IO[bytes]) -> dict[str, Any]:
+    """A result file's data as `units_from_result_data` reads it, built while the file is read: each conversation
+    reduced as soon as it is parsed. A key given twice keeps its later value in its first place, as json.loads."""
+    import ijson
+
+    events = ijson.basic_parse(stream, use_float=True)
+    first, _ = next(events)
+    if first != "start_map":
+        raise ValueError("the file is not a JSON object {run id: {prompt file: {prompt id: [conversations]}}}")
+    data: dict[str, Any] = {}
+    for run_id, first, _ in _entries(events):
+        if first != "start_map":  # not a run: skipped, as units_from_result_data skips it
+            _skip(first, events)
+            data[run_id] = None
+            continue
+        run: dict[str, Any] = {}
+        data[run_id] = run
+        for file_key, first, _ in _entries(events):
+            if file_key in SKIPPED_RUN_KEYS or first != "start_map":
+                _skip(first, events)
+                run[file_key] = None
+                continue
+            prompts: dict[str, Any] = {}
+            run[file_key] = prompts
+            for prompt_key, first, _ in _entries(events):
+                if first != "start_array":
+                    _skip(first, events)
+                    prompts[prompt_key] = None
+                    continue
+                conversations = []
+                while True:
+                    event, item = next(events)
+                    if event == "end_array":
+                        break
+                    conversations.append(compact_conversation(_value(event, item, events)))
+                prompts[prompt_key] = conversations
+    for _ in events:  # the rest must be nothing but valid JSON's end
+        pass
+    return data
 
 
 def _conversation_field(data: dict[str, Any], name: str) -> list[str]:
@@ -31,7 +148,7 @@ def _conversation_field(data: dict[str, Any], name: str) -> list[str]:
             for conversations in file_results.values():
                 for convo in conversations if isinstance(conversations, list) else []:
                     if isinstance(convo, dict) and isinstance(convo.get(name), str):
-                        found.add(convo[name])
+                        found.add(printable(convo[name], NAME_CHARS))
     return sorted(found)
 
 
@@ -40,8 +157,8 @@ def rescore_data(data: Any, model_name: str, *, seed: int = 0) -> dict[str, Any]
     if not isinstance(data, dict):
         raise ValueError("the file is not a JSON object {run id: {prompt file: {prompt id: [conversations]}}}")
     rules = scoring_rules()
-    units = units_from_result_data(rules, data)
-    board = leaderboard_row(rules, units, model_name)
+    units: list[Unit] = units_from_result_data(rules, data)
+    board = leaderboard_row(rules, units, printable(model_name, NAME_CHARS))
     interval = score_interval(rules, units, seed=seed)
     row = {key: value for key, value in board.row.items() if key not in ("score_norm", "ci_low_norm", "ci_high_norm")}
     user_models = _conversation_field(data, "user_model")
@@ -67,20 +184,24 @@ def rescore_data(data: Any, model_name: str, *, seed: int = 0) -> dict[str, Any]
 
 def rescore_file(path: Path) -> dict[str, Any]:
     """`empathybench rescore spiral FILE`: one UserError line for a file that is not a Spiral-Bench result file."""
-    import json
+    import ijson
 
+    shown = printable(path, 300)
     if not path.is_file():
-        raise UserError(f"no such file: {path}")
+        raise UserError(f"no such file: {shown}")
     if path.stat().st_size > MAX_FILE_BYTES:
-        raise UserError(f"{path} is larger than {MAX_FILE_BYTES // 2**20} MB: not a Spiral-Bench result file")
+        raise UserError(f"{shown} is larger than {MAX_FILE_BYTES // 2**20} MB: not a Spiral-Bench result file")
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path} is not a JSON file: {str(exc)[:200]}") from None
+        with path.open("rb") as stream:
+            data = stream_result_data(stream)
+    except (OSError, ijson.JSONError, StopIteration, UnicodeDecodeError) as exc:
+        raise UserError(f"{shown} is not a JSON file: {printable(exc, 200)}") from None
+    except ValueError as exc:
+        raise UserError(f"{shown} is not a Spiral-Bench result file: {printable(exc, 200)}") from None
     try:
         return rescore_data(data, os.path.splitext(path.name)[0])  # the leaderboard's label: the file name
-    except (TypeError, ValueError, KeyError) as exc:
-        raise UserError(f"{path} is not a Spiral-Bench result file: {exc}") from None
+    except (TypeError, ValueError, KeyError, OverflowError, RecursionError) as exc:
+        raise UserError(f"{shown} is not a Spiral-Bench result file: {printable(exc, 200)}") from None
 
 
 def print_row(result: dict[str, Any], console: Any) -> None:
@@ -91,7 +212,7 @@ def print_row(result: dict[str, Any], console: Any) -> None:
     from empathybench.formatting import number
 
     details = result.get("details") or {}
-    title = Text(f"Spiral-Bench leaderboard row: {result.get('model_name')}")
+    title = Text(f"Spiral-Bench leaderboard row: {printable(result.get('model_name'), NAME_CHARS)}")
     table = Table("column", Column("value", justify="right"), title=title)
     for key, value in result.items():
         if key in ("model_name", "details"):
