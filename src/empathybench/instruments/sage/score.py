@@ -73,9 +73,9 @@ def is_published_simulator(model: str) -> bool:
     return model.rsplit("/", 1)[-1].lower() in PUBLISHED_SIMULATOR_MODELS
 
 
-# What the published runs sent each model besides the messages: nothing (SAGE/simulator_response.py and
-# npc_response.py call the API with the model and messages alone), so the providers' defaults applied: temperature 1
-# at OpenAI, Anthropic and DeepSeek, no top_p, no reasoning settings, the provider's budget.
+# What the published runs sent each model besides the messages, as far as it can be stated: nothing (the released
+# `call_llm` of SAGE/simulator_response.py and npc_response.py is a stub that sets no sampling), so the providers'
+# defaults: temperature 1 at OpenAI, Anthropic and DeepSeek, no top_p, no reasoning settings, the provider's budget.
 PROVIDER_DEFAULTS = {"temperature": 1.0}
 
 

@@ -18,8 +18,8 @@ Turn = dict[str, str]  # {"role": ..., "content": ...}
 
 # Sampling of api_client.get_completion at the pinned commit: temperature 0.3, max_tokens 3072 for the user agent
 # and the model under test, 8096 for the chunk judge and 2048 for the final judge (main.py); no top_p, no seed.
-# (For gpt-5-2025-08-07 upstream sends reasoning_effort "minimal", temperature 1 and max_completion_tokens 16000
-# instead: with EmpathyBench that is `--judge-arg reasoning_effort=minimal --judge-arg max_tokens=16000`.)
+# The models api_client.py names get their own settings instead (published.request_sampling: e.g. the published
+# judge gpt-5-2025-08-07 reasoning_effort "minimal", temperature 1 and max_completion_tokens 16000).
 TEMPERATURE = 0.3
 CONVERSATION_SAMPLING = Sampling(temperature=TEMPERATURE, max_tokens=3072, top_p=None)
 CHUNK_JUDGE_SAMPLING = Sampling(temperature=TEMPERATURE, max_tokens=8096, top_p=None)
