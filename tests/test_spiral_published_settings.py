@@ -149,3 +149,19 @@ def test_a_run_with_the_published_judge_sends_it_upstreams_settings_over_the_wir
     label = summary["comparability"]
     # the roles are the published ones and were sent the published settings; only the cut differs
     assert "reasoning" not in label and "temperature" not in label and "1 of 30 openings scored" in label
+
+
+def test_under_inspect_the_published_settings_reach_inspects_config() -> None:
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.model import get_model
+
+    from empathybench.inspect_bridge.backend import InspectBackend
+
+    backend = InspectBackend(get_model("mockllm/model"), role="grader")
+    judge = published.request_sampling("gpt-5-2025-08-07", CHUNK_JUDGE_SAMPLING)
+    config = backend.generate_config(ChatRequest.of("hello", judge))
+    assert (config.reasoning_effort, config.max_tokens, config.temperature) == ("minimal", 16000, 1.0)
+    gemini = backend.generate_config(
+        ChatRequest.of("hello", published.request_sampling("google/gemini-2.5-pro", BUDGETS[0]))
+    )
+    assert gemini.extra_body == {"reasoning": {"max_tokens": 1}} and gemini.reasoning_effort is None

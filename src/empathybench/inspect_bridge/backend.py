@@ -72,15 +72,21 @@ class InspectBackend(Backend):
         if self.provider in OPENAI_PROTOCOL_APIS:
             named = (("top_k", sampling.top_k), ("min_p", sampling.min_p), ("repeat_penalty", sampling.repeat_penalty))
             body = {key: value for key, value in named if value is not None}
+        # What a protocol gives this model besides its sampling (Sampling.model_args: e.g. a published judge's
+        # reasoning effort and whole budget), in inspect's terms; inspect's own config for the model decides the rest.
+        args = sampling.model_args
+        if args is not None:
+            body.update(args.body_fields())
         # The user's own extra_body (`--generate-config`, `-M`) is kept; the protocol's sampling fields win.
         user_body = dict(self.inspect_model.config.extra_body or {})
         return GenerateConfig(
             temperature=sampling.temperature,
-            max_tokens=sampling.max_tokens,
+            max_tokens=args.max_tokens if args is not None and args.max_tokens is not None else sampling.max_tokens,
             top_p=sampling.top_p,
             top_k=None if self.provider in OPENAI_PROTOCOL_APIS else sampling.top_k,
             seed=sampling.seed,
             stop_seqs=list(sampling.stop) or None,
+            reasoning_effort=args.reasoning_effort if args is not None else None,  # type: ignore[arg-type]
             extra_body={**user_body, **body} or None,
         )
 
