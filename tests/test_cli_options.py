@@ -267,7 +267,8 @@ def test_limit_bounds_the_calls_of_emotionbench(
     args = run_args(server, "--preset", "paper", "--limit", "1", "--out", str(env / "run"))
     args[args.index("eqbench")] = "emotionbench"
     code, _, err = invoke(capsys, *args)
-    assert code == 0, err
+    # the fake's answers are no PANAS ratings: nothing is scored, said in one line
+    assert code == 1 and "emotionbench: no item could be scored" in err, err
     config = json.loads((env / "run" / "run.json").read_text())["benchmarks"]["emotionbench"]["config"]
     assert (config["default_runs"], config["evoked_runs"], config["n_situations"]) == (2, 1, 1)
     # 2 default runs + 1 evoked run, each up to `attempts` queries: not the paper's 50 + 10 runs.

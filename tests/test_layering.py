@@ -131,14 +131,15 @@ def _circle_exceptions() -> set[tuple[str, str]]:
 
 
 def test_instruments_stay_in_their_folder() -> None:
-    """An instrument imports its own folder, the shared protocol, support and conversation runner, and the layers
-    below; never another instrument, never the registry."""
-    shared = tuple(f"empathybench.instruments.{name}" for name in ("protocol", "support", "bounds", "conversation"))
+    """An instrument imports its own folder, the shared protocol, support, conversation runner and comparability
+    check, and the layers below; never another instrument, never the registry."""
+    shared_names = ("protocol", "support", "bounds", "conversation", "comparability")
+    shared = tuple(f"empathybench.instruments.{name}" for name in shared_names)
     crossing: list[str] = []
     for path in (PACKAGE / "instruments").rglob("*.py"):
         source = _module_name(path)
         parts = source.split(".")
-        if len(parts) < 3 or parts[2] in ("protocol", "support", "bounds", "conversation", "registry"):
+        if len(parts) < 3 or parts[2] in (*shared_names, "registry"):
             continue  # the shared modules themselves
         own = ".".join(parts[:3])
         for line, target in _imports(path):

@@ -247,7 +247,7 @@ def test_an_answer_lost_to_thinking_is_counted_truncated(mode: str, tmp_path: Pa
     with FakeOpenAIServer(reasoning=mode) as server:
         env = cli_env(tmp_path / "c", mirror, OPENAI_BASE_URL=server.base_url)
         result = cli(eqbench("openai/qwen3-8b", run_dir, 2, "-M", "max_tokens=4"), env)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1 and "eqbench: no item could be scored" in result.stderr, result.stderr
     records = read_records(run_dir)
     calls = [call for record in records for call in record["calls"]]
     assert calls and all(call["truncated"] and call["reply"] == "" and call["reasoning"] for call in calls)

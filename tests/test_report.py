@@ -218,13 +218,8 @@ def test_a_model_that_answers_nothing_still_gets_a_valid_summary_and_report(tmp_
     out = tmp_path / "refuse"
     result = _run(out, "scripted/refuse", exit_code=1)  # nothing could be scored: a line per instrument, exit 1
     unscored = [line for line in result.output.splitlines() if "no item could be scored" in line]
-    assert [line.split(":", 1)[0] for line in unscored] == [
-        "eqbench",
-        "giebench",
-        "seceu",
-        "empathetic",
-        "emotionbench",
-    ]
+    # (GIEBench has a headline: an unparsed reply counts as wrong, a change of 0)
+    assert [line.split(":", 1)[0] for line in unscored] == ["eqbench", "seceu", "empathetic", "emotionbench"]
     summary = _summary(out)
     jsonschema.validate(summary, checked_in("summary.schema.json"))
     for row in summary["profile"]:

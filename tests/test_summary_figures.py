@@ -29,7 +29,7 @@ def test_a_run_with_nothing_parsed_reports_no_score_everywhere(tmp_path: Path, m
         command = [sys.executable, "-m", "empathybench", "run", "--model", "openai/fake", "--base-url"]
         command += [server.base_url, "--bench", "eqbench", "--preset", "paper", "--limit", "6", "--out", str(run_dir)]
         result = run_in_process(command, env)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1 and "eqbench: no item could be scored" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
 
     eqbench = json.loads((run_dir / "summary.json").read_text("utf-8"))["benchmarks"]["eqbench"]

@@ -110,15 +110,15 @@ def run_command(options: Any, repeats: int, dry_run: bool, as_json: bool, consol
 
 
 def nothing_scored(summary: Mapping[str, Any]) -> list[str]:
-    """One line per instrument of a run that could score none of its items (the demo's tiny model aside: its
-    unreadable answers are what the demo shows); why is said once, in its summary lines above."""
+    """One line per instrument of a run that could score none of its items, so has no headline (the demo's tiny model
+    aside: its unreadable answers are what the demo shows); why is said once, in its summary lines above."""
     return [
         f"{name}: no item could be scored"
         for name, entry in (summary.get("benchmarks") or {}).items()
         if isinstance(entry, Mapping)
         and entry.get("status") != "skipped"
         and entry.get("n_items")
-        and entry.get("n_parsed") == 0
+        and entry.get("score") is None
     ]
 
 

@@ -52,7 +52,7 @@ from empathybench.report.page import (
     Table,
 )
 from empathybench.report.profile import build_profile, title_of
-from empathybench.report.validity import answers_text, own_note, plugin_source, validity_of
+from empathybench.report.validity import answers_text, own_note, plugin_source, short_reason, validity_of
 
 
 @lru_cache(maxsize=1)
@@ -291,7 +291,7 @@ def _profile_card(row: dict[str, Any]) -> ProfileCard:
         "question": _text(row.get("question")),
     }
     if row.get("value") is None:
-        return ProfileCard(**common, value=None, note=_text(row.get("note") or "no headline figure"))
+        return ProfileCard(**common, value=None, note=_text(short_reason(str(row.get("note") or "no headline figure"))))
     points, lines = _reference_marks(row)
     values = [row["value"], *(row.get("ci95") or []), *(p.value for p in points), *(r.value for r in lines)]
     chart = svg.interval_strip(
@@ -304,7 +304,8 @@ def _profile_card(row: dict[str, Any]) -> ProfileCard:
     return ProfileCard(
         **common,
         value=number(row["value"], 2),
-        note=_text(row.get("note") or ""),
+        # a card says its note in a few words: the section says the whole of it, once
+        note=_text(short_reason(str(row.get("note") or ""))),
         samples_anchor=f"samples-{_anchor(name)}",
         unit=_text(row.get("unit")),
         ci=interval(row.get("ci95")),

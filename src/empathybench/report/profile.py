@@ -55,9 +55,7 @@ def build_profile(benchmarks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]
             "status": result.get("status"),
             "validity": validity_of(result),
             # a card says one short thing: the note the status reasons do not already say, or why it was skipped
-            # (in a few words: the instrument's section says the whole of it, once)
-            "note": short_reason(own_note(result))
-            or (short_reason(str(result["error"])) if result.get("error") else None),
+            "note": own_note(result) or (short_reason(str(result["error"])) if result.get("error") else None),
         }
         key = result.get("headline_metric")
         entry = (result.get("metrics") or {}).get(key) if key else None
