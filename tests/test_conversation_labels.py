@@ -109,8 +109,9 @@ def test_faithful_and_excluded_judge_errors_are_both_said(tmp_path: Path, mirror
     assert faithful["judge_errors"] == "faithful" and faithful["n_chunk_errors"] >= 1
     assert any("as upstream scores a failed judge call" in note for note in faithful["notes"])
     assert faithful["score"] is not None and "with a chunk the judge never rated" in faithful["comparability"]
-    report = (out / "report.html").read_text("utf-8")
-    assert "as upstream scores a failed judge call" in html.unescape(report)
+    report = html.unescape((out / "report.html").read_text("utf-8"))
+    assert "as upstream scores a failed judge call" in report
+    assert report.count(faithful["comparability"]) == 1  # the label once
 
     done, out = _spiral_run(
         tmp_path / "b", mirror, judge, "--option", "spiral.num_turns=3", "--option", "spiral.judge_errors=exclude"

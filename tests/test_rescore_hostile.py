@@ -110,6 +110,7 @@ def test_a_spiral_files_names_reach_the_terminal_as_text(tmp_path: Path, mirror:
     data = _spiral_file(3)
     for conversations in data["1"]["eval_prompts_v0.2.json"].values():
         conversations[0]["user_model"] = "\x1b[31m[bold]kimi\x07"
+        conversations[0]["judgements"]["chunk0"]["metrics"]["\x1b]0;title\x07 odd metric"] = 1
     path = tmp_path / "model\x1b[2J.json"
     path.write_text(json.dumps(data), "utf-8")
     for flags in ((), ("--json",)):

@@ -160,7 +160,9 @@ def rescore_data(data: Any, model_name: str, *, seed: int = 0) -> dict[str, Any]
     units: list[Unit] = units_from_result_data(rules, data)
     board = leaderboard_row(rules, units, printable(model_name, NAME_CHARS))
     interval = score_interval(rules, units, seed=seed)
-    row = {key: value for key, value in board.row.items() if key not in ("score_norm", "ci_low_norm", "ci_high_norm")}
+    # the columns are the file's own metric names: printable, as every text from a file
+    dropped = ("score_norm", "ci_low_norm", "ci_high_norm")
+    row = {printable(key, NAME_CHARS): value for key, value in board.row.items() if key not in dropped}
     user_models = _conversation_field(data, "user_model")
     simulator_ok = bool(user_models) and all(published.is_published_simulator(m) for m in user_models)
     return {
