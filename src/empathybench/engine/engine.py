@@ -107,6 +107,17 @@ def stored_text(text: str) -> str:
     return text[:MAX_STORED_REPLY_CHARS]
 
 
+def stored_value(value: Any) -> Any:
+    """`value` (JSON-like) with every text in it, at any depth, cut as a record keeps it (`stored_text`)."""
+    if isinstance(value, str):
+        return stored_text(value)
+    if isinstance(value, Mapping):
+        return {key: stored_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [stored_value(item) for item in value]
+    return value
+
+
 @dataclass
 class Generation:
     """One answered call, as a benchmark sees it and as samples.jsonl records it."""

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from empathybench.engine.engine import stored_text
+from empathybench.engine.engine import stored_value
 
 # The request bodies the comparison reads: OpenAI chat completions (every OpenAI-compatible provider), OpenAI's
 # Responses API, and Anthropic's Messages API. Another provider's body is recorded, not compared.
@@ -187,17 +187,6 @@ def request_changes(
     return changes
 
 
-def bounded(value: Any) -> Any:
-    """`value` with every string longer than a record keeps cut to its head (as the engine cuts messages)."""
-    if isinstance(value, str):
-        return stored_text(value)
-    if isinstance(value, Mapping):
-        return {key: bounded(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [bounded(item) for item in value]
-    return value
-
-
 def call_details(
     provider: str,
     asked: Mapping[str, Any],
@@ -221,14 +210,14 @@ def call_details(
     body = wire_body(recorded)
     api = api_of(provider, body)
     key = message_key(api) if api is not None else "messages"
-    details["sent"] = bounded({k: v for k, v in body.items() if k != key})
+    details["sent"] = stored_value({k: v for k, v in body.items() if k != key})
     if api is None:
-        details["sent_messages"] = bounded(body.get(key))
+        details["sent_messages"] = stored_value(body.get(key))
         details["request_unchecked"] = f"inspect's {provider} provider sends a request this check does not read"
         return details
     details["sent_api"] = api
     if body.get(key) != list(asked_messages):
-        details["sent_messages"] = bounded(body.get(key))
+        details["sent_messages"] = stored_value(body.get(key))
     details["request_changes"] = request_changes(api, asked_messages, asked_sampling, body)
     return details
 

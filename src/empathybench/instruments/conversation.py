@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from typing import Any, Generic, Literal, TypeVar
 
-from empathybench.engine.engine import MAX_STORED_REPLY_CHARS, Generation, ItemContext, stored_text
+from empathybench.engine.engine import MAX_STORED_REPLY_CHARS, Generation, ItemContext, stored_text, stored_value
 from empathybench.models.base import Message, Sampling
 
 Speaker = Literal["model", "simulator"]  # the model under test, the simulated person
@@ -71,7 +71,7 @@ class StepOutcome:
             "name": self.name,
             "role": self.role,
             "asks": self.asks,
-            "fields": bounded_fields(self.fields),
+            "fields": stored_value(self.fields),
         }
         if self.errors:
             record["errors"] = list(self.errors)
@@ -210,7 +210,7 @@ class ConversationResult(Generic[S]):
             if turn.given:
                 entry["given"] = True
             if turn.fields:
-                entry["fields"] = bounded_fields(turn.fields)
+                entry["fields"] = stored_value(turn.fields)
             if turn.call is not None:
                 entry["call"] = turn.call.as_record()
             if turn.hooks:
@@ -233,21 +233,6 @@ class ConversationResult(Generic[S]):
                 "hooks": [hook.as_record() for hook in self.pending],
             }
         return record
-
-
-def bounded_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """Fields read from a reply, each text in them bounded as a stored reply is (at any depth)."""
-    return {key: _bounded(value) for key, value in fields.items()}
-
-
-def _bounded(value: Any) -> Any:
-    if isinstance(value, str):
-        return stored_text(value)
-    if isinstance(value, Mapping):
-        return {key: _bounded(inner) for key, inner in value.items()}
-    if isinstance(value, list | tuple):
-        return [_bounded(inner) for inner in value]
-    return value
 
 
 def state_record(state: Any) -> Mapping[str, Any]:

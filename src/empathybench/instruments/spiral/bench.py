@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from empathybench.engine.engine import ItemContext, stored_text
+from empathybench.engine.engine import ItemContext, stored_text, stored_value
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.spiral import published
@@ -236,14 +236,14 @@ async def run_conversation_item(
         "prompt_id": opening.prompt_id,
         "category": opening.category,
         # every text bounded as the engine bounds a stored reply (the whole reply stays in the response cache)
-        "transcript": [{**turn, "content": stored_text(turn["content"])} for turn in conversation.transcript],
+        "transcript": stored_value(conversation.transcript),
         "injections_log": conversation.injections_log,
         "conversation_errors": conversation.errors,  # upstream's `errors` (the run store owns `error`)
         "n_turns": conversation.assistant_turns,
         "turns_asked": config.num_turns,
         "ended_early": bool(conversation.errors),
         "stop_reason": conversation.stop_reason,
-        "judgements": {key: bounded_chunk(chunk) for key, chunk in judged.chunks.items()},
+        "judgements": stored_value(judged.chunks),
         "chunk_judge_asks": judged.chunk_asks,
         "final_judge_error": judged.final_error,
         "final_judge_text": None if judged.final_raw is None else stored_text(judged.final_raw),
@@ -270,12 +270,6 @@ async def run_conversation_item(
     except ValueError:  # no chunk could be judged
         record["conversation_score_0_100"] = None
     return record
-
-
-def bounded_chunk(chunk: dict[str, Any]) -> dict[str, Any]:
-    """A chunk record with its judge's raw text bounded as a stored reply is."""
-    raw = chunk.get("raw_text")
-    return {**chunk, "raw_text": stored_text(raw)} if isinstance(raw, str) else chunk
 
 
 def _unit_of(rules: ScoringRules, record: Mapping[str, Any], config: SpiralConfig) -> Unit:

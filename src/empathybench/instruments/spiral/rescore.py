@@ -61,13 +61,21 @@ def compact_conversation(convo: Any) -> Any:
     return kept
 
 
-def _skip(first: str, events: Iterator[tuple[str, Any]]) -> None:
-    """Consume the rest of a value whose first event was `first`."""
+def _value_events(first: str, value: Any, events: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+    """The events of one value whose first event was (first, value), that one included, read from `events`."""
+    yield first, value
     depth = 1 if first in ("start_map", "start_array") else 0
     while depth:
-        event, _ = next(events)
+        event, item = next(events)
+        yield event, item
         depth += event in ("start_map", "start_array")
         depth -= event in ("end_map", "end_array")
+
+
+def _skip(first: str, events: Iterator[tuple[str, Any]]) -> None:
+    """Consume the rest of a value whose first event was `first`."""
+    for _ in _value_events(first, None, events):
+        pass
 
 
 def _value(first: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:
@@ -75,30 +83,33 @@ def _value(first: str, value: Any, events: Iterator[tuple[str, Any]]) -> Any:
     import ijson
 
     builder = ijson.ObjectBuilder()
-    builder.event(first, value)
-    depth = 1 if first in ("start_map", "start_array") else 0
-    while depth:
-        event, item = next(events)
+    for event, item in _value_events(first, value, events):
         builder.event(event, item)
-        depth += event in ("start_map", "start_array")
-        depth -= event in ("end_map", "end_array")
     return builder.value
 
 
-def _entries(events: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, str, Any]]:
-    """(key, first event, its value) of each entry of an object whose start_map was read; the caller consumes
-    each entry's value before asking for the next."""
+def _kept_entries(
+    events: Iterator[tuple[str, Any]], holder: dict[str, Any], opens: str, keep: Any = None
+) -> Iterator[str]:
+    """The keys of the object being read (its start_map read) whose value opens with `opens` ("start_map",
+    "start_array") and that `keep` accepts; every other entry is skipped and held as None. The caller reads each
+    kept entry's value before asking for the next."""
     while True:
         event, key = next(events)
         if event == "end_map":
             return
-        first, value = next(events)
-        yield key, first, value
+        first, _ = next(events)
+        if first != opens or (keep is not None and not keep(key)):
+            _skip(first, events)
+            holder[key] = None
+            continue
+        yield key
 
 
 def stream_result_data(stream: IO[bytes]) -> dict[str, Any]:
     """A result file's data as `units_from_result_data` reads it, built while the file is read: each conversation
-    reduced as soon as it is parsed. A key given twice keeps its later value in its first place, as json.loads."""
+    reduced as soon as it is parsed; what it skips is held as None. A key given twice keeps its later value in its
+    first place, as json.loads."""
     import ijson
 
     events = ijson.basic_parse(stream, use_float=True)
@@ -106,25 +117,13 @@ def stream_result_data(stream: IO[bytes]) -> dict[str, Any]:
     if first != "start_map":
         raise ValueError("the file is not a JSON object {run id: {prompt file: {prompt id: [conversations]}}}")
     data: dict[str, Any] = {}
-    for run_id, first, _ in _entries(events):
-        if first != "start_map":  # not a run: skipped, as units_from_result_data skips it
-            _skip(first, events)
-            data[run_id] = None
-            continue
+    for run_id in _kept_entries(events, data, "start_map"):
         run: dict[str, Any] = {}
         data[run_id] = run
-        for file_key, first, _ in _entries(events):
-            if file_key in SKIPPED_RUN_KEYS or first != "start_map":
-                _skip(first, events)
-                run[file_key] = None
-                continue
+        for file_key in _kept_entries(events, run, "start_map", lambda key: key not in SKIPPED_RUN_KEYS):
             prompts: dict[str, Any] = {}
             run[file_key] = prompts
-            for prompt_key, first, _ in _entries(events):
-                if first != "start_array":
-                    _skip(first, events)
-                    prompts[prompt_key] = None
-                    continue
+            for prompt_key in _kept_entries(events, prompts, "start_array"):
                 conversations = []
                 while True:
                     event, item = next(events)
