@@ -1,0 +1,262 @@
+"""`empathybench judge validate --bench mindeval`: the judge against the four experts (specs/mindeval.md section 8).
+
+The judge rates rows 0-54 of data/human_annotations.jsonl with upstream's judge template v0_1 (rows 55-59 are the
+template's own few-shot examples: never rated). Gold is upstream's mapping, 0s kept (data.gold_scores). The report
+gives the judge's agreement with the experts' mean (Pearson per criterion and on the Overall, Kendall's tau-b on the
+Overall, each with a bootstrap interval over conversations) beside the experts' agreement with each other: each
+expert against the mean of the other three, averaged over the four (about 0.41 Pearson on the Overall).
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from empathybench.engine.engine import CallFailedError, ItemContext
+from empathybench.formatting import number
+from empathybench.instruments.mindeval.canned import plausible_answer
+from empathybench.instruments.mindeval.data import (
+    FEW_SHOT_ROWS,
+    PAPER_JUDGE_VERSION,
+    AnnotatedConversation,
+    annotator_scores,
+    gold_scores,
+    load_annotations,
+)
+from empathybench.instruments.mindeval.dialogue import judge_prompt
+from empathybench.instruments.mindeval.parse import CRITERIA, OVERALL, SHORT, parse_judgment
+from empathybench.instruments.mindeval.score import PUBLISHED_BUDGET
+from empathybench.instruments.protocol import BenchItem, JudgeValidation, PreparedBenchmark
+from empathybench.models.base import Message, Sampling
+from empathybench.stats.agreement import kendall_tau
+from empathybench.stats.tests import bootstrap_interval, pearson
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+INSTRUMENT_NAME = "mindeval"  # the request tag of the judge calls and the key of the canned answers
+VALIDATION_NAME = "mindeval-validate"
+FIGURES = (*CRITERIA, OVERALL)
+Statistic = Callable[[Sequence[float], Sequence[float]], "float | None"]
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or value != value else round(float(value), 4)
+
+
+def _pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    return _finite(pearson(x, y))
+
+
+def _kendall(x: Sequence[float], y: Sequence[float]) -> float | None:
+    return _finite(kendall_tau(x, y))
+
+
+def _with_interval(statistic: Statistic, x: Sequence[float], y: Sequence[float], seed: int) -> dict[str, Any]:
+    """The statistic and its percentile bootstrap interval over conversations (stats/bootstrap.py)."""
+
+    def resampled(indices: list[int]) -> float:
+        value = statistic([x[i] for i in indices], [y[i] for i in indices])
+        return float("nan") if value is None else value
+
+    low, high = bootstrap_interval(len(x), resampled, seed=seed) if len(x) >= 3 else (float("nan"),) * 2
+    return {"value": statistic(x, y), "ci95": [_finite(low), _finite(high)], "n": len(x)}
+
+
+def human_agreement(conversations: Sequence[AnnotatedConversation]) -> dict[str, Any]:
+    """The experts with each other: for each expert, Pearson and Kendall tau-b of their scores against the mean of
+    the other three, per criterion and on the Overall, averaged over the experts."""
+    annotators = sorted({a for c in conversations for a in c.ratings})
+    pearsons: dict[str, list[float]] = {name: [] for name in FIGURES}
+    kendalls: dict[str, list[float]] = {name: [] for name in FIGURES}
+    for annotator in annotators:
+        rows = [c for c in conversations if annotator in c.ratings and len(c.ratings) > 1]
+        own, others = [], []
+        for conversation in rows:
+            scores = annotator_scores(conversation, annotator)
+            scores[OVERALL] = sum(scores.values()) / len(CRITERIA)
+            own.append(scores)
+            others.append(gold_scores(conversation, [a for a in sorted(conversation.ratings) if a != annotator]))
+        for name in FIGURES:
+            x, y = [s[name] for s in own], [s[name] for s in others]
+            for store, statistic in ((pearsons, _pearson), (kendalls, _kendall)):
+                value = statistic(x, y)
+                if value is not None:
+                    store[name].append(value)
+    return {
+        "n": len(conversations),
+        "annotators": len(annotators),
+        "leave_one_out_pearson": {n: _finite(sum(v) / len(v)) if v else None for n, v in pearsons.items()},
+        "leave_one_out_kendall_tau_b": {n: _finite(sum(v) / len(v)) if v else None for n, v in kendalls.items()},
+    }
+
+
+def validation_report(
+    conversations: Sequence[AnnotatedConversation], judged: Sequence[Mapping[str, float] | None], *, seed: int = 0
+) -> dict[str, Any]:
+    """The judge (its scores per conversation, None: not rated) against the experts' gold, beside the experts'
+    agreement with each other on the same conversations and on all of the file's."""
+    pairs = [(c, j) for c, j in zip(conversations, judged, strict=True) if j is not None]
+    gold = [gold_scores(c) for c, _ in pairs]
+    agreement: dict[str, Any] = {}
+    for name in FIGURES:
+        x, y = [j[name] for _, j in pairs], [g[name] for g in gold]
+        agreement[name] = {"pearson": _with_interval(_pearson, x, y, seed)}
+    overall_x, overall_y = [j[OVERALL] for _, j in pairs], [g[OVERALL] for g in gold]
+    agreement[OVERALL]["kendall_tau_b"] = _with_interval(_kendall, overall_x, overall_y, seed)
+    # The judge against the mean of three experts (each left out in turn), as the experts are compared.
+    annotators = sorted({a for c, _ in pairs for a in c.ratings})
+    loo = []
+    for annotator in annotators:
+        rows = [(c, j) for c, j in pairs if annotator in c.ratings and len(c.ratings) > 1]
+        others = [gold_scores(c, [a for a in sorted(c.ratings) if a != annotator])[OVERALL] for c, _ in rows]
+        value = _pearson([j[OVERALL] for _, j in rows], others)
+        if value is not None:
+            loo.append(value)
+    by_clinician: dict[str, dict[str, list[float]]] = {}
+    for (conversation, judgment), truth in zip(pairs, gold, strict=True):
+        entry = by_clinician.setdefault(conversation.clinician, {"judge": [], "experts": []})
+        entry["judge"].append(judgment[OVERALL])
+        entry["experts"].append(truth[OVERALL])
+    return {
+        "n_rated": len(pairs),
+        "judge_vs_experts": agreement,
+        "judge_vs_three_experts_pearson_overall": _finite(sum(loo) / len(loo)) if loo else None,
+        "experts_with_each_other": human_agreement([c for c, _ in pairs]),
+        "experts_with_each_other_all_rows": None,  # set by summarize (the whole file, few-shot rows included)
+        "means": {
+            "judge": {n: _finite(sum(j[n] for _, j in pairs) / len(pairs)) if pairs else None for n in FIGURES},
+            "experts": {n: _finite(sum(g[n] for g in gold) / len(gold)) if gold else None for n in FIGURES},
+        },
+        "by_clinician": {
+            name: {
+                "n": len(entry["judge"]),
+                "judge_overall": _finite(sum(entry["judge"]) / len(entry["judge"])),
+                "experts_overall": _finite(sum(entry["experts"]) / len(entry["experts"])),
+            }
+            for name, entry in sorted(by_clinician.items())
+        },
+    }
+
+
+def prepare_validation(
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    attempts: int = 3,
+    allow_unverified: bool = False,
+    judge_identity: Mapping[str, Any] | None = None,
+) -> PreparedBenchmark[AnnotatedConversation]:
+    """The 55 expert-rated conversations that are not the judge prompt's few-shot examples (the first `limit`),
+    how the judge rates one, and the report of all of them."""
+    conversations, templates, fetched = load_annotations(allow_unverified=allow_unverified)
+    rated = [c for c in conversations if c.row not in FEW_SHOT_ROWS]
+    if limit is not None:
+        rated = rated[:limit]
+    template = templates.judge[PAPER_JUDGE_VERSION]
+    items = [BenchItem(str(c.row), c) for c in rated]
+    # The published judge settings (budget 16000; temperature unset = the providers' default 1); the reasoning effort
+    # is the judge's model argument (--judge-arg).
+    sampling = Sampling(temperature=1.0, max_tokens=PUBLISHED_BUDGET, top_p=None, seed=None)
+
+    async def run_item(item: BenchItem[AnnotatedConversation], ctx: ItemContext) -> dict[str, Any]:
+        conversation = item.payload
+        prompt = judge_prompt(template, conversation.messages, conversation.member_attributes)
+        judgment = None
+        asks = 0
+        try:
+            for attempt in range(attempts):  # a reply that leaves out a criterion is asked again, then read as 3
+                asks += 1
+                generation = await ctx.judge_generate([Message("user", prompt)], sampling, attempt=attempt)
+                judgment = parse_judgment(generation.text)
+                if not judgment.missing:
+                    break
+        except CallFailedError as exc:
+            return {"error": str(exc), "asks": asks}
+        assert judgment is not None
+        return {"scores": dict(judgment.scores), "missing": list(judgment.missing), "asks": asks}
+
+    def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+        judged = [r.get("scores") if r.get("error") is None else None for r in records]
+        report = validation_report(rated, judged, seed=seed)
+        report["experts_with_each_other_all_rows"] = human_agreement(conversations)
+        report["n_cases"] = len(rated)
+        report["n_failed_calls"] = sum(1 for r in records if r.get("error") is not None)
+        report["call_errors"] = [str(r["error"]) for r in records if r.get("error") is not None][:20]
+        report["n_missing_criteria"] = sum(len(r.get("missing") or ()) for r in records if r.get("error") is None)
+        report["n_reasked"] = sum(1 for r in records if int(r.get("asks") or 1) > 1 and r.get("error") is None)
+        report["settings"] = {"limit": limit, "seed": seed, "attempts": attempts, "template": PAPER_JUDGE_VERSION}
+        report["data_file"] = {"key": fetched.key, "sha256": fetched.sha256, "verified": fetched.verified}
+        report["excluded_rows"] = list(FEW_SHOT_ROWS)
+        report["published"] = (
+            "the paper's judge-human figure was not retrieved (specs/mindeval.md section 8); the experts' agreement "
+            "with each other is computed here from the released ratings"
+        )
+        return report
+
+    return PreparedBenchmark(
+        name=VALIDATION_NAME,
+        config={"limit": limit, "attempts": attempts},
+        items=items,
+        run_item=run_item,
+        summarize=summarize,
+        data_files=[fetched],
+    )
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    return number(value, digits, missing="n/a")
+
+
+def _interval(entry: Mapping[str, Any]) -> str:
+    low, high = entry.get("ci95") or [None, None]
+    return f"{_fmt(entry.get('value'))} [{_fmt(low)}, {_fmt(high)}]"
+
+
+def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
+    """The judge's agreement with the experts beside the experts' agreement with each other."""
+    from rich.table import Table
+    from rich.text import Text
+
+    judge = report["judge"]
+    stdout.print(
+        Text.assemble(
+            (f"judge {judge['spec']}", "bold"),
+            f": {report['n_cases']} expert-rated conversations (rows 55-59, the prompt's few-shot examples, left "
+            f"out), {report['n_rated']} rated, {report['n_failed_calls']} failed calls, "
+            f"{report['n_missing_criteria']} criterion scores left out by the judge (given 3)",
+        )
+    )
+    table = Table(title="Agreement with the four experts (judge vs their mean; experts: each vs the other three)")
+    for name in ("criterion", "judge Pearson [95%]", "experts Pearson", "judge mean", "experts mean"):
+        table.add_column(name, justify="left" if name == "criterion" else "right")
+    humans = report["experts_with_each_other"]
+    for name in FIGURES:
+        table.add_row(
+            SHORT.get(name, "Overall"),
+            _interval(report["judge_vs_experts"][name]["pearson"]),
+            _fmt(humans["leave_one_out_pearson"].get(name)),
+            _fmt(report["means"]["judge"].get(name)),
+            _fmt(report["means"]["experts"].get(name)),
+        )
+    stdout.print(table)
+    tau = report["judge_vs_experts"][OVERALL]["kendall_tau_b"]
+    stdout.print(
+        f"Overall, Kendall tau-b: judge {_interval(tau)}; experts "
+        f"{_fmt(humans['leave_one_out_kendall_tau_b'].get(OVERALL))}. Judge vs the mean of three experts (as the "
+        f"experts are compared): Pearson {_fmt(report['judge_vs_three_experts_pearson_overall'])}.",
+        highlight=False,
+        markup=False,
+    )
+    for clinician, entry in report["by_clinician"].items():
+        stdout.print(
+            Text(
+                f"clinician {clinician}: judge Overall {_fmt(entry['judge_overall'])}, experts "
+                f"{_fmt(entry['experts_overall'])} ({entry['n']} conversations)"
+            )
+        )
+    stdout.print(f"published: {report['published']}", highlight=False, markup=False)
+    stdout.print("all figures: --json or --out FILE", highlight=False, markup=False)
+
+
+JUDGE_VALIDATION = JudgeValidation(
+    tag=INSTRUMENT_NAME, prepare=prepare_validation, render=render_validation, canned=plausible_answer
+)
