@@ -364,8 +364,17 @@ def judge_validate(
     quiet: QuietOption = False,
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     judge_arg: JudgeArgOption = None,
+    bench: Annotated[
+        str | None,
+        typer.Option(
+            "--bench",
+            help="The instrument whose judge to validate (default: the first that offers a validation, in run order: "
+            "empathetic)",
+        ),
+    ] = None,
 ) -> None:
-    """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
+    """Rate items with known human ratings with the judge; its agreement with them (default: the empathetic
+    instrument's released replies, Welivita & Pu 2024; --bench mindeval: MindEval's expert-rated conversations)."""
     from empathybench.cli_commands import judge_validate as validate
     from empathybench.run.plan import plan_role
 
@@ -380,7 +389,7 @@ def judge_validate(
         "console": None if quiet else console,
         "request_timeout_s": timeout,
     }
-    validate(role, out, as_json, settings, console, stdout)
+    validate(role, out, as_json, settings, console, stdout, bench)
 
 
 def main() -> None:

@@ -352,7 +352,7 @@ def summarize_records(
             "judge": score.PUBLISHED_JUDGE,
             "budget": score.PUBLISHED_BUDGET,
             "reasoning_effort": score.PUBLISHED_EFFORT,
-            "figures": "not available: the paper's results table was not retrieved (specs/mindeval.md section 7)",
+            "figures": "not available: the paper's results table is not available here; no reproduction is claimed",
         },
         "comparable_with_published": comparable,
         "comparability": label,

@@ -187,8 +187,8 @@ def prepare_validation(
         report["data_file"] = {"key": fetched.key, "sha256": fetched.sha256, "verified": fetched.verified}
         report["excluded_rows"] = list(FEW_SHOT_ROWS)
         report["published"] = (
-            "the paper's judge-human figure was not retrieved (specs/mindeval.md section 8); the experts' agreement "
-            "with each other is computed here from the released ratings"
+            "the paper's judge-human figure is not available here; the experts' agreement with each other is "
+            "computed from the released ratings"
         )
         return report
 
