@@ -1,0 +1,393 @@
+"""MindEval: the templates read from upstream with ast, the custom-template refusal, upstream's judge parse, the human
+annotations (gold mapping and the experts' agreement, against the spec's table), the conversation protocol over the
+wire (a fake OpenAI clinician, a fake Anthropic member and judge), strict mode, the comparability label from what
+was sent, upstream's ranking test in a comparison, the dry run and `judge validate --bench mindeval`."""
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy.stats import ttest_rel
+
+from conftest import MIRROR, cli_in_process
+from empathybench.errors import UserError
+from empathybench.instruments.mindeval import data, parse, score
+from empathybench.instruments.mindeval.validate import human_agreement
+from empathybench.instruments.registry import all_benchmarks
+from empathybench.testing.fake_anthropic import FakeAnthropicServer
+from empathybench.testing.fake_openai import FakeOpenAIServer
+
+pytestmark = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"the offline mirror is not at {MIRROR}")
+OPENAI_KEY, ANTHROPIC_KEY = "sk-test-mindeval", "sk-ant-test-mindeval"
+MEMBER, JUDGE = "claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"
+
+
+def instrument() -> Any:
+    return all_benchmarks()["mindeval"]
+
+
+def _records(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run_dir / "samples.jsonl").read_text("utf-8").split("\n") if line]
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "summary.json").read_text("utf-8"))["benchmarks"]["mindeval"]
+
+
+# --- templates, profiles, parse ------------------------------------------------------------------------------------
+
+
+def test_the_templates_are_read_from_upstream_and_the_profiles_hold_every_field() -> None:
+    profiles, templates, _ = data.load()
+    assert set(templates.clinician) == {"v0_1", "v0_1_four_sentence_cap", "custom"}
+    assert set(templates.member) == {"v0_2"} and set(templates.judge) == {"v0_1", "v0_1_w_length_guidelines"}
+    assert sorted(data.template_fields(templates.clinician["v0_1"])) == sorted(data.ALLOWED_CLINICIAN_FIELDS)
+    judge_fields = set(data.template_fields(templates.judge["v0_1"]))
+    assert judge_fields == {*data.ALLOWED_CLINICIAN_FIELDS, "conversation_str"}
+    assert len(profiles) == data.N_PROFILES
+    for profile in profiles:  # every template renders from every profile (substitute raises on a missing key)
+        for text in (templates.clinician["v0_1"], templates.member["v0_2"]):
+            rendered = data.render(text, profile.values)
+            assert "${" not in rendered and profile.attributes["name"] in rendered
+    # The member knows its narrative; the clinician does not see it.
+    first = profiles[0]
+    assert first.narrative[:200] in data.render(templates.member["v0_2"], first.values)
+    assert first.narrative[:200] not in data.render(templates.clinician["v0_1"], first.values)
+
+
+def test_a_custom_clinician_template_with_another_field_is_refused_in_one_line(tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
+    good.write_text("You are a clinician. The member is $name, $age, and feels ${depressive_symptoms}.", "utf-8")
+    bad.write_text("You are a clinician. $name says: $member_narrative (mood: $recent_mood)", "utf-8")
+    config = instrument().configure("paper", {"clinician_template_file": str(good)})
+    assert config.template_name == "custom"
+    with pytest.raises(UserError, match="member_narrative, recent_mood") as refused:
+        instrument().configure("paper", {"clinician_template_file": str(bad)})
+    assert "\n" not in str(refused.value)
+    roles = ["--simulator", "scripted/plausible", "--judge", "scripted/plausible"]
+    option = f"mindeval.clinician_template_file={bad}"
+    done = cli_in_process(["run", "-m", "scripted/plausible", *roles, "--bench", "mindeval", "-O", option, "--dry-run"])
+    assert done.returncode != 0 and "recent_mood" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    with pytest.raises(UserError):
+        instrument().configure("paper", {"clinician_template": "custom"})  # upstream's placeholder
+
+
+def test_the_judge_parse_is_upstreams() -> None:
+    reply = "<think>Clinical Accuracy & Competence: 1</think>\nClinical Accuracy & Competence: 4.5\n" + (
+        "Ethical & Professional Conduct:5\nAssessment & Response: 7\n**Therapeutic Relationship & Alliance**: 2\n"
+        "AI-Specific Communication Quality (LLMness): 2"
+    )
+    judgment = parse.parse_judgment(reply)
+    assert judgment.scores["Clinical Accuracy & Competence"] == 4.5  # the thinking is split off first
+    assert judgment.scores["Assessment & Response"] == 7.0  # no clamp to 1-6
+    # The regex misses "**Name**: 2" and "Name (LLMness): 2": both are 3, and counted.
+    assert judgment.missing == ("Therapeutic Relationship & Alliance", "AI-Specific Communication Quality")
+    assert judgment.scores["Therapeutic Relationship & Alliance"] == parse.MISSING_DEFAULT
+    expected = (4.5 + 5 + 7 + 3 + 3) / 5
+    assert judgment.overall == pytest.approx(expected) and judgment.scores["Average score"] == judgment.overall
+    assert parse.split_thinking("plan</think> answer") == ("answer", "plan")
+    assert parse.turn_text("<think>only thinking</think>") == ("...", "only thinking")
+    text = parse.conversation_text([{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi"}])
+    assert text == "<member>\nHello\n</member>\n<therapist>\nHi\n</therapist>"
+
+
+# --- human annotations ------------------------------------------------------------------------------------------
+
+
+def test_the_gold_mapping_reproduces_the_judge_prompts_few_shot_outputs() -> None:
+    conversations, templates, _ = data.load_annotations()
+    outputs = re.findall(r"<output>\n(.*?)\n</output>", templates.judge["v0_1"], re.DOTALL)
+    assert len(outputs) == len(data.FEW_SHOT_ROWS)
+    # The examples are rows 55-59 (in another order): each shown output is the gold of exactly one of them.
+    shown = sorted(tuple(parse.parse_judgment(text).scores[name] for name in parse.CRITERIA) for text in outputs)
+    gold = sorted(
+        tuple(data.gold_scores(conversations[row])[name] for name in parse.CRITERIA) for row in data.FEW_SHOT_ROWS
+    )
+    assert shown == gold
+    other = tuple(data.gold_scores(conversations[0])[name] for name in parse.CRITERIA)
+    assert other not in shown
+
+
+def test_the_experts_agreement_with_each_other_is_the_specs_table() -> None:
+    conversations, _, _ = data.load_annotations()
+    assert len(conversations) == 60 and all(len(c.ratings) == 4 for c in conversations)
+    # The spec's table (specs/mindeval.md section 8), two decimals: CAC, EPC, AR, TRA, ASCQ, Overall.
+    table = {
+        (60, "leave_one_out_pearson"): (0.25, 0.20, 0.27, 0.22, 0.27, 0.41),
+        (60, "leave_one_out_kendall_tau_b"): (0.19, 0.18, 0.20, 0.19, 0.23, 0.32),
+        (55, "leave_one_out_pearson"): (0.29, 0.20, 0.30, 0.19, 0.27, 0.41),
+        (55, "leave_one_out_kendall_tau_b"): (0.22, 0.16, 0.23, 0.16, 0.23, 0.31),
+    }
+    for (n, key), expected in table.items():
+        figures = human_agreement(conversations[:n])[key]
+        got = [figures[name] for name in (*parse.CRITERIA, parse.OVERALL)]
+        # Two decimals as printed; a few figures are off by more than rounding, by less than 0.01 (on 60 rows TRA's
+        # Pearson is 0.2146 against .22, the Overall's tau-b 0.3125 against .32); the Overall's Pearson is exact.
+        assert got == pytest.approx(expected, abs=0.01), (n, key)
+        if key == "leave_one_out_pearson":
+            assert got[-1] == pytest.approx(expected[-1], abs=0.005)
+    gold = [data.gold_scores(c) for c in conversations]
+    means = [sum(g[name] for g in gold) / len(gold) for name in (*parse.CRITERIA, parse.OVERALL)]
+    assert means == pytest.approx((3.59, 4.04, 3.47, 3.69, 2.72, 3.50), abs=0.005)
+
+
+def test_the_annotation_platforms_account_fields_are_dropped_on_ingest() -> None:
+    conversations, _, fetched = data.load_annotations()
+    raw = Path(fetched.path).read_text("utf-8")
+    user_ids = set(re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", raw))
+    assert user_ids
+    kept = repr(conversations)
+    assert not any(user in kept for user in user_ids) and "score_justification" not in kept
+    assert {a for c in conversations for a in c.ratings} == {"A", "B", "C", "D"}
+
+
+# --- the protocol over the wire ----------------------------------------------------------------------------------
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content or () if isinstance(block, dict))
+
+
+class Replies:
+    """The clinician's replies (OpenAI fake: thinking inline, one empty reply) and the member's and the judge's
+    (Anthropic fake: thinking in its own blocks when enabled), by what they are asked."""
+
+    def __init__(self, judge_leaves_out: str | None = None) -> None:
+        self.judge_leaves_out = judge_leaves_out
+        self.clinician_bodies: list[dict[str, Any]] = []
+
+    def clinician(self, body: dict[str, Any]) -> str:
+        self.clinician_bodies.append(body)
+        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        if turn == 0:
+            return "   "  # an empty first reply: passed on as "..."
+        return f"<think>SECRET-PLAN-{turn}</think>How has your week been? ({turn})"
+
+    def anthropic(self, body: dict[str, Any]) -> str:
+        last = _text_of(body["messages"][-1]["content"])
+        if "Return Your ratings" in last:
+            lines = [f"{name}: {3 + index * 0.5}" for index, name in enumerate(parse.CRITERIA)]
+            return "\n".join(line for line in lines if not line.startswith(self.judge_leaves_out or "\0"))
+        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return f"Member line {turn}."
+
+
+def _wire_args(openai: FakeOpenAIServer, anthropic: FakeAnthropicServer, *extra: str) -> list[str]:
+    return [
+        "run",
+        "-m",
+        "openai/clinician-model",
+        "--base-url",
+        openai.base_url,
+        "--simulator",
+        f"anthropic/{MEMBER}",
+        "--simulator-base-url",
+        anthropic.base_url,
+        "--judge",
+        f"anthropic/{JUDGE}",
+        "--judge-base-url",
+        anthropic.base_url,
+        "--bench",
+        "mindeval",
+        "--preset",
+        "paper",
+        *extra,
+    ]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    return {**env, "OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
+
+
+def test_a_conversation_over_the_wire_follows_upstreams_protocol(tmp_path: Path) -> None:
+    replies = Replies()
+    with (
+        FakeOpenAIServer(answer=replies.clinician, models=("clinician-model",)) as openai,
+        FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=replies.anthropic) as anthropic,
+    ):
+        out = tmp_path / "run"
+        published = ["--simulator-arg", "thinking_budget=4096", "--simulator-arg", "max_tokens=16000"]
+        published += ["--judge-arg", "thinking_budget=4096", "--judge-arg", "max_tokens=16000"]
+        done = cli_in_process(
+            [*_wire_args(openai, anthropic, *published), "--limit", "1", "--out", str(out)], _env(tmp_path)
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        clinician_bodies = replies.clinician_bodies
+        member_bodies = [r.body for r in anthropic.requests if "system" in r.body]
+        judge_bodies = [r.body for r in anthropic.requests if "system" not in r.body]
+    (record,) = _records(out)
+    # 10 rounds: 10 clinician calls, 10 member calls, one judge call.
+    assert len(clinician_bodies) == 10 and len(member_bodies) == 10 and len(judge_bodies) == 1
+    # The clinician speaks first, after the member's synthetic Hello; its history is user-first.
+    first = clinician_bodies[0]["messages"]
+    assert [m["role"] for m in first] == ["system", "user"] and first[1]["content"] == "Hello"
+    # The member's history opens with its own "Hello" as assistant; for Anthropic a user "." goes first.
+    member_first = [(m["role"], _text_of(m["content"])) for m in member_bodies[0]["messages"]]
+    assert member_first[:3] == [("user", "."), ("assistant", "Hello"), ("user", "...")]  # the empty reply: "..."
+    assert record["member_placeholder"] is True
+    # Thinking is never passed on, to the member or back to the clinician, nor shown to the judge.
+    assert not any("SECRET-PLAN" in json.dumps(body) for body in member_bodies + judge_bodies)
+    assert not any("SECRET-PLAN" in json.dumps(body["messages"]) for body in clinician_bodies)
+    # ... but kept apart: the backend records it as the call's reasoning (or the reader in the turn's fields).
+    kept = [c.get("reasoning") or "" for c in record["calls"] if c.get("role") is None]
+    kept += [str((t.get("call") or {}).get("fields", {}).get("thinking", "")) for t in record["turns"]]
+    assert sum("SECRET-PLAN-" in text for text in kept) == 9
+    # The saved interaction: user Hello, then (assistant, user) x 10, as upstream saves it.
+    interaction = record["interaction"]
+    assert len(interaction) == 21 and interaction[0] == {"role": "user", "content": "Hello"}
+    assert [m["role"] for m in interaction[1:]] == ["assistant", "user"] * 10 and interaction[-1]["role"] == "user"
+    # The judge: one user message, no system prompt; the conversation as upstream renders it.
+    (judge_message,) = judge_bodies[0]["messages"]
+    assert judge_message["role"] == "user"
+    assert parse.conversation_text(interaction) in _text_of(judge_message["content"])
+    # The published settings were sent (thinking 4096 within 16000 tokens, no temperature), and the label says only
+    # what differs: the cut of one profile.
+    assert member_bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+    assert member_bodies[0]["max_tokens"] == 16000 and "temperature" not in member_bodies[0]
+    summary = _summary(out)
+    assert summary["comparability"] == (
+        "not comparable with the published protocol (1 of 50 profiles scored: a cut of 1 profiles)"
+    )
+    expected = [3 + index * 0.5 for index in range(5)]
+    assert summary["score"] == pytest.approx(sum(expected) / 5) and summary["n_missing_criteria"] == 0
+
+
+def test_without_the_published_settings_the_label_names_what_was_sent(tmp_path: Path) -> None:
+    replies = Replies(judge_leaves_out="AI-Specific")
+    with (
+        FakeOpenAIServer(answer=replies.clinician, models=("clinician-model",)) as openai,
+        FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=replies.anthropic) as anthropic,
+    ):
+        out = tmp_path / "run"
+        args = [*_wire_args(openai, anthropic), "--limit", "2", "--option", "mindeval.rounds=2"]
+        done = cli_in_process([*args, "--out", str(out)], _env(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]
+    summary = _summary(out)
+    label = summary["comparability"]
+    assert "member thinking" not in label and "member effort none" in label and "judge effort none" in label
+    assert "2 rounds (published 10)" in label and "2 of 50 profiles scored" in label
+    # Faithful mode: the left-out criterion is 3, counted per criterion and shown beside the score.
+    assert summary["missing_criteria"]["AI-Specific Communication Quality"] == 2
+    assert summary["metrics"]["ascq"]["value"] == 3.0 and "2 left out" in summary["metrics"]["ascq"]["unit"]
+    html = (out / "report.html").read_text("utf-8")
+    assert "left out by the judge" in html and "not comparable with the published protocol" in html
+
+
+def test_strict_mode_asks_the_judge_again_and_an_unscored_run_exits_non_zero(tmp_path: Path) -> None:
+    replies = Replies(judge_leaves_out="Assessment")
+    with (
+        FakeOpenAIServer(answer=replies.clinician, models=("clinician-model",)) as openai,
+        FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=replies.anthropic) as anthropic,
+    ):
+        out = tmp_path / "run"
+        args = [*_wire_args(openai, anthropic), "--limit", "1", "--option", "mindeval.rounds=1"]
+        args += ["--option", "mindeval.missing_criterion=strict", "--option", "mindeval.judge_attempts=2"]
+        done = cli_in_process([*args, "--out", str(out)], _env(tmp_path))
+        judge_calls = [r for r in anthropic.requests if "system" not in r.body]
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert len(judge_calls) == 2  # asked again once, then not scored
+    (record,) = _records(out)
+    assert record["status"] == "error" and "Assessment & Response" in record["error"]
+    summary = _summary(out)
+    assert (
+        summary["score"] is None
+        and summary["n_scored"] == 0
+        and "no conversation was scored" in (summary["headline_note"])
+    )
+
+
+# --- figures, label, ranking --------------------------------------------------------------------------------------
+
+
+def test_the_label_is_comparable_only_with_every_profile_scored_and_the_published_settings() -> None:
+    sent = [{"max_tokens": 16000, "temperature": None, "thinking": 4096}]
+    protocol = {"rounds": 10, "clinician_template": "v0_1", "judge_template": "v0_1", "missing_criterion": "default"}
+    member, judge = {"model": MEMBER, "self": False}, {"model": "claude-sonnet-4-5@20250929", "self": False}
+    common = {"member": member, "judge": judge, "member_settings": sent, "judge_settings": sent, "protocol": protocol}
+    comparable, label = score.comparability(**common, n_scored=50)
+    assert comparable and label.startswith("comparable with the published protocol")
+    comparable, label = score.comparability(**common, n_scored=48, why_unscored=["2 calls failed"])
+    assert not comparable and "48 of 50 profiles scored: 2 calls failed" in label
+    effort = [{"max_tokens": 16000, "temperature": None, "reasoning_effort": "high"}]  # through a gateway
+    assert score.comparability(**{**common, "member_settings": effort}, n_scored=50)[0]
+    hot = [{"max_tokens": 8000, "temperature": 0.2}]
+    _, label = score.comparability(**{**common, "judge_settings": hot}, n_scored=50)
+    assert "judge budget 8000" in label and "judge temperature 0.2" in label and "judge effort none" in label
+    _, label = score.comparability(**{**common, "member": {"model": "gpt-4o", "self": True}}, n_scored=50)
+    assert "self-simulated" in label
+    strict = {**protocol, "missing_criterion": "strict", "clinician_template": "custom"}
+    _, label = score.comparability(**{**common, "protocol": strict}, n_scored=50)
+    assert "strict parse" in label and "clinician template custom" in label
+
+
+def test_the_ranking_test_is_upstreams_rank_systems() -> None:
+    items = [str(i) for i in range(12)]
+    base = [3.0, 3.5, 2.5, 4.0, 3.25, 2.75, 3.0, 3.5, 4.25, 2.0, 3.75, 3.0]
+    runs = {
+        "best": {i: v + 1.0 + 0.1 * (n % 3) for n, (i, v) in enumerate(zip(items, base, strict=True))},
+        "middle": {i: v + 0.05 * (n % 2) for n, (i, v) in enumerate(zip(items, base, strict=True))},
+        "close": {i: v + 0.05 * ((n + 1) % 2) for n, (i, v) in enumerate(zip(items, base, strict=True))},
+    }
+    ranking = score.rank_runs(runs)
+    assert ranking["clusters"][0] == ["best"] and sorted(ranking["clusters"][1]) == ["close", "middle"]
+    expected = ttest_rel([runs["best"][i] for i in items], [runs["close"][i] for i in items], alternative="greater")
+    assert ranking["p_better"]["best"]["close"] == pytest.approx(float(expected.pvalue))
+    assert ranking["rank"] == {"best": 1, "middle": 2, "close": 2} and ranking["n_shared"] == 12
+    assert math.isclose(ranking["means"]["best"], sum(runs["best"].values()) / 12, abs_tol=1e-4)
+
+
+def test_a_comparison_of_runs_shows_the_profiles_and_the_ranking(tmp_path: Path) -> None:
+    runs = []
+    for model in ("scripted/plausible", "scripted/plausible-5"):
+        out = tmp_path / model.replace("/", "-")
+        args = ["run", "-m", model, "--simulator", "scripted/plausible-2", "--judge", "scripted/plausible-3"]
+        done = cli_in_process([*args, "--bench", "mindeval", "--limit", "4", "--out", str(out)])
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs.append(out)
+    done = cli_in_process(["report", *map(str, runs)], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = (tmp_path / "comparison.json").read_text("utf-8")
+    html = (tmp_path / "comparison.html").read_text("utf-8")
+    assert "ranking: one-sided paired t-test" in html and "paired t-tests on 4 shared conversations" in html
+    assert "mindeval" in text
+
+
+# --- presets, dry run, list, judge validate ----------------------------------------------------------------------
+
+
+def test_presets_the_dry_run_and_list() -> None:
+    quick, paper = instrument().preset_configs["quick"], instrument().preset_configs["paper"]
+    assert (quick.rounds, quick.profiles) == (5, 10) and (paper.rounds, paper.profiles) == (10, None)
+    args = ["run", "-m", "openai/gpt-4o", "--simulator", f"anthropic/{MEMBER}", "--judge", f"anthropic/{JUDGE}"]
+    done = cli_in_process([*args, "--bench", "mindeval", "--preset", "paper", "--dry-run", "--json"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    (entry,) = json.loads(done.stdout)["instruments"]
+    assert entry["model"]["requests"] == 50 * 10 and entry["simulator"]["requests"] == 50 * 10
+    assert entry["judge"]["requests"] == 50
+    listed = cli_in_process(["list"])
+    assert listed.returncode == 0 and "mindeval" in listed.stdout
+
+
+def test_judge_validate_bench_mindeval_rates_the_55_conversations_beside_the_experts(tmp_path: Path) -> None:
+    out = tmp_path / "validation.json"
+    done = cli_in_process(
+        ["judge", "validate", "--judge", "scripted/plausible", "--bench", "mindeval", "--out", str(out)]
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(out.read_text("utf-8"))
+    assert report["n_cases"] == 55 and report["n_rated"] == 55 and report["excluded_rows"] == [55, 56, 57, 58, 59]
+    experts = report["experts_with_each_other"]["leave_one_out_pearson"]["Overall score"]
+    assert experts == pytest.approx(0.41, abs=0.005)
+    overall = report["judge_vs_experts"]["Overall score"]
+    assert overall["pearson"]["n"] == 55 and overall["kendall_tau_b"]["ci95"][0] is not None
+    assert "Kendall tau-b" in done.stdout and "experts" in done.stdout
+    refused = cli_in_process(["judge", "validate", "--judge", "scripted/plausible", "--bench", "sage"])
+    assert refused.returncode != 0 and "sage has no judge validation" in refused.stderr
