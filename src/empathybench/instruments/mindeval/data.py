@@ -7,7 +7,6 @@ with `string.Template.substitute`, as upstream does (a missing key raises, extra
 """
 
 import ast
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from empathybench.data.fetch import FetchedFile, fetch_pinned
 from empathybench.errors import DataError, UserError
+from empathybench.instruments.support import jsonl_records
 
 _ROOT = "mindeval/"
 PROFILES_KEY = _ROOT + "data/profiles.jsonl"
@@ -58,22 +58,6 @@ ALLOWED_CLINICIAN_FIELDS = (
     "anxious_symptoms",
 )
 MAX_CUSTOM_TEMPLATE_BYTES = 200_000
-
-
-def jsonl_records(text: str, *, source: str) -> list[dict[str, Any]]:
-    """One JSON object per line, split on "\\n" only (texts may hold U+2028, which str.splitlines() splits on)."""
-    records = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise DataError(f"{source}: line {number} is not JSON ({exc})") from None
-        if not isinstance(record, dict):
-            raise DataError(f"{source}: line {number} is not a JSON object")
-        records.append(record)
-    return records
 
 
 # --- templates --------------------------------------------------------------------------------------------------
