@@ -137,8 +137,8 @@ def test_the_experts_agreement_with_each_other_is_the_specs_table() -> None:
 
 
 def test_the_annotation_platforms_account_fields_are_dropped_on_ingest() -> None:
-    conversations, _, fetched = data.load_annotations()
-    raw = Path(fetched.path).read_text("utf-8")
+    conversations, _, files = data.load_annotations()
+    raw = Path(files[0].path).read_text("utf-8")
     user_ids = set(re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", raw))
     assert user_ids
     kept = repr(conversations)
@@ -388,6 +388,8 @@ def test_judge_validate_bench_mindeval_rates_the_55_conversations_beside_the_exp
     assert experts == pytest.approx(0.41, abs=0.005)
     overall = report["judge_vs_experts"]["Overall score"]
     assert overall["pearson"]["n"] == 55 and overall["kendall_tau_b"]["ci95"][0] is not None
+    first_file = report["data_files"][0]
+    assert first_file["key"] == data.ANNOTATIONS_KEY and first_file["verified"] is True
     assert "Kendall tau-b" in done.stdout and "experts" in done.stdout
     refused = cli_in_process(["judge", "validate", "--judge", "scripted/plausible", "--bench", "sage"])
     assert refused.returncode != 0 and "sage has no judge validation" in refused.stderr

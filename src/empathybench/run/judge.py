@@ -56,8 +56,8 @@ def validate_judge(
     request_timeout_s: float | None = None,
 ) -> dict[str, Any]:
     """Have `judge` (its role: run/plan.py plan_role) rate the validation's items; the report (`--json`, `--out`)
-    with the judge and the usage. With a `console`, progress is shown on it (a bar on a terminal, a line every 10 s
-    elsewhere).
+    with the judge, the data files it read and the usage. With a `console`, progress is shown on it (a bar on a
+    terminal, a line every 10 s elsewhere).
     """
     from rich.console import Console
 
@@ -87,6 +87,9 @@ def validate_judge(
             cache.close()
     report = prepared.summarize(records)
     report["judge"] = {"spec": str(judge.spec), **backend.identity()}
+    report["data_files"] = [
+        {"key": f.key, "sha256": f.sha256, "verified": f.verified, "source": f.source} for f in prepared.data_files
+    ]
     report["usage"] = stats.as_dict()
     return report
 

@@ -272,11 +272,15 @@ def parse_annotations(text: str, *, source: str = "human_annotations.jsonl") -> 
     return conversations
 
 
-def load_annotations(*, allow_unverified: bool = False) -> tuple[list[AnnotatedConversation], Templates, FetchedFile]:
+def load_annotations(
+    *, allow_unverified: bool = False
+) -> tuple[list[AnnotatedConversation], Templates, list[FetchedFile]]:
+    """The expert-rated conversations and the templates (the judge's), with the files read: annotations first."""
     fetched = fetch_pinned(__package__, ANNOTATIONS_KEY, allow_unverified=allow_unverified)
     prompts = fetch_pinned(__package__, PROMPTS_KEY, allow_unverified=allow_unverified)
     judges = fetch_pinned(__package__, JUDGE_PROMPTS_KEY, allow_unverified=allow_unverified)
-    return parse_annotations(_read(fetched)), parse_templates(_read(prompts), _read(judges)), fetched
+    templates = parse_templates(_read(prompts), _read(judges))
+    return parse_annotations(_read(fetched)), templates, [fetched, prompts, judges]
 
 
 def annotator_scores(conversation: AnnotatedConversation, annotator: str) -> dict[str, float]:

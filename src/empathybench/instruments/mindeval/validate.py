@@ -147,7 +147,7 @@ def prepare_validation(
 ) -> PreparedBenchmark[AnnotatedConversation]:
     """The 55 expert-rated conversations that are not the judge prompt's few-shot examples (the first `limit`),
     how the judge rates one, and the report of all of them."""
-    conversations, templates, fetched = load_annotations(allow_unverified=allow_unverified)
+    conversations, templates, files = load_annotations(allow_unverified=allow_unverified)
     rated = [c for c in conversations if c.row not in FEW_SHOT_ROWS]
     if limit is not None:
         rated = rated[:limit]
@@ -184,7 +184,6 @@ def prepare_validation(
         report["n_missing_criteria"] = sum(len(r.get("missing") or ()) for r in records if r.get("error") is None)
         report["n_reasked"] = sum(1 for r in records if int(r.get("asks") or 1) > 1 and r.get("error") is None)
         report["settings"] = {"limit": limit, "seed": seed, "attempts": attempts, "template": PAPER_JUDGE_VERSION}
-        report["data_file"] = {"key": fetched.key, "sha256": fetched.sha256, "verified": fetched.verified}
         report["excluded_rows"] = list(FEW_SHOT_ROWS)
         report["published"] = (
             "the paper's judge-human figure is not available here; the experts' agreement with each other is "
@@ -194,11 +193,11 @@ def prepare_validation(
 
     return PreparedBenchmark(
         name=VALIDATION_NAME,
-        config={"limit": limit, "attempts": attempts},
+        config={"limit": limit, "attempts": attempts, "template": PAPER_JUDGE_VERSION, "rows": [c.row for c in rated]},
         items=items,
         run_item=run_item,
         summarize=summarize,
-        data_files=[fetched],
+        data_files=list(files),
     )
 
 
