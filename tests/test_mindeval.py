@@ -254,7 +254,7 @@ def test_a_conversation_over_the_wire_follows_upstreams_protocol(tmp_path: Path)
     assert member_bodies[0]["max_tokens"] == 16000 and "temperature" not in member_bodies[0]
     summary = _summary(out)
     assert summary["comparability"] == (
-        "not comparable with the published protocol (1 of 50 profiles scored: a cut of 1 profiles)"
+        "not comparable with the published protocol (1 of 50 profiles scored: a cut of 1 profile)"
     )
     expected = [3 + index * 0.5 for index in range(5)]
     assert summary["score"] == pytest.approx(sum(expected) / 5) and summary["n_missing_criteria"] == 0
@@ -268,10 +268,14 @@ def test_without_the_published_settings_the_label_names_what_was_sent(tmp_path: 
     ):
         out = tmp_path / "run"
         args = [*_wire_args(openai, anthropic), "--limit", "2", "--option", "mindeval.rounds=2"]
+        args += ["--judge-arg", "max_tokens=9000"]  # the instrument asks 16000; the judge's argument overrides it
         done = cli_in_process([*args, "--out", str(out)], _env(tmp_path))
         assert done.returncode == 0, done.stderr[-2000:]
+        judge_budgets = {r.body["max_tokens"] for r in anthropic.requests if "system" not in r.body}
     summary = _summary(out)
     label = summary["comparability"]
+    assert summary["config"]["judge_max_tokens"] == 16000 and judge_budgets == {9000}
+    assert "judge budget 9000 tokens (published 16000)" in label and "member budget" not in label  # as sent
     assert "member thinking" not in label and "member effort none" in label and "judge effort none" in label
     assert "2 rounds (published 10)" in label and "2 of 50 profiles scored" in label
     # Faithful mode: the left-out criterion is 3, counted per criterion and shown beside the score.
@@ -352,6 +356,16 @@ def test_a_comparison_of_runs_shows_the_profiles_and_the_ranking(tmp_path: Path)
         done = cli_in_process([*args, "--bench", "mindeval", "--limit", "4", "--out", str(out)])
         assert done.returncode == 0, done.stderr[-2000:]
         runs.append(out)
+    records = _records(runs[0])
+    # A member that is not an Anthropic model gets upstream's history unchanged: its own "Hello" first.
+    member_call = next(c for c in records[0]["calls"] if c.get("role") == "simulator")
+    assert [m["role"] for m in member_call["messages"]] == ["system", "assistant", "user"]
+    assert not any(r["member_placeholder"] for r in records)
+    assert 'data-chart="grouped_bars"' in (runs[0] / "report.html").read_text("utf-8")
+    # The same command again: every call from the run directory / the cache, the same records.
+    args = ["run", "-m", "scripted/plausible", "--simulator", "scripted/plausible-2", "--judge", "scripted/plausible-3"]
+    again = cli_in_process([*args, "--bench", "mindeval", "--limit", "4", "--out", str(runs[0])])
+    assert again.returncode == 0 and _records(runs[0]) == records
     done = cli_in_process(["report", *map(str, runs)], cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     text = (tmp_path / "comparison.json").read_text("utf-8")
@@ -393,3 +407,15 @@ def test_judge_validate_bench_mindeval_rates_the_55_conversations_beside_the_exp
     assert "Kendall tau-b" in done.stdout and "experts" in done.stdout
     refused = cli_in_process(["judge", "validate", "--judge", "scripted/plausible", "--bench", "sage"])
     assert refused.returncode != 0 and "sage has no judge validation" in refused.stderr
+
+
+def test_a_second_run_of_the_same_conversation_asks_nothing_again(tmp_path: Path) -> None:
+    """A run directory removed: the same command replays every turn and the judgment from the response cache."""
+    args = ["run", "-m", "scripted/plausible", "--simulator", "scripted/plausible-2", "--judge", "scripted/plausible-3"]
+    args += ["--bench", "mindeval", "--limit", "1", "--option", "mindeval.rounds=3"]
+    first, second = tmp_path / "a", tmp_path / "b"
+    assert cli_in_process([*args, "--out", str(first)]).returncode == 0
+    assert cli_in_process([*args, "--out", str(second)]).returncode == 0
+    (record,) = _records(second)
+    assert len(record["calls"]) == 3 + 3 + 1 and all(call["cached"] for call in record["calls"])
+    assert record["interaction"] == _records(first)[0]["interaction"] and record["scores"] == _records(first)[0]["scores"]

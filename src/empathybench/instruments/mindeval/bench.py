@@ -299,7 +299,7 @@ def summarize_records(
     judge_self = any(j.get("self") for j in judges)
     why: list[str] = []
     if n_items < N_PROFILES:
-        why.append(f"a cut of {n_items} profiles")
+        why.append(f"a cut of {n_items} profile{'' if n_items == 1 else 's'}")
     if len(records) < n_items:
         why.append(
             f"{n_items - len(records)} conversation(s) could not be scored (a call failed"

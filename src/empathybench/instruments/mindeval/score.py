@@ -125,8 +125,9 @@ def comparability(
             differences.append(f"{what} {name} (published {published})")
     differences += _setting_differences("member", member_settings)
     differences += _setting_differences("judge", judge_settings)
-    if protocol.get("rounds") != PAPER_ROUNDS:
-        differences.append(f"{protocol.get('rounds')} rounds (published {PAPER_ROUNDS})")
+    rounds = protocol.get("rounds")
+    if rounds != PAPER_ROUNDS:
+        differences.append(f"{rounds} round{'' if rounds == 1 else 's'} (published {PAPER_ROUNDS})")
     if protocol.get("clinician_template") != PAPER_CLINICIAN_VERSION:
         differences.append(f"clinician template {protocol.get('clinician_template')} (published v0_1)")
     if protocol.get("judge_template") != PAPER_JUDGE_VERSION:
