@@ -418,4 +418,5 @@ def test_a_second_run_of_the_same_conversation_asks_nothing_again(tmp_path: Path
     assert cli_in_process([*args, "--out", str(second)]).returncode == 0
     (record,) = _records(second)
     assert len(record["calls"]) == 3 + 3 + 1 and all(call["cached"] for call in record["calls"])
-    assert record["interaction"] == _records(first)[0]["interaction"] and record["scores"] == _records(first)[0]["scores"]
+    (earlier,) = _records(first)
+    assert record["interaction"] == earlier["interaction"] and record["scores"] == earlier["scores"]
