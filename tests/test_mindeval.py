@@ -420,3 +420,9 @@ def test_a_second_run_of_the_same_conversation_asks_nothing_again(tmp_path: Path
     assert len(record["calls"]) == 3 + 3 + 1 and all(call["cached"] for call in record["calls"])
     (earlier,) = _records(first)
     assert record["interaction"] == earlier["interaction"] and record["scores"] == earlier["scores"]
+    # The dry run predicts the run's calls per role.
+    dry = cli_in_process([*args, "--dry-run", "--json"])
+    (entry,) = json.loads(dry.stdout)["instruments"]
+    roles = [call.get("role") for call in record["calls"]]
+    predicted = (entry["model"]["requests"], entry["simulator"]["requests"], entry["judge"]["requests"])
+    assert predicted == (roles.count(None), roles.count("simulator"), roles.count("judge"))
