@@ -349,7 +349,14 @@ def data_where(bench: DataBenchOption = None) -> None:
 def judge_validate(
     judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to validate")],
     limit: Annotated[
-        int | None, typer.Option("--limit", "-n", min=1, help="At most N replies, stratified by source and emotion")
+        int | None,
+        typer.Option(
+            "--limit",
+            "-n",
+            min=1,
+            help="At most N items (empathetic: replies spread over sources and emotions; mindeval: the first N "
+            "conversations)",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for the judge's calls")] = 0,
     judge_base_url: Annotated[
