@@ -354,8 +354,7 @@ def judge_validate(
             "--limit",
             "-n",
             min=1,
-            help="At most N items (empathetic: replies spread over sources and emotions; mindeval: the first N "
-            "conversations)",
+            help="At most N items to rate (the instrument's validation says which: e.g. spread over its strata)",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for the judge's calls")] = 0,
@@ -363,7 +362,7 @@ def judge_validate(
         str | None, typer.Option("--judge-base-url", "--base-url", help="The judge's server (else its provider's)")
     ] = None,
     max_concurrency: ConcurrencyOption = None,
-    attempts: Annotated[int, typer.Option(help="Judge asks per reply, the first included (1-10)")] = 3,
+    attempts: Annotated[int, typer.Option(help="Judge asks per item, the first included (1-10)")] = 3,
     no_cache: NoCacheOption = False,
     allow_unverified: AllowUnverifiedOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full figures as JSON instead of tables")] = False,
@@ -375,13 +374,12 @@ def judge_validate(
         str | None,
         typer.Option(
             "--bench",
-            help="The instrument whose judge to validate (default: the first that offers a validation, in run order: "
-            "empathetic)",
+            help="The instrument whose judge to validate (default: the first installed one that offers a validation, "
+            "in run order)",
         ),
     ] = None,
 ) -> None:
-    """Rate items with known human ratings with the judge; its agreement with them (default: the empathetic
-    instrument's released replies, Welivita & Pu 2024; --bench mindeval: MindEval's expert-rated conversations)."""
+    """Have the judge rate an instrument's items with known human ratings; its agreement with the humans."""
     from empathybench.cli_commands import judge_validate as validate
     from empathybench.run.plan import plan_role
 
