@@ -26,7 +26,7 @@ from empathybench.instruments.mindeval.parse import CRITERIA, OVERALL, SHORT, pa
 from empathybench.instruments.mindeval.score import PUBLISHED_BUDGET
 from empathybench.instruments.protocol import BenchItem, JudgeValidation, PreparedBenchmark
 from empathybench.models.base import Message, Sampling
-from empathybench.stats.agreement import kendall_tau
+from empathybench.stats.agreement import kendall_tau, spearman
 from empathybench.stats.tests import bootstrap_interval, pearson
 
 if TYPE_CHECKING:
@@ -50,6 +50,14 @@ def _kendall(x: Sequence[float], y: Sequence[float]) -> float | None:
     return _finite(kendall_tau(x, y))
 
 
+def _spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    return _finite(spearman(x, y)[0])
+
+
+# The judge's agreement with the experts' mean, per criterion and on the Overall (the key, the statistic).
+AGREEMENT = (("pearson", _pearson), ("spearman", _spearman), ("kendall_tau_b", _kendall))
+
+
 def _with_interval(statistic: Statistic, x: Sequence[float], y: Sequence[float], seed: int) -> dict[str, Any]:
     """The statistic and its percentile bootstrap interval over conversations (stats/bootstrap.py)."""
 
@@ -65,8 +73,7 @@ def human_agreement(conversations: Sequence[AnnotatedConversation]) -> dict[str,
     """The experts with each other: for each expert, Pearson and Kendall tau-b of their scores against the mean of
     the other three, per criterion and on the Overall, averaged over the experts."""
     annotators = sorted({a for c in conversations for a in c.ratings})
-    pearsons: dict[str, list[float]] = {name: [] for name in FIGURES}
-    kendalls: dict[str, list[float]] = {name: [] for name in FIGURES}
+    found: dict[str, dict[str, list[float]]] = {key: {name: [] for name in FIGURES} for key, _ in AGREEMENT}
     for annotator in annotators:
         rows = [c for c in conversations if annotator in c.ratings and len(c.ratings) > 1]
         own, others = [], []
@@ -77,16 +84,15 @@ def human_agreement(conversations: Sequence[AnnotatedConversation]) -> dict[str,
             others.append(gold_scores(conversation, [a for a in sorted(conversation.ratings) if a != annotator]))
         for name in FIGURES:
             x, y = [s[name] for s in own], [s[name] for s in others]
-            for store, statistic in ((pearsons, _pearson), (kendalls, _kendall)):
+            for key, statistic in AGREEMENT:
                 value = statistic(x, y)
                 if value is not None:
-                    store[name].append(value)
-    return {
-        "n": len(conversations),
-        "annotators": len(annotators),
-        "leave_one_out_pearson": {n: _finite(sum(v) / len(v)) if v else None for n, v in pearsons.items()},
-        "leave_one_out_kendall_tau_b": {n: _finite(sum(v) / len(v)) if v else None for n, v in kendalls.items()},
+                    found[key][name].append(value)
+    averaged = {
+        f"leave_one_out_{key}": {name: _finite(sum(v) / len(v)) if v else None for name, v in by_name.items()}
+        for key, by_name in found.items()
     }
+    return {"n": len(conversations), "annotators": len(annotators), **averaged}
 
 
 def validation_report(
@@ -99,9 +105,14 @@ def validation_report(
     agreement: dict[str, Any] = {}
     for name in FIGURES:
         x, y = [j[name] for _, j in pairs], [g[name] for g in gold]
-        agreement[name] = {"pearson": _with_interval(_pearson, x, y, seed)}
-    overall_x, overall_y = [j[OVERALL] for _, j in pairs], [g[OVERALL] for g in gold]
-    agreement[OVERALL]["kendall_tau_b"] = _with_interval(_kendall, overall_x, overall_y, seed)
+        # Intervals for every Pearson and for the Overall's rank correlations; a criterion's rank correlations are
+        # points (their bootstrap costs seconds and adds little beside the Pearson's).
+        agreement[name] = {
+            key: _with_interval(statistic, x, y, seed)
+            if key == "pearson" or name == OVERALL
+            else {"value": statistic(x, y), "ci95": None, "n": len(x)}
+            for key, statistic in AGREEMENT
+        }
     # The judge against the mean of three experts (each left out in turn), as the experts are compared.
     annotators = sorted({a for c, _ in pairs for a in c.ratings})
     loo = []
@@ -206,7 +217,9 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 
 def _interval(entry: Mapping[str, Any]) -> str:
-    low, high = entry.get("ci95") or [None, None]
+    if entry.get("ci95") is None:
+        return _fmt(entry.get("value"))
+    low, high = entry["ci95"]
     return f"{_fmt(entry.get('value'))} [{_fmt(low)}, {_fmt(high)}]"
 
 
@@ -224,24 +237,23 @@ def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
             f"{report['n_missing_criteria']} criterion scores left out by the judge (given 3)",
         )
     )
-    table = Table(title="Agreement with the four experts (judge vs their mean; experts: each vs the other three)")
-    for name in ("criterion", "judge Pearson [95%]", "experts Pearson", "judge mean", "experts mean"):
-        table.add_column(name, justify="left" if name == "criterion" else "right")
     humans = report["experts_with_each_other"]
-    for name in FIGURES:
-        table.add_row(
-            SHORT.get(name, "Overall"),
-            _interval(report["judge_vs_experts"][name]["pearson"]),
-            _fmt(humans["leave_one_out_pearson"].get(name)),
-            _fmt(report["means"]["judge"].get(name)),
-            _fmt(report["means"]["experts"].get(name)),
-        )
-    stdout.print(table)
-    tau = report["judge_vs_experts"][OVERALL]["kendall_tau_b"]
+    for key, label in (("pearson", "Pearson"), ("kendall_tau_b", "Kendall tau-b"), ("spearman", "Spearman")):
+        table = Table(title=f"{label}: the judge vs the four experts' mean, beside each expert vs the other three")
+        for name in ("criterion", "judge [95%]", "experts", "judge mean", "experts mean"):
+            table.add_column(name, justify="left" if name == "criterion" else "right")
+        for name in FIGURES:
+            table.add_row(
+                SHORT.get(name, "Overall"),
+                _interval(report["judge_vs_experts"][name][key]),
+                _fmt(humans[f"leave_one_out_{key}"].get(name)),
+                _fmt(report["means"]["judge"].get(name)),
+                _fmt(report["means"]["experts"].get(name)),
+            )
+        stdout.print(table)
     stdout.print(
-        f"Overall, Kendall tau-b: judge {_interval(tau)}; experts "
-        f"{_fmt(humans['leave_one_out_kendall_tau_b'].get(OVERALL))}. Judge vs the mean of three experts (as the "
-        f"experts are compared): Pearson {_fmt(report['judge_vs_three_experts_pearson_overall'])}.",
+        f"Judge vs the mean of three experts (each left out in turn, as the experts are compared): Overall Pearson "
+        f"{_fmt(report['judge_vs_three_experts_pearson_overall'])}.",
         highlight=False,
         markup=False,
     )
