@@ -3,6 +3,7 @@ annotations (gold mapping and the experts' agreement, against the spec's table),
 wire (a fake OpenAI clinician, a fake Anthropic member and judge), strict mode, the comparability label from what
 was sent, upstream's ranking test in a comparison, the dry run and `judge validate --bench mindeval`."""
 
+import ast
 import json
 import math
 import os
@@ -14,8 +15,9 @@ import pytest
 from scipy.stats import ttest_rel
 
 from conftest import MIRROR, cli_in_process
+from empathybench.data.fetch import fetch_pinned
 from empathybench.errors import UserError
-from empathybench.instruments.mindeval import data, parse, score
+from empathybench.instruments.mindeval import data, dialogue, parse, score
 from empathybench.instruments.mindeval.validate import human_agreement
 from empathybench.instruments.registry import all_benchmarks
 from empathybench.testing.fake_anthropic import FakeAnthropicServer
@@ -94,6 +96,67 @@ def test_the_judge_parse_is_upstreams() -> None:
     assert parse.turn_text("<think>only thinking</think>") == ("...", "only thinking")
     text = parse.conversation_text([{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi"}])
     assert text == "<member>\nHello\n</member>\n<therapist>\nHi\n</therapist>"
+
+
+def _literals(tree: ast.AST, kind: type) -> list[Any]:
+    """Every node of `kind` in `tree` that is a literal, as its value."""
+    values = []
+    for node in ast.walk(tree):
+        if isinstance(node, kind):
+            try:
+                values.append(ast.literal_eval(node))
+            except ValueError:
+                continue
+    return values
+
+
+def _upstream_tree(key: str) -> ast.Module:
+    return ast.parse(Path(fetch_pinned(data.__name__.rsplit(".", 1)[0], key).path).read_text("utf-8"))
+
+
+def test_the_protocols_constants_are_upstreams() -> None:
+    """The greeting, the empty-reply text, the criteria, the missing default and the ranking threshold, read from the
+    pinned upstream code (generate_interactions.py, utils.py, significance_testing.py)."""
+    interactions = _upstream_tree(data.INTERACTIONS_CODE_KEY)
+    openings = [d for d in _literals(interactions, ast.Dict) if d.get("content") == dialogue.GREETING]
+    assert sorted(d["role"] for d in openings) == ["assistant", "user"]  # the member's Hello on both sides
+    empties = {
+        node.value.value
+        for node in ast.walk(interactions)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+    assert empties == {parse.EMPTY_REPLY}
+    utils = _upstream_tree(data.UTILS_CODE_KEY)
+    assert tuple(parse.CRITERIA) in [tuple(found) for found in _literals(utils, ast.List)]
+    defaults = [
+        n.value.value
+        for n in ast.walk(utils)
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Subscript) and isinstance(n.value, ast.Constant)
+    ]
+    assert defaults == [parse.MISSING_DEFAULT]
+    pattern = next(
+        "".join(part.value for part in n.values if isinstance(part, ast.Constant))
+        for n in ast.walk(utils)
+        if isinstance(n, ast.JoinedStr) and any(isinstance(p, ast.Constant) and "\\d" in str(p.value) for p in n.values)
+    )
+    assert pattern == parse._PATTERNS[parse.CRITERIA[0]].pattern.split(re.escape(parse.CRITERIA[0]))[1]
+    ranking = _upstream_tree(data.RANKING_CODE_KEY)
+    thresholds = {
+        ast.literal_eval(default)
+        for n in ast.walk(ranking)
+        if isinstance(n, ast.FunctionDef) and n.args.defaults
+        for arg, default in zip(n.args.args[-len(n.args.defaults) :], n.args.defaults, strict=True)
+        if arg.arg == "threshold_p_value"
+    }
+    assert thresholds == {score.RANKING_P}
+    alternatives = {
+        k.value.value
+        for n in ast.walk(ranking)
+        if isinstance(n, ast.Call)
+        for k in n.keywords
+        if k.arg == "alternative"
+    }
+    assert alternatives == {"greater"}
 
 
 # --- human annotations ------------------------------------------------------------------------------------------
