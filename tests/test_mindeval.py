@@ -316,6 +316,7 @@ def test_a_conversation_over_the_wire_follows_upstreams_protocol(tmp_path: Path)
     assert member_bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 4096}
     assert member_bodies[0]["max_tokens"] == 16000 and "temperature" not in member_bodies[0]
     summary = _summary(out)
+    assert summary["judge"] == {"self_judging": False, "identity": {"provider": "anthropic", "model": JUDGE}}
     assert summary["comparability"] == (
         "not comparable with the published protocol (1 of 50 profiles scored: a cut of 1 profile)"
     )

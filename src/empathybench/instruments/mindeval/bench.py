@@ -345,7 +345,11 @@ def summarize_records(
         "severity": {str(r["item_id"]): [r.get("depressive_symptoms"), r.get("anxious_symptoms")] for r in scored},
         "rounds_limit": config.rounds,
         "member": one(members, member_self),
-        "judge_model": one(judges, judge_self),
+        # read by every report: self-judged (validity) and the judge's model (a comparison warns when judges differ)
+        "judge": {
+            "self_judging": judge_self,
+            "identity": {k: v for k, v in (judges[0] if judges else {}).items() if k != "self"},
+        },
         "member_placeholder": any(r.get("member_placeholder") for r in records),
         "published": {
             "member": score.PUBLISHED_MEMBER,
@@ -390,8 +394,6 @@ def summarize_records(
         )
     notes.append(label)
     summary["headline_note"] = "; ".join(notes)
-    if judge_self:
-        summary["judge"] = {"self_judging": True}  # read by every report as self-judged
     if member_self:
         summary["self_simulated"] = True
     return summary
