@@ -490,3 +490,31 @@ def test_a_second_run_of_the_same_conversation_asks_nothing_again(tmp_path: Path
     roles = [call.get("role") for call in record["calls"]]
     predicted = (entry["model"]["requests"], entry["simulator"]["requests"], entry["judge"]["requests"])
     assert predicted == (roles.count(None), roles.count("simulator"), roles.count("judge"))
+
+
+def test_the_demo_cut_runs_self_simulated_and_self_judged_and_says_so(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    done = cli_in_process(["run", "-m", "scripted/echo", "--bench", "mindeval", "--preset", "demo", "--out", str(out)])
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = _summary(out)
+    assert summary["validity"]["status"] == "self-judged" and summary["self_simulated"] is True
+    assert "self-simulated" in summary["comparability"] and "self-judged" in summary["comparability"]
+    (record,) = _records(out)
+    assert len(record["interaction"]) == 3  # Hello, one clinician turn, one member turn
+
+
+def test_the_report_orders_the_severity_levels() -> None:
+    from empathybench.instruments.mindeval.report import report_section
+
+    levels = {"1": ["severe x", "mild y"], "2": ["minimal to no x", "moderate y"], "3": ["mild x", "severe y"]}
+    result = {"overall_by_profile": {"1": 2.0, "2": 4.0, "3": 3.0}, "severity": levels, "metrics": {}}
+    severity = report_section(result, []).tables[1]
+    assert [row[0] for row in severity.rows] == [
+        "depressive: minimal to no x",
+        "depressive: mild x",
+        "depressive: severe x",
+        "anxious: mild y",
+        "anxious: moderate y",
+        "anxious: severe y",
+    ]
+    assert [row[1] for row in severity.rows][:3] == [4.0, 3.0, 2.0]

@@ -47,7 +47,16 @@ def _by_severity(result: Mapping[str, Any], position: int) -> list[tuple[str, fl
     for item, levels in (result.get("severity") or {}).items():
         if item in overall and isinstance(levels, list) and len(levels) > position:
             groups.setdefault(str(levels[position]), []).append(float(overall[item]))
-    return [(level, sum(values) / len(values), len(values)) for level, values in sorted(groups.items())]
+    ordered = sorted(groups.items(), key=lambda entry: (_severity_rank(entry[0]), entry[0]))
+    return [(level, sum(values) / len(values), len(values)) for level, values in ordered]
+
+
+SEVERITY_WORDS = ("minimal", "mild", "moderate", "severe")  # the profiles' levels, least first
+
+
+def _severity_rank(level: str) -> int:
+    words = level.lower().split()
+    return next((rank for rank, word in enumerate(SEVERITY_WORDS) if word in words), len(SEVERITY_WORDS))
 
 
 def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> ReportSection:
