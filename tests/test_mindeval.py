@@ -396,6 +396,19 @@ def test_the_label_is_comparable_only_with_every_profile_scored_and_the_publishe
     assert "strict parse" in label and "clinician template custom" in label
 
 
+def test_what_a_call_sent_is_read_from_its_record() -> None:
+    anthropic = {"sent": {"model": MEMBER, "max_tokens": 16000, "thinking": {"type": "enabled", "budget_tokens": 4096}}}
+    assert score.call_settings(anthropic) == {"max_tokens": 16000, "temperature": None, "thinking": 4096}
+    openai = {"sent": {"max_completion_tokens": 16000, "reasoning_effort": "high"}, "sampling": {"temperature": 1.0}}
+    assert score.call_settings(openai) == {"max_tokens": 16000, "temperature": None, "reasoning_effort": "high"}
+    inspect = {"sent": {"max_tokens": 16000, "temperature": 1.0, "reasoning_tokens": 4096}}
+    assert score.call_settings(inspect)["thinking"] == 4096
+    scripted = {"sampling": {"max_tokens": 48, "temperature": 1.0}}  # no `sent`: the requested sampling
+    assert score.call_settings(scripted) == {"max_tokens": 48, "temperature": 1.0}
+    calls = [{"role": "judge", **anthropic}, {"role": "judge", **anthropic}, {"role": "simulator", **scripted}]
+    assert score.role_settings(calls, "judge") == [score.call_settings(anthropic)]
+
+
 def test_the_ranking_test_is_upstreams_rank_systems() -> None:
     items = [str(i) for i in range(12)]
     base = [3.0, 3.5, 2.5, 4.0, 3.25, 2.75, 3.0, 3.5, 4.25, 2.0, 3.75, 3.0]

@@ -45,6 +45,8 @@ def call_settings(call: Mapping[str, Any]) -> dict[str, Any]:
     }
     if isinstance(thinking, Mapping) and thinking.get("type") == "enabled":
         settings["thinking"] = thinking.get("budget_tokens")
+    elif sent.get("reasoning_tokens") is not None:  # inspect's name for a thinking budget
+        settings["thinking"] = sent.get("reasoning_tokens")
     if sent.get("reasoning_effort") is not None:
         settings["reasoning_effort"] = sent.get("reasoning_effort")
     return settings
