@@ -251,9 +251,12 @@ def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
                 _fmt(report["means"]["experts"].get(name)),
             )
         stdout.print(table)
+    everything = report.get("experts_with_each_other_all_rows") or {}
     stdout.print(
         f"Judge vs the mean of three experts (each left out in turn, as the experts are compared): Overall Pearson "
-        f"{_fmt(report['judge_vs_three_experts_pearson_overall'])}.",
+        f"{_fmt(report['judge_vs_three_experts_pearson_overall'])}. The experts with each other: in the tables on "
+        f"the {humans.get('n')} rated conversations; on all {everything.get('n')} (the few-shot examples too), "
+        f"Overall Pearson {_fmt((everything.get('leave_one_out_pearson') or {}).get(OVERALL))}.",
         highlight=False,
         markup=False,
     )
