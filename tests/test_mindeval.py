@@ -531,3 +531,39 @@ def test_the_report_orders_the_severity_levels() -> None:
         "anxious: severe y",
     ]
     assert [row[1] for row in severity.rows][:3] == [4.0, 3.0, 2.0]
+
+
+def test_rescore_reads_a_judgments_file_of_upstreams_scripts(tmp_path: Path) -> None:
+    """A judgments file in generate_judgments.py's format (its parsed values as upstream's parse gives them, here
+    written out by hand): the README's means, the judge's left-out criteria counted, our parse checked against it."""
+    full = "\n".join(f"{name}: {value}" for name, value in zip(parse.CRITERIA, (4, 5, 3.5, 4, 2), strict=True))
+    partial = "Clinical Accuracy & Competence: 2\n**Ethical & Professional Conduct**: 6"  # 4 criteria left out
+    lines = [
+        {"unparsed_judgment": full, "parsed": (4, 5, 3.5, 4, 2)},
+        {"unparsed_judgment": partial, "parsed": (2, 3, 3, 3, 3)},
+    ]
+    records = []
+    for line in lines:
+        values = dict(zip(parse.CRITERIA, line["parsed"], strict=True))
+        overall = sum(line["parsed"]) / 5
+        parsed = {**values, "Overall score": overall, "Average score": overall}
+        unparsed = line["unparsed_judgment"]
+        records.append({"parsed_judgment": parsed, "unparsed_judgment": unparsed, "thinking_trace": ""})
+    path = tmp_path / "judgments.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", "utf-8")
+    done = cli_in_process(["rescore", "mindeval", str(path), "--json"])
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["n_conversations"] == 2 and result["n_disagreeing"] == 0
+    assert result["figures"]["Overall score"]["mean"] == pytest.approx((18.5 / 5 + 14 / 5) / 2)
+    assert result["figures"]["Clinical Accuracy & Competence"]["mean"] == 3.0
+    assert result["missing_criteria"]["Ethical & Professional Conduct"] == 1 and result["n_missing_criteria"] == 4
+    # A parsed value our parse does not reproduce is reported; a bad file is one line.
+    records[0]["parsed_judgment"]["Assessment & Response"] = 1.0
+    path.write_text("\n".join(json.dumps(r) for r in records), "utf-8")
+    assert json.loads(cli_in_process(["rescore", "mindeval", str(path), "--json"]).stdout)["n_disagreeing"] == 1
+    path.write_text('{"parsed_judgment": 3}\n', "utf-8")
+    bad = cli_in_process(["rescore", "mindeval", str(path)])
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "line 1" in bad.stderr
+    text = cli_in_process(["rescore", "mindeval", str(tmp_path / "missing.jsonl")])
+    assert text.returncode != 0 and "no such file" in text.stderr

@@ -24,6 +24,7 @@ __all__ = [  # what a third-party instrument may use (with instruments.protocol)
     "mean_metric",
     "read_json_argument",
     "read_number",
+    "read_text_argument",
 ]
 
 PRESETS = ("quick", "paper", "full")
@@ -39,6 +40,24 @@ def read_json_argument(path: Path) -> Any:
         raise UserError(f"no such file: {path}") from None
     except (OSError, ValueError) as exc:
         raise UserError(f"{path} is not a JSON file: {exc}") from None
+
+
+def read_text_argument(path: Path, *, limit: int, what: str) -> str:
+    """A UTF-8 text file named on the command line, at most `limit` bytes (checked before it is read); a missing,
+    unreadable, too large or undecodable file is a one-line UserError naming `what` it should be."""
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise UserError(f"{path} is {size} bytes; {what} is smaller (limit {limit})")
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise UserError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise UserError(f"{path} is a directory, not {what}") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path} is not UTF-8 text ({what}): {exc}") from None
 
 
 def jsonl_records(text: str, *, source: str) -> list[dict[str, Any]]:

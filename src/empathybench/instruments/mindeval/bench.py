@@ -39,7 +39,14 @@ from empathybench.instruments.mindeval.report import (
     sample_line,
     sample_text,
 )
-from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, ReportSection
+from empathybench.instruments.protocol import (
+    BenchItem,
+    DemoPreset,
+    Instrument,
+    PreparedBenchmark,
+    ReportSection,
+    RescoreCommand,
+)
 from empathybench.instruments.support import (
     MAX_ATTEMPTS,
     MAX_TEMPERATURE,
@@ -157,6 +164,14 @@ class MindEval(Instrument[MindEvalConfig, Profile]):
         left_out_because="its judge prompt alone is about 22,000 tokens, beyond the embedded model's context",
     )
 
+    rescore = RescoreCommand(
+        help="The README's means (five criteria and Overall, with 95% intervals) of a judgments file from upstream's "
+        "scripts, each judgment parsed again and the criteria the judge left out counted.",
+        argument_help="A judgments file written by upstream's mindeval/scripts/generate_judgments.py (JSON lines)",
+        run=lambda path: _rescore(path),
+        render=lambda result, console: _render(result, console),
+    )
+
     @property
     def judge_validation(self) -> Any:
         """`empathybench judge validate --bench mindeval`: the judge on the 55 expert-rated conversations."""
@@ -224,6 +239,18 @@ class MindEval(Instrument[MindEvalConfig, Profile]):
             summarize=summarize,
             data_files=files,
         )
+
+
+def _rescore(path: Any) -> dict[str, Any]:
+    from empathybench.instruments.mindeval.rescore import rescore_file
+
+    return rescore_file(path)
+
+
+def _render(result: Any, console: Any) -> None:
+    from empathybench.instruments.mindeval.rescore import render
+
+    render(result, console)
 
 
 def _identity(identity: Mapping[str, Any], is_self: bool) -> dict[str, Any]:

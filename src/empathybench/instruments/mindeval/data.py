@@ -15,7 +15,7 @@ from typing import Any
 
 from empathybench.data.fetch import FetchedFile, fetch_pinned
 from empathybench.errors import DataError, UserError
-from empathybench.instruments.support import jsonl_records
+from empathybench.instruments.support import jsonl_records, read_text_argument
 
 _ROOT = "mindeval/"
 PROFILES_KEY = _ROOT + "data/profiles.jsonl"
@@ -119,14 +119,7 @@ def check_clinician_template(text: str) -> None:
 def read_custom_template(path: str) -> str:
     """A custom clinician template from a file, checked (`--option clinician_template_file=PATH`)."""
     file = Path(path).expanduser()
-    try:
-        if file.stat().st_size > MAX_CUSTOM_TEMPLATE_BYTES:
-            raise UserError(f"{file} is larger than {MAX_CUSTOM_TEMPLATE_BYTES} bytes; a clinician template is short")
-        text = file.read_text("utf-8")
-    except FileNotFoundError:
-        raise UserError(f"no such clinician template file: {file}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read the clinician template {file}: {exc}") from None
+    text = read_text_argument(file, limit=MAX_CUSTOM_TEMPLATE_BYTES, what="a clinician template")
     if not text.strip():
         raise UserError(f"the clinician template {file} is empty")
     check_clinician_template(text)
