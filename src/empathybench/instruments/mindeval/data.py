@@ -284,7 +284,8 @@ def annotator_scores(conversation: AnnotatedConversation, annotator: str) -> dic
 
 def gold_scores(conversation: AnnotatedConversation, annotators: Sequence[str] | None = None) -> dict[str, float]:
     """The gold that reproduces the judge prompt's few-shot outputs: per criterion the mean over the annotators'
-    values of its fields (0s kept), then Overall = the mean of the five (spec section 8). `annotators`: a subset (e.g. the other three, leave one out)."""
+    values of its fields (0s kept), then Overall = the mean of the five (spec section 8). `annotators`: a subset
+    (e.g. the other three, leave one out)."""
     chosen = list(annotators) if annotators is not None else sorted(conversation.ratings)
     scores = {
         name: sum(conversation.ratings[a][f] for a in chosen for f in group) / (len(group) * len(chosen))
