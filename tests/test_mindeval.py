@@ -17,7 +17,7 @@ from scipy.stats import ttest_rel
 from conftest import MIRROR, cli_in_process
 from empathybench.data.fetch import fetch_pinned
 from empathybench.errors import UserError
-from empathybench.instruments.mindeval import data, dialogue, parse, score
+from empathybench.instruments.mindeval import data, dialogue, parse, published, ranking
 from empathybench.instruments.mindeval.validate import human_agreement
 from empathybench.instruments.registry import all_benchmarks
 from empathybench.testing.fake_anthropic import FakeAnthropicServer
@@ -140,21 +140,21 @@ def test_the_protocols_constants_are_upstreams() -> None:
         if isinstance(n, ast.JoinedStr) and any(isinstance(p, ast.Constant) and "\\d" in str(p.value) for p in n.values)
     )
     assert pattern == parse._PATTERNS[parse.CRITERIA[0]].pattern.split(re.escape(parse.CRITERIA[0]))[1]
-    ranking = _upstream_tree(data.RANKING_CODE_KEY)
+    upstream_ranking = _upstream_tree(data.RANKING_CODE_KEY)
     thresholds = {
         ast.literal_eval(default)
-        for n in ast.walk(ranking)
+        for n in ast.walk(upstream_ranking)
         if isinstance(n, ast.FunctionDef) and n.args.defaults
         for arg, default in zip(n.args.args[-len(n.args.defaults) :], n.args.defaults, strict=True)
         if arg.arg == "threshold_p_value"
     }
-    assert thresholds == {score.RANKING_P}
+    assert thresholds == {ranking.RANKING_P}
     alternatives = {
-        k.value.value
-        for n in ast.walk(ranking)
-        if isinstance(n, ast.Call)
-        for k in n.keywords
-        if k.arg == "alternative"
+        keyword.value.value
+        for node in ast.walk(upstream_ranking)
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg == "alternative" and isinstance(keyword.value, ast.Constant)
     }
     assert alternatives == {"greater"}
 
@@ -277,11 +277,7 @@ def test_a_conversation_over_the_wire_follows_upstreams_protocol(tmp_path: Path)
         FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=replies.anthropic) as anthropic,
     ):
         out = tmp_path / "run"
-        published = ["--simulator-arg", "thinking_budget=4096", "--simulator-arg", "max_tokens=16000"]
-        published += ["--judge-arg", "thinking_budget=4096", "--judge-arg", "max_tokens=16000"]
-        done = cli_in_process(
-            [*_wire_args(openai, anthropic, *published), "--limit", "1", "--out", str(out)], _env(tmp_path)
-        )
+        done = cli_in_process([*_wire_args(openai, anthropic), "--limit", "1", "--out", str(out)], _env(tmp_path))
         assert done.returncode == 0, done.stderr[-2000:]
         clinician_bodies = replies.clinician_bodies
         member_bodies = [r.body for r in anthropic.requests if "system" in r.body]
@@ -311,20 +307,22 @@ def test_a_conversation_over_the_wire_follows_upstreams_protocol(tmp_path: Path)
     (judge_message,) = judge_bodies[0]["messages"]
     assert judge_message["role"] == "user"
     assert parse.conversation_text(interaction) in _text_of(judge_message["content"])
-    # The published settings were sent (thinking 4096 within 16000 tokens, no temperature), and the label says only
-    # what differs: the cut of one profile.
-    assert member_bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 4096}
-    assert member_bodies[0]["max_tokens"] == 16000 and "temperature" not in member_bodies[0]
+    # The published models get the published settings by default (thinking 4096 within 16000 tokens, no
+    # temperature), and the label says only what differs: the cut of one profile.
+    for body in (member_bodies[0], judge_bodies[0]):
+        assert body["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+        assert body["max_tokens"] == 16000 and "temperature" not in body
     summary = _summary(out)
     assert summary["judge"] == {"self_judging": False, "identity": {"provider": "anthropic", "model": JUDGE}}
     assert summary["comparability"] == (
-        "not comparable with the published protocol (1 of 50 profiles scored: a cut of 1 profile)"
+        f"not comparable with the published protocol (member {MEMBER}, judge {JUDGE}): "
+        "1 of 50 profiles scored: 49 not in this run (a cut)"
     )
     expected = [3 + index * 0.5 for index in range(5)]
     assert summary["score"] == pytest.approx(sum(expected) / 5) and summary["n_missing_criteria"] == 0
 
 
-def test_without_the_published_settings_the_label_names_what_was_sent(tmp_path: Path) -> None:
+def test_the_label_names_what_was_sent_where_it_differs(tmp_path: Path) -> None:
     replies = Replies(judge_leaves_out="AI-Specific")
     with (
         FakeOpenAIServer(answer=replies.clinician, models=("clinician-model",)) as openai,
@@ -332,16 +330,17 @@ def test_without_the_published_settings_the_label_names_what_was_sent(tmp_path: 
     ):
         out = tmp_path / "run"
         args = [*_wire_args(openai, anthropic), "--limit", "2", "--option", "mindeval.rounds=2"]
-        args += ["--judge-arg", "max_tokens=9000"]  # the instrument asks 16000; the judge's argument overrides it
+        # The user's arguments win over the published defaults (and the label says so).
+        args += ["--judge-arg", "max_tokens=9000", "--simulator-arg", "thinking_budget=2048"]
         done = cli_in_process([*args, "--out", str(out)], _env(tmp_path))
         assert done.returncode == 0, done.stderr[-2000:]
         judge_budgets = {r.body["max_tokens"] for r in anthropic.requests if "system" not in r.body}
     summary = _summary(out)
     label = summary["comparability"]
     assert summary["config"]["judge_max_tokens"] == 16000 and judge_budgets == {9000}
-    assert "judge budget 9000 tokens (published 16000)" in label and "member budget" not in label  # as sent
-    assert "member thinking" not in label and "member effort none" in label and "judge effort none" in label
-    assert "2 rounds (published 10)" in label and "2 of 50 profiles scored" in label
+    assert f"the judge {JUDGE}: token budget 9000 (published 16000), 2 calls" in label
+    assert f"the simulator {MEMBER}: reasoning budget 2048 (published 4096), 4 calls" in label
+    assert "2 rounds, not 10" in label and "2 of 50 profiles scored" in label and "temperature" not in label
     # Faithful mode: the left-out criterion is 3, counted per criterion and shown beside the score.
     assert summary["missing_criteria"]["AI-Specific Communication Quality"] == 2
     assert summary["metrics"]["ascq"]["value"] == 3.0 and "2 left out" in summary["metrics"]["ascq"]["unit"]
@@ -349,7 +348,7 @@ def test_without_the_published_settings_the_label_names_what_was_sent(tmp_path: 
     assert "left out by the judge" in html and "not comparable with the published protocol" in html
 
 
-def test_strict_mode_asks_the_judge_again_and_an_unscored_run_exits_non_zero(tmp_path: Path) -> None:
+def test_strict_mode_asks_the_judge_again_and_a_run_with_nothing_scored_exits_non_zero(tmp_path: Path) -> None:
     replies = Replies(judge_leaves_out="Assessment")
     with (
         FakeOpenAIServer(answer=replies.clinician, models=("clinician-model",)) as openai,
@@ -361,52 +360,54 @@ def test_strict_mode_asks_the_judge_again_and_an_unscored_run_exits_non_zero(tmp
         done = cli_in_process([*args, "--out", str(out)], _env(tmp_path))
         judge_calls = [r for r in anthropic.requests if "system" not in r.body]
     assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "mindeval: no item could be scored" in done.stderr
     assert len(judge_calls) == 2  # asked again once, then not scored
     (record,) = _records(out)
-    assert record["status"] == "error" and "Assessment & Response" in record["error"]
+    assert record["status"] == "ok" and record["overall"] is None and "Assessment & Response" in record["judge_error"]
     summary = _summary(out)
-    assert (
-        summary["score"] is None
-        and summary["n_scored"] == 0
-        and "no conversation was scored" in (summary["headline_note"])
-    )
+    assert summary["score"] is None and summary["n_scored"] == 0 and summary["n_judge_errors"] == 1
+    assert "no conversation was scored" in summary["headline_note"]
+    assert "1 not scored (the judge left out a criterion in every ask)" in summary["comparability"]
+    assert "strict parse" in summary["comparability"]
 
 
 # --- figures, label, ranking --------------------------------------------------------------------------------------
 
 
-def test_the_label_is_comparable_only_with_every_profile_scored_and_the_published_settings() -> None:
-    sent = [{"max_tokens": 16000, "temperature": None, "thinking": 4096}]
+def test_the_published_settings_go_to_the_published_models_only() -> None:
+    from empathybench.models.base import Sampling
+
+    base = Sampling(temperature=1.0, max_tokens=16000, top_p=None)
+    anthropic = published.request_sampling("simulator", {"provider": "anthropic", "model": MEMBER}, base)
+    assert anthropic.model_args is not None and anthropic.model_args.as_dict() == {
+        "thinking_budget": 4096,
+        "max_tokens": 16000,
+    }
+    gateway = published.request_sampling("judge", {"provider": "openai", "model": "anthropic/claude-sonnet-4.5"}, base)
+    assert gateway.model_args is not None and gateway.model_args.reasoning_effort == "high"
+    assert published.request_sampling("judge", {"provider": "anthropic", "model": MEMBER}, base) == base  # not its
+    assert published.request_sampling("simulator", {"provider": "openai", "model": "gpt-4o"}, base) == base
+    # What the label compares a call with, in the terms it was sent in.
+    assert published.published_call_body("model", "gpt-4o", {}) is None  # the clinician: not pinned upstream
+    assert "thinking" in (published.published_call_body("judge", JUDGE, {}) or {})
+    gateway_body = published.published_call_body("judge", "x/claude", {"model_args": {"reasoning_effort": "high"}})
+    assert gateway_body == {"max_tokens": 16000, "reasoning_effort": "high"}
+
+
+def test_the_label_names_the_roles_and_the_protocol() -> None:
+    given = {"simulator": "gpt-4o", "judge": JUDGE}
+    differences = published.role_differences(given, {"simulator": False, "judge": False})
+    assert differences == ["member gpt-4o, not the published claude-haiku-4-5@20251001"]
+    assert "self-judged" in published.role_differences(given, {"simulator": False, "judge": True})[-1]
+    assert published.role_differences({"simulator": MEMBER, "judge": "claude-sonnet-4-5@20250929"}, {}) == []
     protocol = {"rounds": 10, "clinician_template": "v0_1", "judge_template": "v0_1", "missing_criterion": "default"}
-    member, judge = {"model": MEMBER, "self": False}, {"model": "claude-sonnet-4-5@20250929", "self": False}
-    common = {"member": member, "judge": judge, "member_settings": sent, "judge_settings": sent, "protocol": protocol}
-    comparable, label = score.comparability(**common, n_scored=50)
-    assert comparable and label.startswith("comparable with the published protocol")
-    comparable, label = score.comparability(**common, n_scored=48, why_unscored=["2 calls failed"])
-    assert not comparable and "48 of 50 profiles scored: 2 calls failed" in label
-    effort = [{"max_tokens": 16000, "temperature": None, "reasoning_effort": "high"}]  # through a gateway
-    assert score.comparability(**{**common, "member_settings": effort}, n_scored=50)[0]
-    hot = [{"max_tokens": 8000, "temperature": 0.2}]
-    _, label = score.comparability(**{**common, "judge_settings": hot}, n_scored=50)
-    assert "judge budget 8000" in label and "judge temperature 0.2" in label and "judge effort none" in label
-    _, label = score.comparability(**{**common, "member": {"model": "gpt-4o", "self": True}}, n_scored=50)
-    assert "self-simulated" in label
-    strict = {**protocol, "missing_criterion": "strict", "clinician_template": "custom"}
-    _, label = score.comparability(**{**common, "protocol": strict}, n_scored=50)
-    assert "strict parse" in label and "clinician template custom" in label
-
-
-def test_what_a_call_sent_is_read_from_its_record() -> None:
-    anthropic = {"sent": {"model": MEMBER, "max_tokens": 16000, "thinking": {"type": "enabled", "budget_tokens": 4096}}}
-    assert score.call_settings(anthropic) == {"max_tokens": 16000, "temperature": None, "thinking": 4096}
-    openai = {"sent": {"max_completion_tokens": 16000, "reasoning_effort": "high"}, "sampling": {"temperature": 1.0}}
-    assert score.call_settings(openai) == {"max_tokens": 16000, "temperature": None, "reasoning_effort": "high"}
-    inspect = {"sent": {"max_tokens": 16000, "temperature": 1.0, "reasoning_tokens": 4096}}
-    assert score.call_settings(inspect)["thinking"] == 4096
-    scripted = {"sampling": {"max_tokens": 48, "temperature": 1.0}}  # no `sent`: the requested sampling
-    assert score.call_settings(scripted) == {"max_tokens": 48, "temperature": 1.0}
-    calls = [{"role": "judge", **anthropic}, {"role": "judge", **anthropic}, {"role": "simulator", **scripted}]
-    assert score.role_settings(calls, "judge") == [score.call_settings(anthropic)]
+    assert published.protocol_differences(protocol) == []
+    changed = {**protocol, "rounds": 1, "clinician_template": "custom", "missing_criterion": "strict"}
+    assert published.protocol_differences(changed) == [
+        "1 round, not 10",
+        "clinician template custom, not v0_1",
+        "strict parse (upstream scores a criterion the judge leaves out as 3)",
+    ]
 
 
 def test_the_ranking_test_is_upstreams_rank_systems() -> None:
@@ -417,12 +418,12 @@ def test_the_ranking_test_is_upstreams_rank_systems() -> None:
         "middle": {i: v + 0.05 * (n % 2) for n, (i, v) in enumerate(zip(items, base, strict=True))},
         "close": {i: v + 0.05 * ((n + 1) % 2) for n, (i, v) in enumerate(zip(items, base, strict=True))},
     }
-    ranking = score.rank_runs(runs)
-    assert ranking["clusters"][0] == ["best"] and sorted(ranking["clusters"][1]) == ["close", "middle"]
+    ranked = ranking.rank_runs(runs)
+    assert ranked["clusters"][0] == ["best"] and sorted(ranked["clusters"][1]) == ["close", "middle"]
     expected = ttest_rel([runs["best"][i] for i in items], [runs["close"][i] for i in items], alternative="greater")
-    assert ranking["p_better"]["best"]["close"] == pytest.approx(float(expected.pvalue))
-    assert ranking["rank"] == {"best": 1, "middle": 2, "close": 2} and ranking["n_shared"] == 12
-    assert math.isclose(ranking["means"]["best"], sum(runs["best"].values()) / 12, abs_tol=1e-4)
+    assert ranked["p_better"]["best"]["close"] == pytest.approx(float(expected.pvalue))
+    assert ranked["rank"] == {"best": 1, "middle": 2, "close": 2} and ranked["n_shared"] == 12
+    assert math.isclose(ranked["means"]["best"], sum(runs["best"].values()) / 12, abs_tol=1e-4)
 
 
 def test_a_comparison_of_runs_shows_the_profiles_and_the_ranking(tmp_path: Path) -> None:

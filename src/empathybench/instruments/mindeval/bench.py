@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext
+from empathybench.instruments.comparability import ROLE_NAMES, coverage, label, role_names, settings_differences
 from empathybench.instruments.conversation import run_conversation
-from empathybench.instruments.mindeval import score
+from empathybench.instruments.mindeval import published
 from empathybench.instruments.mindeval.canned import expected_output_tokens, plausible_answer
 from empathybench.instruments.mindeval.data import (
     N_PROFILES,
@@ -66,7 +67,7 @@ MISSING_MODES = ("default", "strict")
 CUSTOM = "custom"  # the recorded clinician_template of a run with --option clinician_template_file=PATH
 
 OPTION_HELP = {
-    "rounds": f"rounds per conversation: the clinician speaks, then the member (paper {score.PAPER_ROUNDS})",
+    "rounds": f"rounds per conversation: the clinician speaks, then the member (paper {published.PAPER_ROUNDS})",
     "profiles": f"profiles spread evenly over the {N_PROFILES} (empty: all; quick {QUICK_PROFILES})",
     "clinician_template": f"upstream's clinician template: {' or '.join(CLINICIAN_TEMPLATES)} (paper v0_1)",
     "clinician_template_file": "a custom clinician template (string.Template, $name ...) using only the 18 profile "
@@ -78,9 +79,9 @@ OPTION_HELP = {
     "temperature": "the clinician's temperature (default 1.0; upstream: not pinned)",
     "max_tokens": "the clinician's token budget per reply (default 16000, as upstream's member and judge)",
     "member_temperature": "the member's temperature (default 1.0: upstream sends none, the providers' default)",
-    "member_max_tokens": f"the member's token budget (published {score.PUBLISHED_BUDGET})",
+    "member_max_tokens": f"the member's token budget (published {published.PUBLISHED_BUDGET})",
     "judge_temperature": "the judge's temperature (default 1.0: upstream sends none, the providers' default)",
-    "judge_max_tokens": f"the judge's token budget (published {score.PUBLISHED_BUDGET})",
+    "judge_max_tokens": f"the judge's token budget (published {published.PUBLISHED_BUDGET})",
 }
 
 
@@ -88,7 +89,7 @@ OPTION_HELP = {
 class MindEvalConfig:
     """Everything that defines a MindEval run; recorded in run.json."""
 
-    rounds: int = field(default=score.PAPER_ROUNDS, metadata=bounded(1, 50))
+    rounds: int = field(default=published.PAPER_ROUNDS, metadata=bounded(1, 50))
     profiles: int | None = field(default=None, metadata=bounded(1, N_PROFILES))
     clinician_template: str = PAPER_CLINICIAN_VERSION
     clinician_template_file: str | None = None
@@ -98,11 +99,11 @@ class MindEvalConfig:
     # Upstream pins no sampling but the budget (max_completion_tokens 16000) and reasoning effort (a model argument
     # here: --simulator-arg / --judge-arg, see the docs); temperature is the providers' default, 1.
     temperature: float = field(default=1.0, metadata=bounded(0, MAX_TEMPERATURE))
-    max_tokens: int = field(default=score.PUBLISHED_BUDGET, metadata=bounded(16, MAX_TOKENS_LIMIT))
+    max_tokens: int = field(default=published.PUBLISHED_BUDGET, metadata=bounded(16, MAX_TOKENS_LIMIT))
     member_temperature: float = field(default=1.0, metadata=bounded(0, MAX_TEMPERATURE))
-    member_max_tokens: int = field(default=score.PUBLISHED_BUDGET, metadata=bounded(16, MAX_TOKENS_LIMIT))
+    member_max_tokens: int = field(default=published.PUBLISHED_BUDGET, metadata=bounded(16, MAX_TOKENS_LIMIT))
     judge_temperature: float = field(default=1.0, metadata=bounded(0, MAX_TEMPERATURE))
-    judge_max_tokens: int = field(default=score.PUBLISHED_BUDGET, metadata=bounded(16, MAX_TOKENS_LIMIT))
+    judge_max_tokens: int = field(default=published.PUBLISHED_BUDGET, metadata=bounded(16, MAX_TOKENS_LIMIT))
 
     @property
     def template_name(self) -> str:
@@ -139,7 +140,7 @@ class MindEval(Instrument[MindEvalConfig, Profile]):
     )
     presets: ClassVar[dict[str, str]] = {
         "quick": f"{QUICK_PROFILES} profiles spread over the {N_PROFILES}, {QUICK_ROUNDS} rounds: indicative only",
-        "paper": f"all {N_PROFILES} profiles, {score.PAPER_ROUNDS} rounds, templates v0_1 / v0_2 / v0_1: the "
+        "paper": f"all {N_PROFILES} profiles, {published.PAPER_ROUNDS} rounds, templates v0_1 / v0_2 / v0_1: the "
         "published protocol",
         "full": "the paper preset",
     }
@@ -238,6 +239,7 @@ class MindEval(Instrument[MindEvalConfig, Profile]):
             run_item=run_item,
             summarize=summarize,
             data_files=files,
+            summarize_failed=True,
         )
 
 
@@ -260,17 +262,20 @@ def _identity(identity: Mapping[str, Any], is_self: bool) -> dict[str, Any]:
 async def run_profile(
     config: MindEvalConfig, templates: Templates, clinician_template: str, profile: Profile, ctx: ItemContext
 ) -> dict[str, Any]:
-    """One profile: the conversation, the judge's rating, and what each role sent. A call that cannot be answered
-    fails the item (asked again when the run continues, its finished calls from the cache)."""
+    """One profile: the conversation and the judge's rating. The member and the judge get the published settings
+    when they are the published models (published.request_sampling). A call that cannot be answered fails the item
+    (asked again when the run continues, its finished calls from the cache)."""
     values = profile.values
     member_placeholder = ctx.simulator_identity.get("provider") == "anthropic"
+    member_sampling = _sampling(config.member_temperature, config.member_max_tokens)
+    judge_sampling = _sampling(config.judge_temperature, config.judge_max_tokens)
     plan = mindeval_plan(
         PlanSettings(
             rounds=config.rounds,
             clinician_system=render(clinician_template, values),
             member_system=render(templates.member[PAPER_MEMBER_VERSION], values),
             clinician_sampling=_sampling(config.temperature, config.max_tokens),
-            member_sampling=_sampling(config.member_temperature, config.member_max_tokens),
+            member_sampling=published.request_sampling("simulator", ctx.simulator_identity, member_sampling),
             member_placeholder=member_placeholder,
         )
     )
@@ -279,13 +284,13 @@ async def run_profile(
     outcome = await judge_conversation(
         ctx,
         judge_prompt(templates.judge[config.judge_template], messages, values),
-        _sampling(config.judge_temperature, config.judge_max_tokens),
+        published.request_sampling("judge", ctx.judge_identity, judge_sampling),
         strict=config.missing_criterion == "strict",
         attempts=config.judge_attempts,
     )
     judgment = outcome.judgment
     record = result.as_record()
-    return {
+    fields: dict[str, Any] = {
         "profile": profile.number,
         "depressive_symptoms": profile.severity[0],
         "anxious_symptoms": profile.severity[1],
@@ -293,100 +298,103 @@ async def run_profile(
         "rounds": sum(1 for turn in result.turns if turn.speaker == "model"),
         "interaction": messages,
         "turns": record["turns"],
-        "scores": {name: judgment.scores[name] for name in (*CRITERIA, OVERALL)},
-        "overall": judgment.overall,
-        "missing_criteria": list(judgment.missing),
+        "scores": None if judgment is None else {name: judgment.scores[name] for name in (*CRITERIA, OVERALL)},
+        "overall": None if judgment is None else judgment.overall,
+        "missing_criteria": [] if judgment is None else list(judgment.missing),
         "judge_asks": outcome.asks,
         "member_placeholder": member_placeholder,
         "member": _identity(ctx.simulator_identity, ctx.simulator_is_self),
         "judge": _identity(ctx.judge_identity, ctx.judge_is_self),
-        "sent": {
-            "clinician": score.role_settings(ctx.calls, None),
-            "member": score.role_settings(ctx.calls, "simulator"),
-            "judge": score.role_settings(ctx.calls, "judge"),
-        },
     }
+    if outcome.error is not None:
+        fields["judge_error"] = outcome.error
+    return fields
 
 
-def _distinct(values: Sequence[Any]) -> list[Any]:
-    seen: list[Any] = []
-    for value in values:
-        if value not in seen:
-            seen.append(value)
-    return seen
+def unscored_reason(record: Mapping[str, Any]) -> str | None:
+    """Why a profile's conversation has no score (None: it has one)."""
+    if record.get("status", "ok") != "ok":
+        role = str(record.get("error_role") or "")
+        return f"failed (a call of {ROLE_NAMES.get(role, role)} failed)" if role else "failed"
+    if record.get("judge_error"):
+        return "not scored (the judge left out a criterion in every ask)"
+    return None
 
 
 def summarize_records(
     config: MindEvalConfig, n_items: int, records: list[dict[str, Any]], *, seed: int = 0
 ) -> dict[str, Any]:
-    scored = [r for r in records if isinstance(r.get("overall"), int | float)]
-    members = _distinct([r.get("member") or {} for r in records])
-    judges = _distinct([r.get("judge") or {} for r in records])
-    member_self = any(m.get("self") for m in members)
-    judge_self = any(j.get("self") for j in judges)
-    why: list[str] = []
-    if n_items < N_PROFILES:
-        why.append(f"a cut of {n_items} profile{'' if n_items == 1 else 's'}")
-    if len(records) < n_items:
-        why.append(
-            f"{n_items - len(records)} conversation(s) could not be scored (a call failed"
-            f"{' or the judge left out a criterion' if config.missing_criterion == 'strict' else ''}; "
-            "the same command asks them again)"
-        )
-
-    def one(identities: list[dict[str, Any]], is_self: bool) -> dict[str, Any]:
-        names = sorted({str(i.get("model") or i.get("provider") or "unknown") for i in identities})
-        return {"model": ", ".join(names) or "unknown", "self": is_self}
-
-    comparable, label = score.comparability(
-        member=one(members, member_self),
-        judge=one(judges, judge_self),
-        member_settings=_distinct([s for r in records for s in (r.get("sent") or {}).get("member") or ()]),
-        judge_settings=_distinct([s for r in records for s in (r.get("sent") or {}).get("judge") or ()]),
-        protocol={
-            "rounds": config.rounds,
-            "clinician_template": config.template_name,
-            "judge_template": config.judge_template,
-            "missing_criterion": config.missing_criterion,
-        },
-        n_scored=len(scored),
-        why_unscored=why,
+    """The summary of every record (failed items too: they say why a profile is unscored and whom the roles were)."""
+    answered = [r for r in records if r.get("status", "ok") == "ok"]
+    scored = [r for r in answered if isinstance(r.get("overall"), int | float)]
+    given = role_names(records)
+    self_played = {
+        "simulator": any((r.get("member") or {}).get("self") for r in answered) or "simulator" not in given,
+        "judge": any((r.get("judge") or {}).get("self") for r in answered) or "judge" not in given,
+    }
+    names = {role: given.get(role) or given.get("model", "") for role in ("simulator", "judge")}
+    covered = coverage(
+        N_PROFILES,
+        "profiles",
+        [unscored_reason(r) is None for r in records],
+        [why for r in records if (why := unscored_reason(r)) is not None],
+        n_in_run=n_items,
+    )
+    protocol = {
+        "rounds": config.rounds,
+        "clinician_template": config.template_name,
+        "judge_template": config.judge_template,
+        "missing_criterion": config.missing_criterion,
+    }
+    differences = published.role_differences(names, self_played) + published.protocol_differences(protocol)
+    differences += settings_differences(
+        records, published.published_call_body, provider_defaults=published.PROVIDER_DEFAULTS
+    )
+    if not covered.complete:
+        differences.append(covered.line())
+    given_line = f"member {names['simulator'] or 'unknown'}, judge {names['judge'] or 'unknown'}"
+    comparable, label_line = label(
+        given_line + (f"; {covered.line()}" if covered.complete else ""), differences, "the published protocol"
     )
     missing = {name: sum(1 for r in scored if name in (r.get("missing_criteria") or ())) for name in CRITERIA}
     means = {
         name: (sum(float(r["scores"][name]) for r in scored) / len(scored) if scored else None)
         for name in (*CRITERIA, OVERALL)
     }
+    judges = [r.get("judge") or {} for r in answered]
     summary: dict[str, Any] = {
         "score": round(means[OVERALL], 6) if scored else None,
         "score_name": "MindEval Overall score: the judge's mean of the five criteria (1-6), mean over conversations",
         "n_items": n_items,
-        "n_answered": len(records),
+        "n_answered": len(answered),
         "n_parsed": len(scored),
         "n_scored": len(scored),
+        "n_judge_errors": sum(1 for r in answered if r.get("judge_error")),
         "criterion_means": {name: None if v is None else round(v, 6) for name, v in means.items()},
         "missing_criteria": missing,
         "n_missing_criteria": sum(missing.values()),
-        "n_judge_reasks": sum(int(r.get("judge_asks") or 1) - 1 for r in scored),
+        "n_judge_reasks": sum(int(r.get("judge_asks") or 1) - 1 for r in answered),
         "overall_by_profile": {str(r["item_id"]): float(r["overall"]) for r in scored},
         "severity": {str(r["item_id"]): [r.get("depressive_symptoms"), r.get("anxious_symptoms")] for r in scored},
         "rounds_limit": config.rounds,
-        "member": one(members, member_self),
+        "member": {"model": names["simulator"] or "unknown", "self": self_played["simulator"]},
         # read by every report: self-judged (validity) and the judge's model (a comparison warns when judges differ)
         "judge": {
-            "self_judging": judge_self,
+            "self_judging": self_played["judge"],
             "identity": {k: v for k, v in (judges[0] if judges else {}).items() if k != "self"},
         },
-        "member_placeholder": any(r.get("member_placeholder") for r in records),
+        "member_placeholder": any(r.get("member_placeholder") for r in answered),
         "published": {
-            "member": score.PUBLISHED_MEMBER,
-            "judge": score.PUBLISHED_JUDGE,
-            "budget": score.PUBLISHED_BUDGET,
-            "reasoning_effort": score.PUBLISHED_EFFORT,
-            "figures": "not available: the paper's results table is not available here; no reproduction is claimed",
+            "member": published.PUBLISHED_MEMBER,
+            "judge": published.PUBLISHED_JUDGE,
+            "budget": published.PUBLISHED_BUDGET,
+            "reasoning_effort": published.PUBLISHED_EFFORT,
+            "thinking_budget": published.PUBLISHED_THINKING,
+            "figures": "not available here; no reproduction is claimed",
         },
         "comparable_with_published": comparable,
-        "comparability": label,
+        "comparability": label_line,
+        "coverage": covered.as_dict(),
         "config": {**asdict(config), "clinician_template": config.template_name},
         "headline_metric": "overall",
     }
@@ -418,8 +426,8 @@ def summarize_records(
         notes.append(
             f"{summary['n_missing_criteria']} criterion score(s) left out by the judge were given 3, as upstream does"
         )
-    notes.append(label)
+    notes.append(label_line)
     summary["headline_note"] = "; ".join(notes)
-    if member_self:
-        summary["self_simulated"] = True
+    if self_played["simulator"]:
+        summary["self_simulated"] = True  # read by every report as self-simulated (like self-judged)
     return summary

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from empathybench.engine.engine import CallFailedError, ItemContext
+from empathybench.engine.engine import ItemContext
 from empathybench.instruments.conversation import (
     ConversationPlan,
     ConversationResult,
@@ -90,18 +90,25 @@ def judge_prompt(template: str, messages: Sequence[Mapping[str, str]], profile: 
 
 @dataclass(frozen=True)
 class JudgeOutcome:
-    judgment: Judgment
+    judgment: Judgment | None  # None: not scored (strict mode, a criterion left out in every ask)
     asks: int
     reply: str  # the judge's last reply (thinking included, as it came)
     missing_per_ask: tuple[tuple[str, ...], ...]
+
+    @property
+    def error(self) -> str | None:
+        if self.judgment is not None:
+            return None
+        return f"the judge left out {', '.join(self.missing_per_ask[-1])} in each of {self.asks} asks"
 
 
 async def judge_conversation(
     ctx: ItemContext, prompt: str, sampling: Sampling, *, strict: bool, attempts: int
 ) -> JudgeOutcome:
     """The judge's rating of one conversation. Faithful mode: one ask, a missing criterion is 3 (counted). Strict
-    mode: a reply that leaves out a criterion is asked again, at most `attempts` asks; then the item fails with a
-    CallFailedError (recorded, asked again when the run continues), never scored with a made-up 3."""
+    mode: a reply that leaves out a criterion is asked again, at most `attempts` asks; then the conversation is
+    recorded as not scored (a judge error, counted and named in the label), never scored with a made-up 3. A call
+    that cannot be answered at all fails the item (CallFailedError; asked again when the run continues)."""
     missing: list[tuple[str, ...]] = []
     reply = ""
     for attempt in range(attempts if strict else 1):
@@ -111,6 +118,4 @@ async def judge_conversation(
         missing.append(judgment.missing)
         if not strict or not judgment.missing:
             return JudgeOutcome(judgment, attempt + 1, reply, tuple(missing))
-    raise CallFailedError(
-        f"the judge left out {', '.join(missing[-1])} in each of {len(missing)} asks (strict mode: not scored)"
-    )
+    return JudgeOutcome(None, len(missing), reply, tuple(missing))

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.instruments.mindeval.parse import CRITERIA, OVERALL, SHORT
-from empathybench.instruments.mindeval.score import rank_runs
+from empathybench.instruments.mindeval.ranking import rank_runs
 from empathybench.instruments.protocol import ChartPoint, FactsTable, GroupedBarsChart, ReportSection
 
 SCALE = (1.0, 6.0)

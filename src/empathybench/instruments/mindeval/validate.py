@@ -23,7 +23,7 @@ from empathybench.instruments.mindeval.data import (
 )
 from empathybench.instruments.mindeval.dialogue import judge_prompt
 from empathybench.instruments.mindeval.parse import CRITERIA, OVERALL, SHORT, parse_judgment
-from empathybench.instruments.mindeval.score import PUBLISHED_BUDGET
+from empathybench.instruments.mindeval.published import PUBLISHED_BUDGET
 from empathybench.instruments.protocol import BenchItem, JudgeValidation, PreparedBenchmark
 from empathybench.models.base import Message, Sampling
 from empathybench.stats.agreement import kendall_tau, spearman
