@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from empathybench.engine.engine import CallFailedError, ItemContext
-from empathybench.formatting import number
+from empathybench.formatting import number, printable
 from empathybench.instruments.mindeval.canned import plausible_answer
 from empathybench.instruments.mindeval.data import (
     FEW_SHOT_ROWS,
@@ -231,7 +231,7 @@ def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
     judge = report["judge"]
     stdout.print(
         Text.assemble(
-            (f"judge {judge['spec']}", "bold"),
+            (f"judge {printable(judge['spec'])}", "bold"),
             f": {report['n_cases']} expert-rated conversations (rows 55-59, the prompt's few-shot examples, left "
             f"out), {report['n_rated']} rated, {report['n_failed_calls']} failed calls, "
             f"{report['n_missing_criteria']} criterion scores left out by the judge (given 3)",
@@ -263,7 +263,7 @@ def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
     for clinician, entry in report["by_clinician"].items():
         stdout.print(
             Text(
-                f"clinician {clinician}: judge Overall {_fmt(entry['judge_overall'])}, experts "
+                f"clinician {printable(clinician, 80)}: judge Overall {_fmt(entry['judge_overall'])}, experts "
                 f"{_fmt(entry['experts_overall'])} ({entry['n']} conversations)"
             )
         )
