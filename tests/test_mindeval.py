@@ -322,6 +322,28 @@ def test_a_conversation_over_the_wire_follows_upstreams_protocol(tmp_path: Path)
     assert summary["score"] == pytest.approx(sum(expected) / 5) and summary["n_missing_criteria"] == 0
 
 
+def test_a_huge_reply_reaches_the_judge_whole_and_is_stored_bounded(tmp_path: Path) -> None:
+    from empathybench.engine.engine import MAX_STORED_REPLY_CHARS
+
+    def clinician(body: dict[str, Any]) -> str:
+        return ("m" * 99 + " ") * 1500  # 150,000 characters in 1,500 words (the fake server counts words as tokens)
+
+    replies = Replies()
+    with (
+        FakeOpenAIServer(answer=clinician, models=("clinician-model",)) as openai,
+        FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=replies.anthropic) as anthropic,
+    ):
+        out = tmp_path / "run"
+        args = [*_wire_args(openai, anthropic), "--limit", "1", "--option", "mindeval.rounds=1"]
+        done = cli_in_process([*args, "--out", str(out)], _env(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]
+        (judge_body,) = [r.body for r in anthropic.requests if "system" not in r.body]
+    assert (("m" * 99 + " ") * 1500).strip() in _text_of(judge_body["messages"][0]["content"])
+    (record,) = _records(out)
+    assert len(record["interaction"][1]["content"]) == MAX_STORED_REPLY_CHARS
+    assert all(len(t["text"]) <= MAX_STORED_REPLY_CHARS for t in record["turns"])
+
+
 def test_the_label_names_what_was_sent_where_it_differs(tmp_path: Path) -> None:
     replies = Replies(judge_leaves_out="AI-Specific")
     with (

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from empathybench.engine.engine import ItemContext
+from empathybench.engine.engine import ItemContext, stored_text
 from empathybench.instruments.comparability import ROLE_NAMES, coverage, label, role_names, settings_differences
 from empathybench.instruments.conversation import run_conversation
 from empathybench.instruments.mindeval import published
@@ -296,7 +296,8 @@ async def run_profile(
         "anxious_symptoms": profile.severity[1],
         "conversation_status": record["status"],
         "rounds": sum(1 for turn in result.turns if turn.speaker == "model"),
-        "interaction": messages,
+        # as the judge read it, each text bounded as a stored reply is (the whole reply is in the response cache)
+        "interaction": [{"role": m["role"], "content": stored_text(m["content"])} for m in messages],
         "turns": record["turns"],
         "scores": None if judgment is None else {name: judgment.scores[name] for name in (*CRITERIA, OVERALL)},
         "overall": None if judgment is None else judgment.overall,
