@@ -82,12 +82,11 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
         numeric=(1, 2),
         title="Overall score by the member's symptom severity",
     )
-    comparable = bool(result.get("comparable_with_published"))
+    # The label is said once, by the headline note above the section (as every conversational instrument's).
     return ReportSection(
         charts=(profile_chart([("this run", result)]),),
         tables=(figures, severity),
         note=NOT_PUBLISHED,
-        warning=None if comparable else str(result.get("comparability") or ""),
         footnote=(
             f"{result.get('n_scored')} of {result.get('n_items')} conversations scored; "
             f"{result.get('n_missing_criteria') or 0} criterion scores left out by the judge were given 3 "
