@@ -591,3 +591,15 @@ def test_rescore_reads_a_judgments_file_of_upstreams_scripts(tmp_path: Path) -> 
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "line 1" in bad.stderr
     text = cli_in_process(["rescore", "mindeval", str(tmp_path / "missing.jsonl")])
     assert text.returncode != 0 and "no such file" in text.stderr
+
+
+def test_judge_validate_sends_the_published_judge_its_published_settings(tmp_path: Path) -> None:
+    replies = Replies()
+    with FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=replies.anthropic) as anthropic:
+        args = ["judge", "validate", "--judge", f"anthropic/{JUDGE}", "--judge-base-url", anthropic.base_url]
+        done = cli_in_process([*args, "--bench", "mindeval", "--limit", "2", "--json"], _env(tmp_path))
+        bodies = [r.body for r in anthropic.requests]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(bodies) == 2 and all(b["thinking"] == {"type": "enabled", "budget_tokens": 4096} for b in bodies)
+    assert all(b["max_tokens"] == 16000 and "temperature" not in b for b in bodies)
+    assert json.loads(done.stdout)["n_rated"] == 2

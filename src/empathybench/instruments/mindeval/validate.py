@@ -23,7 +23,7 @@ from empathybench.instruments.mindeval.data import (
 )
 from empathybench.instruments.mindeval.dialogue import judge_prompt
 from empathybench.instruments.mindeval.parse import CRITERIA, OVERALL, SHORT, parse_judgment
-from empathybench.instruments.mindeval.published import PUBLISHED_BUDGET
+from empathybench.instruments.mindeval.published import PUBLISHED_BUDGET, request_sampling
 from empathybench.instruments.protocol import BenchItem, JudgeValidation, PreparedBenchmark
 from empathybench.models.base import Message, Sampling
 from empathybench.stats.agreement import kendall_tau, spearman
@@ -164,9 +164,11 @@ def prepare_validation(
         rated = rated[:limit]
     template = templates.judge[PAPER_JUDGE_VERSION]
     items = [BenchItem(str(c.row), c) for c in rated]
-    # The published judge settings (budget 16000; temperature unset = the providers' default 1); the reasoning effort
-    # is the judge's model argument (--judge-arg).
-    sampling = Sampling(temperature=1.0, max_tokens=PUBLISHED_BUDGET, top_p=None, seed=None)
+    # The instrument's judge sampling (budget 16000, temperature 1: the providers' default), with the published
+    # settings as the protocol's model arguments when the judge is the published one (published.request_sampling).
+    sampling = request_sampling(
+        "judge", judge_identity or {}, Sampling(temperature=1.0, max_tokens=PUBLISHED_BUDGET, top_p=None, seed=None)
+    )
 
     async def run_item(item: BenchItem[AnnotatedConversation], ctx: ItemContext) -> dict[str, Any]:
         conversation = item.payload
