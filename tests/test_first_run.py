@@ -72,7 +72,7 @@ def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_pa
     assert "self-judged" in " ".join(summary["benchmarks"]["eqbench3"]["validity"]["reasons"])
     assert summary["benchmarks"]["sage"]["validity"]["status"] == "self-simulated"
     left_out = left_out_of_demo()
-    assert [name for name, _ in left_out] == ["spiral"]
+    assert [name for name, _ in left_out] == ["spiral", "mindeval"]
     # the quick presets without --bench, plus EmoBench's and EQ-Bench 3's own quick presets
     _run(tmp_path / "quick-more", "scripted/echo", "--preset", "quick", "--bench", "emobench")
     demo_calls = _calls(tmp_path / "demo")

@@ -48,6 +48,7 @@ INSTRUMENTS: dict[str, tuple[dict[str, str], frozenset[str]]] = {
     "eqbench3": ({}, frozenset({"judge"})),
     "sage": ({"rounds": "3"}, frozenset({"simulator"})),
     "spiral": ({"num_turns": "3"}, frozenset({"judge", "simulator"})),
+    "mindeval": ({"rounds": "2"}, frozenset({"judge", "simulator"})),
 }
 
 pytestmark = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"the offline mirror is not at {MIRROR}")

@@ -349,14 +349,20 @@ def data_where(bench: DataBenchOption = None) -> None:
 def judge_validate(
     judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to validate")],
     limit: Annotated[
-        int | None, typer.Option("--limit", "-n", min=1, help="At most N replies, stratified by source and emotion")
+        int | None,
+        typer.Option(
+            "--limit",
+            "-n",
+            min=1,
+            help="At most N items to rate (the instrument's validation says which: e.g. spread over its strata)",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for the judge's calls")] = 0,
     judge_base_url: Annotated[
         str | None, typer.Option("--judge-base-url", "--base-url", help="The judge's server (else its provider's)")
     ] = None,
     max_concurrency: ConcurrencyOption = None,
-    attempts: Annotated[int, typer.Option(help="Judge asks per reply, the first included (1-10)")] = 3,
+    attempts: Annotated[int, typer.Option(help="Judge asks per item, the first included (1-10)")] = 3,
     no_cache: NoCacheOption = False,
     allow_unverified: AllowUnverifiedOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full figures as JSON instead of tables")] = False,
@@ -364,8 +370,16 @@ def judge_validate(
     quiet: QuietOption = False,
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
     judge_arg: JudgeArgOption = None,
+    bench: Annotated[
+        str | None,
+        typer.Option(
+            "--bench",
+            help="The instrument whose judge to validate (default: the first installed one that offers a validation, "
+            "in run order)",
+        ),
+    ] = None,
 ) -> None:
-    """Rate released replies (Welivita & Pu 2024) with the judge; agreement with the human ratings."""
+    """Have the judge rate an instrument's items with known human ratings; its agreement with the humans."""
     from empathybench.cli_commands import judge_validate as validate
     from empathybench.run.plan import plan_role
 
@@ -380,7 +394,7 @@ def judge_validate(
         "console": None if quiet else console,
         "request_timeout_s": timeout,
     }
-    validate(role, out, as_json, settings, console, stdout)
+    validate(role, out, as_json, settings, console, stdout, bench)
 
 
 def main() -> None:

@@ -357,9 +357,16 @@ def data_where(bench: list[str] | None, stdout: Console) -> None:
 
 
 def judge_validate(
-    judge: Any, out: Path | None, as_json: bool, settings: dict[str, Any], console: Console, stdout: Console
+    judge: Any,
+    out: Path | None,
+    as_json: bool,
+    settings: dict[str, Any],
+    console: Console,
+    stdout: Console,
+    bench: str | None = None,
 ) -> None:
-    """`empathybench judge validate`: the installed validation rated by `judge` (a RolePlan), figures and failures."""
+    """`empathybench judge validate [--bench NAME]`: an installed instrument's validation rated by `judge` (a
+    RolePlan), figures and failures."""
     from empathybench.instruments.support import MAX_ATTEMPTS
     from empathybench.run.judge import installed_judge_validation, validate_judge
     from empathybench.run.options import check_max_concurrency
@@ -374,7 +381,7 @@ def judge_validate(
         from empathybench.paths import check_writable_dir
 
         check_writable_dir(out.parent, "the directory of --out")  # before the judge is asked anything
-    validation = installed_judge_validation()
+    validation = installed_judge_validation(bench)
     report = validate_judge(validation, judge, **settings)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ BUILTIN_ENTRY_POINTS = {
     "eqbench3": "empathybench.instruments.eqbench3:instrument",
     "sage": "empathybench.instruments.sage:instrument",
     "spiral": "empathybench.instruments.spiral:instrument",
+    "mindeval": "empathybench.instruments.mindeval:instrument",
     "tombench": "empathybench.instruments.tombench:instrument",
 }
 

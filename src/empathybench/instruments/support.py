@@ -7,7 +7,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_type_hints
 
-from empathybench.errors import UserError
+from empathybench.errors import DataError, UserError
 from empathybench.stats.intervals import mean_metric as mean_metric  # re-exported: the summary's metrics
 
 __all__ = [  # what a third-party instrument may use (with instruments.protocol); see docs/write-an-instrument.md
@@ -20,9 +20,11 @@ __all__ = [  # what a third-party instrument may use (with instruments.protocol)
     "bool_option",
     "bounded",
     "evenly_spread",
+    "jsonl_records",
     "mean_metric",
     "read_json_argument",
     "read_number",
+    "read_text_argument",
 ]
 
 PRESETS = ("quick", "paper", "full")
@@ -38,6 +40,40 @@ def read_json_argument(path: Path) -> Any:
         raise UserError(f"no such file: {path}") from None
     except (OSError, ValueError) as exc:
         raise UserError(f"{path} is not a JSON file: {exc}") from None
+
+
+def read_text_argument(path: Path, *, limit: int, what: str) -> str:
+    """A UTF-8 text file named on the command line, at most `limit` bytes (checked before it is read); a missing,
+    unreadable, too large or undecodable file is a one-line UserError naming `what` it should be."""
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise UserError(f"{path} is {size} bytes; {what} is smaller (limit {limit})")
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise UserError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise UserError(f"{path} is a directory, not {what}") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path} is not UTF-8 text ({what}): {exc}") from None
+
+
+def jsonl_records(text: str, *, source: str) -> list[dict[str, Any]]:
+    """One JSON object per line, split on "\\n" only: some texts hold U+2028, which str.splitlines() splits on."""
+    records = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise DataError(f"{source}: line {number} is not JSON ({exc})") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{source}: line {number} is not a JSON object")
+        records.append(record)
+    return records
 
 
 def evenly_spread(items: Sequence[T], size: int) -> list[T]:

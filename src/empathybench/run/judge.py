@@ -21,14 +21,25 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def installed_judge_validation() -> JudgeValidation:
-    """The JudgeValidation of the first installed instrument (in run order) that validates its judge."""
+def installed_judge_validation(bench: str | None = None) -> JudgeValidation:
+    """The JudgeValidation of the instrument `bench` (`judge validate --bench NAME`), or without one of the first
+    installed instrument (in run order) that validates its judge; a name without a validation is a UserError."""
     from empathybench.instruments.registry import all_benchmarks
 
-    for instrument in all_benchmarks().values():
-        if instrument.judge_validation is not None:
-            return instrument.judge_validation
-    raise UserError("no installed instrument has a judge to validate")
+    instruments = all_benchmarks()
+    offering = [name for name, instrument in instruments.items() if instrument.judge_validation is not None]
+    if bench is not None:
+        if bench not in offering:
+            what = "is not an installed instrument" if bench not in instruments else "has no judge validation"
+            raise UserError(f"{bench} {what}; --bench takes one of: {', '.join(offering) or 'none installed'}")
+        validation = instruments[bench].judge_validation
+        assert validation is not None
+        return validation
+    if not offering:
+        raise UserError("no installed instrument has a judge to validate")
+    validation = instruments[offering[0]].judge_validation
+    assert validation is not None
+    return validation
 
 
 def validate_judge(
@@ -45,8 +56,8 @@ def validate_judge(
     request_timeout_s: float | None = None,
 ) -> dict[str, Any]:
     """Have `judge` (its role: run/plan.py plan_role) rate the validation's items; the report (`--json`, `--out`)
-    with the judge and the usage. With a `console`, progress is shown on it (a bar on a terminal, a line every 10 s
-    elsewhere).
+    with the judge, the data files it read and the usage. With a `console`, progress is shown on it (a bar on a
+    terminal, a line every 10 s elsewhere).
     """
     from rich.console import Console
 
@@ -76,13 +87,18 @@ def validate_judge(
             cache.close()
     report = prepared.summarize(records)
     report["judge"] = {"spec": str(judge.spec), **backend.identity()}
+    report["data_files"] = [
+        {"key": f.key, "sha256": f.sha256, "verified": f.verified, "source": f.source} for f in prepared.data_files
+    ]
     report["usage"] = stats.as_dict()
     return report
 
 
-def run_validation(judge: str, judge_args: Sequence[str] = (), **settings: Any) -> dict[str, Any]:
-    """`validate_judge` with the installed instrument's judge validation (what `judge validate` runs)."""
-    return validate_judge(installed_judge_validation(), plan_role("judge", judge, judge_args), **settings)
+def run_validation(
+    judge: str, judge_args: Sequence[str] = (), *, bench: str | None = None, **settings: Any
+) -> dict[str, Any]:
+    """`validate_judge` with an installed instrument's judge validation (what `judge validate [--bench NAME]` runs)."""
+    return validate_judge(installed_judge_validation(bench), plan_role("judge", judge, judge_args), **settings)
 
 
 async def _rate_all(

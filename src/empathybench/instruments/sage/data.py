@@ -7,7 +7,6 @@ that end a conversation, the emotion thresholds) is read at run time from the fe
 """
 
 import ast
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from empathybench.data.fetch import FetchedFile, fetch_pinned
 from empathybench.errors import DataError
+from empathybench.instruments.support import jsonl_records as jsonl_records  # re-exported: rescore, tests
 
 _ROOT = "sage/SAGE/"
 PROFILES_KEY = _ROOT + "profile/simulator_profile_withfirsttalk.jsonl"
@@ -29,22 +29,6 @@ CLAUDE37_RESULTS_KEY = RESULTS_DIR + "claude3.7_result.jsonl"
 RUN_KEYS = (PROFILES_KEY, SIMULATOR_CODE_KEY, NPC_CODE_KEY, LOOP_CODE_KEY)
 
 N_PEOPLE = 100
-
-
-def jsonl_records(text: str, *, source: str) -> list[dict[str, Any]]:
-    """One JSON object per line, split on "\\n" only: some texts hold U+2028, which str.splitlines() splits on."""
-    records = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise DataError(f"{source}: line {number} is not JSON ({exc})") from None
-        if not isinstance(record, dict):
-            raise DataError(f"{source}: line {number} is not a JSON object")
-        records.append(record)
-    return records
 
 
 @dataclass(frozen=True)
