@@ -1,0 +1,246 @@
+"""TactfulToM on the typed protocol: config and presets, one question's requests (`run_item`), and the run summary.
+
+The protocol is get_original_results.py at commit 0881b0d (docs/instruments/tactfultom.md): one request per question
+and format, messages [system, user], temperature 0.2 and max_tokens 8192, one sample; with chain of thought two
+passes, the second carrying the first reply and "Therefore, the final answer is: ". Replies are read per format as
+evaluate_non_freeform.py reads them and scored as it scores them; free-form answers are recorded, not scored.
+"""
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, ClassVar
+
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from empathybench.engine.engine import ItemContext
+from empathybench.errors import UserError
+from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
+from empathybench.instruments.support import MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded, evenly_spread
+from empathybench.instruments.tactfultom.canned import plausible_answer
+from empathybench.instruments.tactfultom.data import SETS, Question, load_questions
+from empathybench.instruments.tactfultom.parse import EVERY_STEP, UNREAD, clean_reply
+from empathybench.instruments.tactfultom.prompts import (
+    options_of,
+    question_rng,
+    second_pass,
+    shown_options,
+    system_prompt,
+    user_prompt,
+)
+from empathybench.instruments.tactfultom.report import ACCURACY_DOMAIN, report_section, sample_line
+from empathybench.instruments.tactfultom.rescore import render_rescore, run_rescore
+from empathybench.instruments.tactfultom.score import CATEGORIES, is_correct, is_scored
+from empathybench.instruments.tactfultom.summary import condition_name, summarize_records
+from empathybench.models.base import Message, Sampling
+
+QUICK_PER_CATEGORY = 2  # quick: questions per (set, category), evenly spread: 5 sets x 11 categories x 2 = 110
+
+
+@pydantic_dataclass(frozen=True)  # validated (types, bounded ranges), with a JSON schema
+class TactfulToMConfig:
+    """Everything that defines a TactfulToM run; recorded in run.json."""
+
+    cot: tuple[bool, ...] = (False, True)  # one condition per value; the first is the headline's
+    freeform: bool = True  # send the free-form requests upstream sends (recorded, not scored)
+    temperature: float = field(default=0.2, metadata=bounded(0.0, MAX_TEMPERATURE))
+    max_tokens: int = field(default=8192, metadata=bounded(1, MAX_TOKENS_LIMIT))
+    per_category: int | None = None  # questions per (set, category), evenly spread; None: every question
+    sets: tuple[str, ...] = ()  # empty: the 5 sets
+    categories: tuple[str, ...] = ()  # empty: the 11 categories
+
+    def sampling(self) -> Sampling:
+        """get_original_results.py sends temperature and max_tokens and nothing else (L23-38)."""
+        return Sampling(temperature=self.temperature, max_tokens=self.max_tokens, top_p=None)
+
+
+PRESET_HELP = {
+    "quick": f"{QUICK_PER_CATEGORY} questions per set and category (110), scored formats only, without CoT",
+    "paper": "the final set (100 conversations, 4,254 questions), every format upstream asks (6,636 requests), "
+    "without and with two-pass CoT, temperature 0.2, max_tokens 8192",
+}
+PRESETS: dict[str, TactfulToMConfig] = {
+    "quick": TactfulToMConfig(cot=(False,), freeform=False, per_category=QUICK_PER_CATEGORY),
+    "paper": TactfulToMConfig(),
+}
+OPTION_HELP = {
+    "cot": "false | true | both: upstream's prompts without / with two-pass chain of thought (both: two conditions)",
+    "freeform": "true | false: also send the free-form requests upstream sends (recorded; upstream scores none)",
+    "temperature": "sampling temperature (upstream 0.2)",
+    "max_tokens": "answer token cap per request (upstream 8192)",
+    "per_category": "questions per set and category, evenly spread (empty: all)",
+    "sets": "all, or sets by number, comma-separated: 0 (Pareto), 1-4 (altruistic)",
+    "categories": f"all, or question categories, comma-separated: {','.join(CATEGORIES)}",
+}
+COT_CHOICES = {"false": (False,), "true": (True,), "both": (False, True)}
+
+
+def _cot(config: TactfulToMConfig, value: str) -> TactfulToMConfig:
+    conditions = COT_CHOICES.get(value.strip().lower())
+    if conditions is None:
+        raise UserError(f"tactfultom.cot must be {', '.join(COT_CHOICES)}, not {value!r}")
+    return replace(config, cot=conditions)
+
+
+def _chosen(name: str, value: str, known: tuple[str, ...]) -> tuple[str, ...]:
+    if value.strip().lower() == "all":
+        return ()
+    chosen = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    unknown = [part for part in chosen if part not in known]
+    if unknown or not chosen:
+        raise UserError(
+            f"unknown tactfultom.{name} {', '.join(unknown) or repr(value)}; choose all or from {', '.join(known)}"
+        )
+    return chosen
+
+
+def configure(preset: str, options: Mapping[str, str]) -> TactfulToMConfig:
+    """The config a preset and `--option`s give; every mistake is a one-line UserError."""
+    if preset not in PRESETS:
+        raise UserError(f"unknown tactfultom preset {preset!r}; choose from {', '.join(PRESETS)}")
+    return apply_options(
+        PRESETS[preset],
+        options,
+        benchmark="tactfultom",
+        known=OPTION_HELP,
+        custom={
+            "cot": _cot,
+            "sets": lambda c, v: replace(c, sets=_chosen("sets", v, SETS)),
+            "categories": lambda c, v: replace(c, categories=_chosen("categories", v, CATEGORIES)),
+        },
+    )
+
+
+def select_questions(questions: list[Question], config: TactfulToMConfig) -> list[Question]:
+    """The questions of the chosen sets and categories: all in file order, or `per_category` of each (set,
+    category) evenly spread, taken round robin (the first of every stratum, then the second ...) so that `--limit N`
+    spreads over sets and categories too."""
+    chosen = [
+        q
+        for q in questions
+        if (not config.sets or q.set_id in config.sets) and (not config.categories or q.category in config.categories)
+    ]
+    if config.per_category is None:
+        return chosen
+    strata: dict[tuple[str, str], list[Question]] = {}
+    for question in chosen:
+        strata.setdefault((question.set_id, question.category), []).append(question)
+    picks = [evenly_spread(members, config.per_category) for members in strata.values()]
+    return [p[rank] for rank in range(config.per_category) for p in picks if rank < len(p)]
+
+
+@dataclass(frozen=True)
+class TactfulRun:
+    """What a run's questions are asked and scored with: its config and seed."""
+
+    config: TactfulToMConfig
+    seed: int
+
+    async def item(self, item: BenchItem[Question], ctx: ItemContext) -> dict[str, Any]:
+        return await run_question(self.config, item.payload, ctx, seed=self.seed)
+
+    def summary(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return summarize_records(self.config.cot, records, seed=self.seed)
+
+
+async def _ask(ctx: ItemContext, system: str, user: str, sampling: Sampling, cot: bool) -> dict[str, Any]:
+    """One request as generate_set makes it; with chain of thought the second pass's reply is the answer."""
+    reply = (await ctx.generate([Message("system", system), Message("user", user)], sampling)).text
+    if not cot:
+        return {"reply": reply}
+    final = (await ctx.generate([Message("system", system), Message("user", second_pass(user, reply))], sampling)).text
+    return {"reasoning_pass": reply, "reply": final}
+
+
+async def run_question(config: TactfulToMConfig, question: Question, ctx: ItemContext, *, seed: int) -> dict[str, Any]:
+    """Every format of one question, per condition: the reply, what was read from it and (scored formats) whether it
+    is right. The multiple-choice options are shown in one seeded order, the same with and without CoT."""
+    formats = [f for f in question.formats if config.freeform or f != "freeform"]
+    options = shown_options(options_of(dict(question.fields)), question_rng(seed, question.question_id))
+    conditions: dict[str, Any] = {}
+    for cot in config.cot:
+        answers: dict[str, Any] = {}
+        for question_format in formats:
+            shown = options.texts if question_format == "mcq" else None
+            system = system_prompt(question_format, cot)
+            user = user_prompt(question.context, dict(question.fields), shown, cot)
+            answer = await _ask(ctx, system, user, config.sampling(), cot)
+            read = clean_reply(answer["reply"], question_format, options.mapping, EVERY_STEP)
+            answer["read"] = read
+            if question_format == "mcq":
+                answer["mapping"] = list(options.mapping)
+            if is_scored(question_format, read):
+                answer["correct"] = is_correct(question_format, read, question.gold)
+            answers[question_format] = answer
+        conditions[condition_name(cot)] = answers
+    scored_format = question.formats[-1]  # the one format upstream scores (free-form is never last)
+    headline = conditions[condition_name(config.cot[0])][scored_format]
+    unread = headline["read"] == UNREAD
+    return {
+        "question_id": question.question_id,
+        "set": question.set_id,
+        "conversation": question.conversation,
+        "category": question.category,
+        "scored_format": scored_format,
+        "gold": question.gold,
+        "conditions": conditions,
+        "correct": bool(headline.get("correct")),
+        "parse_error": f"the {scored_format} reply had no readable answer (counted wrong, as upstream)"
+        if unread
+        else None,
+    }
+
+
+def prepare_items(
+    config: TactfulToMConfig, preset: str, *, limit: int | None, seed: int, allow_unverified: bool
+) -> PreparedBenchmark[Question]:
+    questions, files = load_questions(allow_unverified=allow_unverified)
+    chosen = select_questions(questions, config)[:limit]
+    run = TactfulRun(config, seed)
+    return PreparedBenchmark(
+        name="tactfultom",
+        config={**asdict(config), "preset": preset, "n_questions": len(chosen)},
+        items=[BenchItem(question.question_id, question) for question in chosen],
+        run_item=run.item,
+        summarize=run.summary,
+        data_files=files,
+    )
+
+
+class TactfulToM(Instrument[TactfulToMConfig, Question]):
+    """TactfulToM: questions about conversations with a white lie told out of kindness."""
+
+    name = "tactfultom"
+    title = "TactfulToM: theory of mind about white lies told out of kindness (100 conversations, 11 question types)"
+    order = 78  # after ToMBench (75), before SAGE (80)
+    profile_title = "TactfulToM"
+    profile_question = "Does it see through a kind lie: who told it, why, who knows, who could tell?"
+    presets = PRESET_HELP
+    preset_configs: ClassVar[Mapping[str, TactfulToMConfig]] = PRESETS
+    options = OPTION_HELP
+    limit_unit = "questions (each asked in its formats, twice per format with chain of thought)"
+    in_default_run = False  # paper: 19,908 calls
+    demo = DemoPreset(
+        items=1,
+        options={"categories": "comprehensionQA", "cot": "false", "freeform": "false", "max_tokens": "16"},
+        left_out_because="each question carries a whole conversation (about 1,200 tokens), long for the embedded model",
+    )
+    chart_domain = ACCURACY_DOMAIN
+    report_section = staticmethod(report_section)
+    sample_line = staticmethod(sample_line)
+    canned = staticmethod(plausible_answer)
+    rescore = RescoreCommand(
+        help="Recompute the released TactfulToM outputs' accuracy per question category, per set file and pooled per "
+        "model over its set files (upstream's main_table), plus our overall micro and macro accuracy.",
+        argument_help="Result files as upstream released them: results/{original,clean}/<model>[-cot]-<set>.json",
+        run=run_rescore,
+        render=render_rescore,
+        many_files=True,
+    )
+
+    def configure(self, preset: str, options: Mapping[str, str]) -> TactfulToMConfig:
+        return configure(preset, options)
+
+    def prepare(
+        self, config: TactfulToMConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool
+    ) -> PreparedBenchmark[Question]:
+        return prepare_items(config, preset, limit=limit, seed=seed, allow_unverified=allow_unverified)

@@ -1,0 +1,139 @@
+"""`empathybench rescore tactfultom FILE...`: the released result files (results/{original,clean}/<model>[-cot]-<set>
+.json) scored as upstream scored them, per file (cases/prettytable.txt's rows) and pooled per model over its set
+files (cases/main_table.txt's rows), under the table's names; specs/tactfultom.md sections 5-7.
+
+Two readings of each file: `clean` scores the `clean_result` the file holds (what main_table.py read) and
+`original` re-reads `original_result` with our parser (upstream's `clean` step, keyed on the file name).
+"""
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from empathybench.errors import UserError
+from empathybench.instruments.protocol import RescoreOutput
+from empathybench.instruments.support import read_json_argument
+from empathybench.instruments.tactfultom.parse import FORMATS, clean_reply, prestep_for
+from empathybench.instruments.tactfultom.score import (
+    CATEGORIES,
+    Verdict,
+    category_counts,
+    is_correct,
+    is_scored,
+    pooled,
+    rounded,
+    table_row,
+)
+
+READINGS = ("clean", "original")
+_SET_SUFFIX = re.compile(
+    r"^(?P<model>.+)-(?P<set>\d)$"
+)  # main_table.py: name[:-2] is the model, the last digit the set
+MAX_FILES = 200
+
+
+def model_and_set(path: Path) -> tuple[str, str]:
+    """("gpt-4o-2024-08-06-cot", "3") from ".../gpt-4o-2024-08-06-cot-3.json"; another name is a UserError."""
+    found = _SET_SUFFIX.match(path.name.removesuffix(".json"))
+    if not path.name.endswith(".json") or found is None:
+        raise UserError(f"{path}: not a TactfulToM result file name (<model>[-cot]-<set>.json, as upstream wrote it)")
+    return found["model"], found["set"]
+
+
+def _entries(results: Any, where: Path) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    if not isinstance(results, list):
+        raise UserError(f"{where}: not a TactfulToM result file (a list of conversations)")
+    for number, conversation in enumerate(results):
+        if not isinstance(conversation, dict):
+            raise UserError(f"{where}: conversation {number} is not an object")
+        for category in CATEGORIES:
+            for question in conversation.get(category) or []:
+                for entry in question if isinstance(question, list) else []:
+                    if not isinstance(entry, dict) or entry.get("question_type") not in FORMATS:
+                        raise UserError(f"{where}: conversation {number} {category} holds an entry of no known format")
+                    yield category, entry
+
+
+def file_verdicts(results: Any, where: Path, reading: str) -> list[Verdict]:
+    """Every scored entry's verdict in one result file, reading `clean_result` (clean) or `original_result`."""
+    step = prestep_for(where.name.removesuffix(".json"))
+    verdicts = []
+    for category, entry in _entries(results, where):
+        question_format = entry["question_type"]
+        if reading == "clean":
+            cleaned = entry.get("clean_result")
+        else:
+            reply = entry.get("original_result")
+            mapping = entry.get("mcq_mapping") or []
+            cleaned = clean_reply(reply, question_format, mapping, step) if isinstance(reply, str) else None
+        if is_scored(question_format, cleaned, str(entry.get("context_type", "full_context"))):
+            verdicts.append(Verdict(category, is_correct(question_format, cleaned, entry.get("correct_answer"))))
+    return verdicts
+
+
+def rescore_files(paths: Sequence[Path]) -> dict[str, Any]:
+    """Per model (file name less `-<set>`): per reading, the pooled row and each set file's row."""
+    if not paths:
+        raise UserError("name at least one TactfulToM result file")
+    if len(paths) > MAX_FILES:
+        raise UserError(f"at most {MAX_FILES} files at once, not {len(paths)}")
+    models: dict[str, dict[str, Any]] = {}
+    for path in sorted(paths, key=lambda p: p.name):
+        model, set_id = model_and_set(path)
+        results = read_json_argument(path)
+        entry = models.setdefault(model, {"sets": [], "counts": {r: [] for r in READINGS}, "rows": {}})
+        if set_id in entry["sets"]:
+            raise UserError(f"{path}: set {set_id} of {model} is named twice")
+        entry["sets"].append(set_id)
+        for reading in READINGS:
+            counts = category_counts(file_verdicts(results, path, reading))
+            entry["counts"][reading].append(counts)
+            entry["rows"].setdefault(reading, {})[set_id] = rounded(table_row(counts))
+    output: dict[str, Any] = {}
+    for model, entry in models.items():
+        output[model] = {
+            "sets": entry["sets"],
+            **{
+                reading: {
+                    "pooled": rounded(table_row(pooled(entry["counts"][reading]))),
+                    "per_set": entry["rows"][reading],
+                }
+                for reading in READINGS
+            },
+        }
+    return {
+        "columns": list(CATEGORIES),
+        "ours": ["overall_micro", "overall_macro"],
+        "note": "per category: upstream's accuracy (%), pooled per model over its set files as main_table.py; "
+        "overall_micro (every scored entry) and overall_macro (mean of the categories) are ours",
+        "models": output,
+    }
+
+
+def run_rescore(paths: Sequence[Path]) -> RescoreOutput:
+    result = rescore_files(paths)
+    notes = []
+    for model, entry in result["models"].items():
+        if len(entry["sets"]) != 5:
+            notes.append(f"{model}: {len(entry['sets'])} of upstream's 5 set files (sets {', '.join(entry['sets'])})")
+        if entry["clean"]["pooled"] != entry["original"]["pooled"]:
+            notes.append(f"{model}: the stored clean_result and our re-reading of original_result differ")
+    return RescoreOutput(result, tuple(notes))
+
+
+def render_rescore(result: Mapping[str, Any], console: Any) -> None:
+    """One table per reading: a row per model, upstream's columns then ours."""
+    from rich.table import Table
+
+    columns = ("overall_micro", "overall_macro", *CATEGORIES)
+    for reading in READINGS:
+        table = Table(title=f"TactfulToM, {reading} reading (accuracy %, pooled over the set files)")
+        table.add_column("model")
+        for column in columns:
+            table.add_column(column, justify="right")
+        for model, entry in result["models"].items():
+            row = entry[reading]["pooled"]
+            table.add_row(model, *(f"{row[c]:.2f}" if row[c] is not None else "-" for c in columns))
+        console.print(table)
+    console.print(result["note"], markup=False, highlight=False)
