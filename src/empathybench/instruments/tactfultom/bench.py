@@ -20,6 +20,8 @@ from empathybench.instruments.tactfultom.canned import plausible_answer
 from empathybench.instruments.tactfultom.data import SETS, Question, load_questions
 from empathybench.instruments.tactfultom.parse import EVERY_STEP, UNREAD, clean_reply
 from empathybench.instruments.tactfultom.prompts import (
+    COT_CUE,
+    COT_FINAL,
     options_of,
     question_rng,
     second_pass,
@@ -31,8 +33,9 @@ from empathybench.instruments.tactfultom.report import ACCURACY_DOMAIN, report_s
 from empathybench.instruments.tactfultom.rescore import render_rescore, run_rescore
 from empathybench.instruments.tactfultom.score import CATEGORIES, is_correct, is_scored
 from empathybench.instruments.tactfultom.summary import condition_name, summarize_records
-from empathybench.models.base import Message, Sampling
+from empathybench.models.base import ChatRequest, Message, Sampling
 
+EXPECTED_REASONING_TOKENS = 300  # dry run: a first pass of step-by-step reasoning (not released upstream)
 QUICK_PER_CATEGORY = 2  # quick: questions per (set, category), evenly spread: 5 sets x 11 categories x 2 = 110
 
 
@@ -55,7 +58,7 @@ class TactfulToMConfig:
 
 PRESET_HELP = {
     "quick": f"{QUICK_PER_CATEGORY} questions per set and category (110), scored formats only, without CoT",
-    "paper": "the final set (100 conversations, 4,254 questions), every format upstream asks (6,636 requests), "
+    "paper": "the final set (100 conversations, 4,154 questions scored), every format upstream asks (6,636 requests), "
     "without and with two-pass CoT, temperature 0.2, max_tokens 8192",
 }
 PRESETS: dict[str, TactfulToMConfig] = {
@@ -239,6 +242,16 @@ class TactfulToM(Instrument[TactfulToMConfig, Question]):
 
     def configure(self, preset: str, options: Mapping[str, str]) -> TactfulToMConfig:
         return configure(preset, options)
+
+    def expected_output_tokens(self, request: ChatRequest) -> int | None:
+        """For the dry run: a chain of thought's first pass (a guess: upstream kept only the second pass), and the
+        mean lengths of gpt-4o's released free-form and second-pass answers (characters / 4); else the canned one."""
+        user = request.messages[-1].content if request.messages else ""
+        if user.endswith(COT_CUE):
+            return EXPECTED_REASONING_TOKENS
+        if "single sentence" in (request.messages[0].content if request.messages else ""):
+            return 40
+        return 50 if user.endswith(COT_FINAL) else None
 
     def prepare(
         self, config: TactfulToMConfig, *, preset: str, limit: int | None, seed: int, allow_unverified: bool

@@ -123,17 +123,20 @@ def run_rescore(paths: Sequence[Path]) -> RescoreOutput:
 
 
 def render_rescore(result: Mapping[str, Any], console: Any) -> None:
-    """One table per reading: a row per model, upstream's columns then ours."""
+    """One table per model: a row per figure (ours first, then upstream's columns), pooled over its set files, from
+    the stored clean_result and from original_result read again (the per-set rows: --json)."""
     from rich.table import Table
 
-    columns = ("overall_micro", "overall_macro", *CATEGORIES)
-    for reading in READINGS:
-        table = Table(title=f"TactfulToM, {reading} reading (accuracy %, pooled over the set files)")
-        table.add_column("model")
-        for column in columns:
-            table.add_column(column, justify="right")
-        for model, entry in result["models"].items():
-            row = entry[reading]["pooled"]
-            table.add_row(model, *(f"{row[c]:.2f}" if row[c] is not None else "-" for c in columns))
+    for model, entry in result["models"].items():
+        sets = ", ".join(entry["sets"])
+        table = Table(title=f"TactfulToM, {model} (accuracy %, pooled over sets {sets})")
+        table.add_column("figure", no_wrap=True)
+        for column in ("clean_result", "original_result", "scored"):
+            table.add_column(column, justify="right", no_wrap=True)
+        clean, original = entry["clean"]["pooled"], entry["original"]["pooled"]
+        for name in (*result["ours"], *result["columns"]):
+            scored = sum(clean["n"].values()) if name in result["ours"] else clean["n"][name]
+            cells = [f"{row[name]:.2f}" if row[name] is not None else "-" for row in (clean, original)]
+            table.add_row(name, *cells, str(scored))
         console.print(table)
     console.print(result["note"], markup=False, highlight=False)
