@@ -4,7 +4,6 @@ their own) give the same cleaned answer for every released reply of the developm
 reach each branch under each model name, and the same per-category accuracy for whole files."""
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -157,7 +156,6 @@ def test_whole_files_score_as_main_result_scores_them(
     shutil.copy(source, tmp_path / "results" / "clean" / f"{model_file}.json")
     monkeypatch.chdir(tmp_path)  # _main_result reads results/clean/<name>.json
     theirs = upstream["_main_result"](model_file)
-    monkeypatch.chdir(os.path.dirname(source))
     results = json.loads(source.read_text("utf-8"))
     for reading in ("clean", "original"):
         row = table_row(category_counts(file_verdicts(results, Path(f"{model_file}.json"), reading)))
