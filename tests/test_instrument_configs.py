@@ -54,7 +54,20 @@ def test_a_config_field_added_since_0_1_stays_out_of_the_recorded_config_at_its_
 
 @pytest.mark.parametrize(
     "name",
-    sorted({"emobench", "emotionbench", "empathetic", "eqbench", "eqbench3", "giebench", "sage", "seceu", "tombench"}),
+    sorted(
+        {
+            "emobench",
+            "emotionbench",
+            "empathetic",
+            "eqbench",
+            "eqbench3",
+            "giebench",
+            "sage",
+            "seceu",
+            "tombench",
+            "tactfultom",
+        }
+    ),
 )
 def test_config_is_a_validated_dataclass_with_a_schema(name: str) -> None:
     config = all_benchmarks()[name].configure("quick", {})
