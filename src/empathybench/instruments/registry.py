@@ -33,6 +33,7 @@ BUILTIN_ENTRY_POINTS = {
     "sage": "empathybench.instruments.sage:instrument",
     "spiral": "empathybench.instruments.spiral:instrument",
     "tombench": "empathybench.instruments.tombench:instrument",
+    "tactfultom": "empathybench.instruments.tactfultom:instrument",
 }
 
 BUILTIN_DISTRIBUTION = "empathybench"
