@@ -4,14 +4,12 @@ over the wire against the loopback fake OpenAI server answering with the instrum
 
 import json
 import os
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from canned_server import MODEL, CannedServer
-from conftest import cli_in_process
+from conftest import cli_in_process, run_instrument
 from empathybench.instruments.tactfultom.data import Question, load_questions
 from empathybench.instruments.tactfultom.prompts import COT_CUE, COT_FINAL, user_prompt
 from empathybench.instruments.tactfultom.score import CATEGORIES
@@ -40,17 +38,10 @@ register_script("tactfultom-oracle", _oracle)
 register_script("tactfultom-silent", lambda request: "I cannot tell.")
 
 
-def _run(tmp_path: Path, model: str, *args: str) -> tuple[dict[str, Any], list[dict[str, Any]], Path]:
-    out = tmp_path / re.sub(r"\W", "-", model + "".join(args))
-    result = cli_in_process(["run", "-m", model, "--bench", "tactfultom", "--out", str(out), "--no-cache", *args])
-    assert result.returncode == 0, result.stderr
-    summary = json.loads((out / "summary.json").read_text("utf-8"))["benchmarks"]["tactfultom"]
-    records = [json.loads(line) for line in (out / "samples.jsonl").read_text("utf-8").splitlines()]
-    return summary, records, out
-
-
 def test_a_paper_run_asks_every_format_without_and_with_two_pass_cot(tmp_path: Path, mirror: Path) -> None:
-    summary, records, out = _run(tmp_path, "scripted/plausible", "--preset", "paper", "--limit", "11")
+    summary, records, out = run_instrument(
+        tmp_path, "tactfultom", "scripted/plausible", "--preset", "paper", "--limit", "11"
+    )
     assert len(records) == 11
     # the limit spreads over categories (the first of each set and category comes first)
     assert len({r["category"] for r in records}) >= 3
@@ -81,8 +72,8 @@ def test_a_paper_run_asks_every_format_without_and_with_two_pass_cot(tmp_path: P
 def test_an_oracle_scores_100_in_every_category(tmp_path: Path, mirror: Path) -> None:
     for question in load_questions()[0]:
         _BY_PROMPT.setdefault(user_prompt(question.context, dict(question.fields), None, False), question)
-    summary, records, _ = _run(
-        tmp_path, "scripted/tactfultom-oracle", "--limit", "55", "--option", "tactfultom.cot=both"
+    summary, records, _ = run_instrument(
+        tmp_path, "tactfultom", "scripted/tactfultom-oracle", "--limit", "55", "--option", "tactfultom.cot=both"
     )
     assert len(records) == 55 and {r["category"] for r in records} == set(CATEGORIES)
     assert summary["score"] == 100.0 and summary["metrics"]["overall_micro_cot"]["value"] == 100.0
@@ -91,7 +82,7 @@ def test_an_oracle_scores_100_in_every_category(tmp_path: Path, mirror: Path) ->
 
 
 def test_a_model_that_never_answers_scores_0_and_is_counted_unread(tmp_path: Path, mirror: Path) -> None:
-    summary, records, _ = _run(tmp_path, "scripted/tactfultom-silent", "--limit", "22")
+    summary, records, _ = run_instrument(tmp_path, "tactfultom", "scripted/tactfultom-silent", "--limit", "22")
     assert summary["score"] == 0.0 and not any(r["correct"] for r in records)
     unread = [r for r in records if r["scored_format"] in ("binary", "mcq")]
     assert summary["n_parsed"] == len(records) - len(unread) and all(r["parse_error"] for r in unread)
@@ -99,8 +90,9 @@ def test_a_model_that_never_answers_scores_0_and_is_counted_unread(tmp_path: Pat
 
 
 def test_options_choose_sets_categories_and_formats(tmp_path: Path, mirror: Path) -> None:
-    _, records, _ = _run(
+    _, records, _ = run_instrument(
         tmp_path,
+        "tactfultom",
         "scripted/plausible",
         "--option",
         "tactfultom.sets=1,3",

@@ -13,9 +13,17 @@ from typing import Any, ClassVar
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext
-from empathybench.errors import UserError
 from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
-from empathybench.instruments.support import MAX_TEMPERATURE, MAX_TOKENS_LIMIT, apply_options, bounded, evenly_spread
+from empathybench.instruments.support import (
+    MAX_TEMPERATURE,
+    MAX_TOKENS_LIMIT,
+    apply_options,
+    bounded,
+    chosen_names,
+    cot_conditions,
+    evenly_spread,
+    preset_config,
+)
 from empathybench.instruments.tactfultom.canned import plausible_answer
 from empathybench.instruments.tactfultom.data import SETS, Question, load_questions
 from empathybench.instruments.tactfultom.parse import EVERY_STEP, UNREAD, clean_reply
@@ -74,41 +82,19 @@ OPTION_HELP = {
     "sets": "all, or sets by number, comma-separated: 0 (Pareto), 1-4 (altruistic)",
     "categories": f"all, or question categories, comma-separated: {','.join(CATEGORIES)}",
 }
-COT_CHOICES = {"false": (False,), "true": (True,), "both": (False, True)}
-
-
-def _cot(config: TactfulToMConfig, value: str) -> TactfulToMConfig:
-    conditions = COT_CHOICES.get(value.strip().lower())
-    if conditions is None:
-        raise UserError(f"tactfultom.cot must be {', '.join(COT_CHOICES)}, not {value!r}")
-    return replace(config, cot=conditions)
-
-
-def _chosen(name: str, value: str, known: tuple[str, ...]) -> tuple[str, ...]:
-    if value.strip().lower() == "all":
-        return ()
-    chosen = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
-    unknown = [part for part in chosen if part not in known]
-    if unknown or not chosen:
-        raise UserError(
-            f"unknown tactfultom.{name} {', '.join(unknown) or repr(value)}; choose all or from {', '.join(known)}"
-        )
-    return chosen
 
 
 def configure(preset: str, options: Mapping[str, str]) -> TactfulToMConfig:
     """The config a preset and `--option`s give; every mistake is a one-line UserError."""
-    if preset not in PRESETS:
-        raise UserError(f"unknown tactfultom preset {preset!r}; choose from {', '.join(PRESETS)}")
     return apply_options(
-        PRESETS[preset],
+        preset_config("tactfultom", PRESETS, preset),
         options,
         benchmark="tactfultom",
         known=OPTION_HELP,
         custom={
-            "cot": _cot,
-            "sets": lambda c, v: replace(c, sets=_chosen("sets", v, SETS)),
-            "categories": lambda c, v: replace(c, categories=_chosen("categories", v, CATEGORIES)),
+            "cot": lambda c, v: replace(c, cot=cot_conditions("tactfultom.cot", v)),
+            "sets": lambda c, v: replace(c, sets=chosen_names("tactfultom.sets", v, SETS)),
+            "categories": lambda c, v: replace(c, categories=chosen_names("tactfultom.categories", v, CATEGORIES)),
         },
     )
 
