@@ -6,6 +6,7 @@ passes, the second carrying the first reply and "Therefore, the final answer is:
 evaluate_non_freeform.py reads them and scored as it scores them; free-form answers are recorded, not scored.
 """
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
@@ -13,6 +14,7 @@ from typing import Any, ClassVar
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext
+from empathybench.errors import UserError
 from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import (
     MAX_TEMPERATURE,
@@ -26,6 +28,12 @@ from empathybench.instruments.support import (
 )
 from empathybench.instruments.tactfultom.canned import plausible_answer
 from empathybench.instruments.tactfultom.data import SETS, Question, load_questions
+from empathybench.instruments.tactfultom.freeform import (
+    cosine_similarities,
+    gold_is_closest,
+    require_extra,
+    upstream_answer,
+)
 from empathybench.instruments.tactfultom.parse import EVERY_STEP, UNREAD, clean_reply
 from empathybench.instruments.tactfultom.prompts import (
     COT_CUE,
@@ -53,6 +61,7 @@ class TactfulToMConfig:
 
     cot: tuple[bool, ...] = (False, True)  # one condition per value; the first is the headline's
     freeform: bool = True  # send the free-form requests upstream sends (recorded, not scored)
+    freeform_check: bool = False  # ours: each free-form answer's similarity to the options (the optional extra)
     temperature: float = field(default=0.2, metadata=bounded(0.0, MAX_TEMPERATURE))
     max_tokens: int = field(default=8192, metadata=bounded(1, MAX_TOKENS_LIMIT))
     per_category: int | None = None  # questions per (set, category), evenly spread; None: every question
@@ -76,6 +85,8 @@ PRESETS: dict[str, TactfulToMConfig] = {
 OPTION_HELP = {
     "cot": "false | true | both: upstream's prompts without / with two-pass chain of thought (both: two conditions)",
     "freeform": "true | false: also send the free-form requests upstream sends (recorded; upstream scores none)",
+    "freeform_check": "true | false: the similarity of each free-form answer to the options, as upstream computes it "
+    "(all-MiniLM-L6-v2, locally; needs the tactfultom-freeform extra)",
     "temperature": "sampling temperature (upstream 0.2)",
     "max_tokens": "answer token cap per request (upstream 8192)",
     "per_category": "questions per set and category, evenly spread (empty: all)",
@@ -86,7 +97,7 @@ OPTION_HELP = {
 
 def configure(preset: str, options: Mapping[str, str]) -> TactfulToMConfig:
     """The config a preset and `--option`s give; every mistake is a one-line UserError."""
-    return apply_options(
+    config = apply_options(
         preset_config("tactfultom", PRESETS, preset),
         options,
         benchmark="tactfultom",
@@ -97,6 +108,11 @@ def configure(preset: str, options: Mapping[str, str]) -> TactfulToMConfig:
             "categories": lambda c, v: replace(c, categories=chosen_names("tactfultom.categories", v, CATEGORIES)),
         },
     )
+    if config.freeform_check:
+        if not config.freeform:
+            raise UserError("tactfultom.freeform_check needs the free-form requests (tactfultom.freeform=true)")
+        require_extra()
+    return config
 
 
 def select_questions(questions: list[Question], config: TactfulToMConfig) -> list[Question]:
@@ -155,6 +171,10 @@ async def run_question(config: TactfulToMConfig, question: Question, ctx: ItemCo
             answer = await _ask(ctx, system, user, config.sampling(), cot)
             read = clean_reply(answer["reply"], question_format, options.mapping, EVERY_STEP)
             answer["read"] = read
+            if question_format == "freeform" and config.freeform_check:
+                given = options_of(dict(question.fields))  # unshuffled: the gold first, as upstream
+                similarity = await asyncio.to_thread(cosine_similarities, upstream_answer(answer["reply"]), given)
+                answer.update(similarity=similarity, gold_closest=gold_is_closest(similarity))
             if question_format == "mcq":
                 answer["mapping"] = list(options.mapping)
             if is_scored(question_format, read):

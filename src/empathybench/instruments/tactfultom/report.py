@@ -71,6 +71,22 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
         for entry in entries:
             cells += [(entry or {}).get("value"), interval((entry or {}).get("ci95"), 1)]
         rows.append((category, *cells, max((e or {}).get("n") or 0 for e in entries)))
+    checked = {name: f["freeform_check"] for name, f in conditions.items() if f.get("freeform_check")}
+    freeform_rows = []
+    for category in ("overall", *CATEGORIES):
+        entries = [
+            (c.get("overall") if category == "overall" else (c.get("categories") or {}).get(category))
+            for c in checked.values()
+        ]
+        if any(entries):
+            cells = [x for e in entries for x in ((e or {}).get("value"), interval((e or {}).get("ci95"), 1))]
+            freeform_rows.append((category, *cells, max((e or {}).get("n") or 0 for e in entries)))
+    freeform_table = protocol.FactsTable(
+        ("free-form answers of", *(x for name in checked for x in (f"{name} %", f"{name} 95% CI")), "questions"),
+        tuple(freeform_rows),
+        digits=1,
+        title="free-form answers whose most similar option is the gold one (ours; all-MiniLM-L6-v2)",
+    )
     reading = tuple((name, figures.get("n_scored"), figures.get("n_unread")) for name, figures in conditions.items())
     return protocol.ReportSection(
         charts=(_overall_chart(result), _categories_chart(conditions)),
@@ -86,6 +102,7 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
                 reading,
                 title="how the replies were read",
             ),
+            *((freeform_table,) if checked else ()),
         ),
         footnote=(
             str(result.get("freeform_note") or ""),

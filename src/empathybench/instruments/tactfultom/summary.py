@@ -13,6 +13,15 @@ from empathybench.instruments.tactfultom.score import CATEGORIES, SHORT_NAMES, V
 HUMAN_REFERENCE_NOTE = (
     "No human reference in numbers: the paper's human and random baselines are drawn in its figure only."
 )
+FREEFORM_NOTE = (
+    "free-form answers are recorded, not scored: upstream computes only token F1 and cosine similarity to each option "
+    "(all-MiniLM-L6-v2), with no threshold and no published figure (tactfultom.freeform_check=true computes the "
+    "similarity)"
+)
+FREEFORM_CHECKED_NOTE = (
+    "free-form answers: the share whose most similar option (cosine, all-MiniLM-L6-v2, run locally) is the gold one "
+    "is ours; upstream stores the similarities with no threshold and no published figure"
+)
 HEADLINE_NOTE = "overall_macro (ours): the mean of the per-category accuracies; upstream reports categories only"
 
 
@@ -67,13 +76,40 @@ def condition_figures(records: Sequence[Mapping[str, Any]], condition: str, *, s
     )
     counts = category_counts(Verdict(c, bool(v)) for c, v in correct.values())
     unread = sum(1 for r in records if _read(r, condition) == "NAN")
+    checked = freeform_figures(records, condition, seed=seed)
     return {
         "overall_macro": macro,
         "overall_micro": micro,
         "categories": categories,
+        **({"freeform_check": checked} if checked else {}),
         "table": {k: (round(v, 2) if isinstance(v, float) else v) for k, v in table_row(counts).items()},
         "n_scored": len(correct),
         "n_unread": unread,
+    }
+
+
+def freeform_figures(records: Sequence[Mapping[str, Any]], condition: str, *, seed: int) -> dict[str, Any] | None:
+    """Ours, where the free-form check ran: the share of free-form answers whose closest option (cosine similarity,
+    all-MiniLM-L6-v2) is the gold one, overall and per category, with intervals (None: no answer was checked)."""
+    closest: dict[str, tuple[str, float]] = {}
+    for record in records:
+        answer = (((record.get("conditions") or {}).get(condition) or {}).get("freeform")) or {}
+        if "gold_closest" in answer:
+            closest[record["question_id"]] = (record["category"], float(answer["gold_closest"]))
+    if not closest:
+        return None
+    label = f"TactfulToM ({condition}) free-form answers closest to the gold option (ours)"
+    by_category: dict[str, dict[str, float]] = {}
+    for question_id, (category, value) in closest.items():
+        by_category.setdefault(category, {})[question_id] = value
+    return {
+        "overall": mean_metric(label, {q: v for q, (_, v) in closest.items()}, scale=100.0, unit="%", seed=seed),
+        "categories": {
+            c: {**mean_metric(f"{label}: {c}", by_category[c], scale=100.0, unit="%", seed=seed), "items": None}
+            for c in CATEGORIES
+            if c in by_category
+        },
+        "note": "ours: upstream stores each answer's similarity to every option, with no threshold and no aggregate",
     }
 
 
@@ -113,6 +149,7 @@ def summarize_records(cot: Sequence[bool], records: list[dict[str, Any]], *, see
         "n_parsed": len(records) - n_unread,
         "n_parsed_note": "questions whose scored reply (headline condition) held a readable answer",
         "n_freeform_recorded": n_freeform,
-        "freeform_note": "free-form answers are recorded, not scored: upstream computes only token F1 and cosine "
-        "similarity to each option (all-MiniLM-L6-v2), with no threshold and no published figure",
+        "freeform_note": FREEFORM_NOTE
+        if not any("freeform_check" in figures for figures in conditions.values())
+        else FREEFORM_CHECKED_NOTE,
     }
