@@ -86,7 +86,7 @@ OPTION_HELP = {
     "cot": "false | true | both: upstream's prompts without / with two-pass chain of thought (both: two conditions)",
     "freeform": "true | false: also send the free-form requests upstream sends (recorded; upstream scores none)",
     "freeform_check": "true | false: the similarity of each free-form answer to the options, as upstream computes it "
-    "(all-MiniLM-L6-v2, locally; needs the tactfultom-freeform extra)",
+    "(all-MiniLM-L6-v2, locally; needs the tactfultom-freeform extra; sends the free-form requests)",
     "temperature": "sampling temperature (upstream 0.2)",
     "max_tokens": "answer token cap per request (upstream 8192)",
     "per_category": "questions per set and category, evenly spread (empty: all)",
@@ -109,6 +109,8 @@ def configure(preset: str, options: Mapping[str, str]) -> TactfulToMConfig:
         },
     )
     if config.freeform_check:
+        if "freeform" not in options:  # the check asks the free-form questions a preset may leave out
+            config = replace(config, freeform=True)
         if not config.freeform:
             raise UserError("tactfultom.freeform_check needs the free-form requests (tactfultom.freeform=true)")
         require_extra()
@@ -244,6 +246,10 @@ class TactfulToM(Instrument[TactfulToMConfig, Question]):
         run=run_rescore,
         render=render_rescore,
         many_files=True,
+        flags={
+            "freeform": "Also the free-form answers: the share closest to the gold option (ours; needs the "
+            "tactfultom-freeform extra)"
+        },
     )
 
     def configure(self, preset: str, options: Mapping[str, str]) -> TactfulToMConfig:

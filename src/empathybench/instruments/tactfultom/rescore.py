@@ -6,15 +6,25 @@ Two readings of each file: `clean` scores the `clean_result` the file holds (wha
 `original` re-reads `original_result` with our parser (upstream's `clean` step, keyed on the file name).
 """
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from empathybench.data.fetch import fetch_pinned
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import RescoreOutput
 from empathybench.instruments.support import read_json_argument
+from empathybench.instruments.tactfultom.data import legacy_key
+from empathybench.instruments.tactfultom.freeform import (
+    cosine_similarities,
+    gold_is_closest,
+    require_extra,
+    upstream_answer,
+)
 from empathybench.instruments.tactfultom.parse import FORMATS, clean_reply, prestep_for
+from empathybench.instruments.tactfultom.prompts import options_of
 from empathybench.instruments.tactfultom.score import (
     CATEGORIES,
     Verdict,
@@ -27,6 +37,11 @@ from empathybench.instruments.tactfultom.score import (
 )
 
 READINGS = ("clean", "original")
+FREEFORM_NOTE = (
+    "freeform_check (ours, --freeform): per category the percent of free-form answers whose most similar option "
+    "(cosine, all-MiniLM-L6-v2, options from the legacy dataset) is the gold one; overall_micro / overall_macro over "
+    "them; upstream stores the similarities only"
+)
 _SET_SUFFIX = re.compile(
     r"^(?P<model>.+)-(?P<set>\d)$"
 )  # main_table.py: name[:-2] is the model, the last digit the set
@@ -72,8 +87,37 @@ def file_verdicts(results: Any, where: Path, reading: str) -> list[Verdict]:
     return verdicts
 
 
-def rescore_files(paths: Sequence[Path]) -> dict[str, Any]:
-    """Per model (file name less `-<set>`): per reading, the pooled row and each set file's row."""
+def file_freeform_checks(results: Any, where: Path, set_id: str) -> tuple[list[Verdict], int]:
+    """Ours, per free-form entry of a released file: whether its most similar option is the gold one, the options
+    taken from the legacy dataset's question at the same place (evaluate_freeform.py L77-91; the released outputs
+    were made on it). API failures are left out; an entry whose gold answer is not its legacy question's is counted
+    as misaligned (a file made on another dataset) and left out."""
+    legacy = json.loads(fetch_pinned(__package__, legacy_key(set_id)).path.read_text("utf-8"))
+    verdicts, misaligned = [], 0
+    for number, conversation in enumerate(results):
+        for category in CATEGORIES:
+            for index, question in enumerate(conversation.get(category) or []):
+                for entry in question if isinstance(question, list) else []:
+                    reply = entry.get("original_result")
+                    if entry.get("question_type") != "freeform" or reply in (None, "ERROR"):
+                        continue
+                    try:
+                        source = legacy[number][category][index]
+                    except (IndexError, KeyError, TypeError):
+                        source = None
+                    if not isinstance(source, dict) or source.get("correct_answer") != entry.get("correct_answer"):
+                        misaligned += 1
+                        continue
+                    similarity = cosine_similarities(upstream_answer(str(reply)), options_of(source))
+                    verdicts.append(Verdict(category, gold_is_closest(similarity)))
+    return verdicts, misaligned
+
+
+def rescore_files(paths: Sequence[Path], *, freeform: bool = False) -> dict[str, Any]:
+    """Per model (file name less `-<set>`): per reading, the pooled row and each set file's row; with `freeform`,
+    ours: the share of free-form answers closest to the gold option, pooled."""
+    if freeform:
+        require_extra()
     if not paths:
         raise UserError("name at least one TactfulToM result file")
     if len(paths) > MAX_FILES:
@@ -90,9 +134,17 @@ def rescore_files(paths: Sequence[Path]) -> dict[str, Any]:
             counts = category_counts(file_verdicts(results, path, reading))
             entry["counts"][reading].append(counts)
             entry["rows"].setdefault(reading, {})[set_id] = rounded(table_row(counts))
+        if freeform:
+            checks, misaligned = file_freeform_checks(results, path, set_id)
+            entry.setdefault("freeform", []).append(category_counts(checks))
+            entry["misaligned"] = entry.get("misaligned", 0) + misaligned
     output: dict[str, Any] = {}
     for model, entry in models.items():
+        if freeform:
+            closest = pooled(entry["freeform"])
+            output[model] = {"freeform_check": {**rounded(table_row(closest)), "n_misaligned": entry["misaligned"]}}
         output[model] = {
+            **output.get(model, {}),
             "sets": entry["sets"],
             **{
                 reading: {
@@ -108,13 +160,17 @@ def rescore_files(paths: Sequence[Path]) -> dict[str, Any]:
         "note": "per category: upstream's accuracy (%), pooled per model over its set files as main_table.py; "
         "overall_micro (every scored entry) and overall_macro (mean of the categories) are ours",
         "models": output,
+        **({"freeform_note": FREEFORM_NOTE} if freeform else {}),
     }
 
 
-def run_rescore(paths: Sequence[Path]) -> RescoreOutput:
-    result = rescore_files(paths)
+def run_rescore(paths: Sequence[Path], freeform: bool = False) -> RescoreOutput:
+    result = rescore_files(paths, freeform=freeform)
     notes = []
     for model, entry in result["models"].items():
+        if (entry.get("freeform_check") or {}).get("n_misaligned"):
+            count = entry["freeform_check"]["n_misaligned"]
+            notes.append(f"{model}: {count} free-form answers do not match the legacy dataset's questions (left out)")
         if len(entry["sets"]) != 5:
             notes.append(f"{model}: {len(entry['sets'])} of upstream's 5 set files (sets {', '.join(entry['sets'])})")
         if entry["clean"]["pooled"] != entry["original"]["pooled"]:
@@ -139,4 +195,17 @@ def render_rescore(result: Mapping[str, Any], console: Any) -> None:
             cells = [f"{row[name]:.2f}" if row[name] is not None else "-" for row in (clean, original)]
             table.add_row(name, *cells, str(scored))
         console.print(table)
+        checked = entry.get("freeform_check")
+        if checked:
+            closest = Table(title=f"{model}: free-form answers closest to the gold option (%, ours)")
+            closest.add_column("figure", no_wrap=True)
+            closest.add_column("closest", justify="right")
+            closest.add_column("answers", justify="right")
+            for name in (*result["ours"], *result["columns"]):
+                scored = sum(checked["n"].values()) if name in result["ours"] else checked["n"][name]
+                if scored:
+                    closest.add_row(name, f"{checked[name]:.2f}", str(scored))
+            console.print(closest)
     console.print(result["note"], markup=False, highlight=False)
+    if "freeform_note" in result:
+        console.print(result["freeform_note"], markup=False, highlight=False)
