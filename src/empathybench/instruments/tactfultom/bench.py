@@ -47,7 +47,7 @@ from empathybench.instruments.tactfultom.prompts import (
 )
 from empathybench.instruments.tactfultom.report import ACCURACY_DOMAIN, report_section, sample_line
 from empathybench.instruments.tactfultom.rescore import render_rescore, run_rescore
-from empathybench.instruments.tactfultom.score import CATEGORIES, is_correct, is_scored
+from empathybench.instruments.tactfultom.score import CATEGORIES, is_correct
 from empathybench.instruments.tactfultom.summary import condition_name, summarize_records
 from empathybench.models.base import ChatRequest, Message, Sampling
 
@@ -162,25 +162,25 @@ async def run_question(config: TactfulToMConfig, question: Question, ctx: ItemCo
     """Every format of one question, per condition: the reply, what was read from it and (scored formats) whether it
     is right. The multiple-choice options are shown in one seeded order, the same with and without CoT."""
     formats = [f for f in question.formats if config.freeform or f != "freeform"]
-    options = shown_options(options_of(dict(question.fields)), question_rng(seed, question.question_id))
+    fields = dict(question.fields)
+    given = options_of(fields) if "mcq" in formats or "freeform" in formats else []  # the gold first, as upstream
+    options = shown_options(given, question_rng(seed, question.question_id))
     conditions: dict[str, Any] = {}
     for cot in config.cot:
         answers: dict[str, Any] = {}
         for question_format in formats:
             shown = options.texts if question_format == "mcq" else None
-            system = system_prompt(question_format, cot)
-            user = user_prompt(question.context, dict(question.fields), shown, cot)
-            answer = await _ask(ctx, system, user, config.sampling(), cot)
-            read = clean_reply(answer["reply"], question_format, options.mapping, EVERY_STEP)
-            answer["read"] = read
-            if question_format == "freeform" and config.freeform_check:
-                given = options_of(dict(question.fields))  # unshuffled: the gold first, as upstream
-                similarity = await asyncio.to_thread(cosine_similarities, upstream_answer(answer["reply"]), given)
-                answer.update(similarity=similarity, gold_closest=gold_is_closest(similarity))
-            if question_format == "mcq":
-                answer["mapping"] = list(options.mapping)
-            if is_scored(question_format, read):
-                answer["correct"] = is_correct(question_format, read, question.gold)
+            user = user_prompt(question.context, fields, shown, cot)
+            answer = await _ask(ctx, system_prompt(question_format, cot), user, config.sampling(), cot)
+            if question_format == "freeform":  # recorded; upstream scores none (the check below is ours)
+                if config.freeform_check:
+                    similarity = await asyncio.to_thread(cosine_similarities, upstream_answer(answer["reply"]), given)
+                    answer.update(similarity=similarity, gold_closest=gold_is_closest(similarity))
+            else:
+                read = clean_reply(answer["reply"], question_format, options.mapping, EVERY_STEP)
+                answer.update(read=read, correct=is_correct(question_format, read, question.gold))
+                if question_format == "mcq":
+                    answer["mapping"] = list(options.mapping)
             answers[question_format] = answer
         conditions[condition_name(cot)] = answers
     scored_format = question.formats[-1]  # the one format upstream scores (free-form is never last)
