@@ -155,3 +155,15 @@ def test_over_the_wire_against_the_fake_openai_server(tmp_path: Path, mirror: Pa
     assert summary["validity"]["status"] == "valid" and summary["n_items"] == 4
     sent = {json.dumps(c["messages"], sort_keys=True) for r in records for c in r["calls"]}
     assert sent == {json.dumps(a["messages"], sort_keys=True) for a in asked}
+
+
+def test_a_comparison_draws_the_runs_categories_side_by_side(tmp_path: Path, mirror: Path) -> None:
+    runs = [
+        str(run_instrument(tmp_path, "tactfultom", m, "--limit", "22")[2])
+        for m in ("scripted/plausible-2", "scripted/plausible-3")
+    ]
+    done = cli_in_process(["report", *runs, "--out", str(tmp_path / "cmp")])
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "cmp.html").read_text("utf-8")
+    assert html.count("TactfulToM: accuracy per question category, the runs side by side") >= 1
+    assert "scripted/plausible-3" in html and "Lie detectability (list)" in html

@@ -45,7 +45,7 @@ from empathybench.instruments.tactfultom.prompts import (
     system_prompt,
     user_prompt,
 )
-from empathybench.instruments.tactfultom.report import ACCURACY_DOMAIN, report_section, sample_line
+from empathybench.instruments.tactfultom.report import ACCURACY_DOMAIN, comparison_section, report_section, sample_line
 from empathybench.instruments.tactfultom.rescore import render_rescore, run_rescore
 from empathybench.instruments.tactfultom.score import CATEGORIES, is_correct
 from empathybench.instruments.tactfultom.summary import condition_name, summarize_records
@@ -237,6 +237,7 @@ class TactfulToM(Instrument[TactfulToMConfig, Question]):
     )
     chart_domain = ACCURACY_DOMAIN
     report_section = staticmethod(report_section)
+    comparison_section = staticmethod(comparison_section)
     sample_line = staticmethod(sample_line)
     canned = staticmethod(plausible_answer)
     rescore = RescoreCommand(

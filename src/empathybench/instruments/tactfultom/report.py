@@ -119,3 +119,26 @@ def sample_line(record: Mapping[str, Any]) -> str:
     verdict = "right" if record.get("correct") else "wrong"
     where = f"{record.get('category')} ({record.get('scored_format')})"
     return f"{where}: read {read!r}, key {record.get('gold')!r}, {verdict}"
+
+
+def comparison_section(results: Sequence[tuple[str, Mapping[str, Any]]]) -> protocol.ReportSection:
+    """Several runs side by side: each category's accuracy in each run's headline condition, with intervals."""
+    headlines = [
+        (label, (result.get("conditions") or {}).get(result.get("headline_condition") or "") or {})
+        for label, result in results
+    ]
+    present = [c for c in CATEGORIES if any(c in (f.get("categories") or {}) for _, f in headlines)]
+    series = tuple(
+        (label, tuple(_point(SHORT_NAMES[c], (figures.get("categories") or {}).get(c), number) for c in present))
+        for number, (label, figures) in enumerate(headlines)
+    )
+    chart = protocol.GroupedBarsChart(
+        tuple(SHORT_NAMES[c] for c in present),
+        series,
+        unit="%",
+        domain=ACCURACY_DOMAIN,
+        title="TactfulToM: accuracy per question category, the runs side by side",
+        caption="Each run's headline condition (without chain of thought unless it ran only with it), with 95% "
+        "question-bootstrap intervals.",
+    )
+    return protocol.ReportSection(charts=(chart,))
