@@ -19,9 +19,11 @@ from empathybench.instruments.tactfultom.parse import (
     Prestep,
     apply_prestep,
     clean_reply,
+    list_matches_leniently,
     prestep_for,
     read_binary,
     read_list,
+    read_list_lenient,
     read_mcq,
 )
 from empathybench.instruments.tactfultom.rescore import file_verdicts
@@ -163,3 +165,26 @@ def test_whole_files_score_as_main_result_scores_them(
             expected = 100 * sum(theirs[category]) / len(theirs[category])
             assert row[category] == pytest.approx(expected, abs=1e-9), (reading, category)
             assert row["n"][category] == len(theirs[category])
+
+
+@pytest.mark.parametrize(
+    ("reply", "names"),
+    [
+        ("Mica, Kuba.", ["mica", "kuba"]),
+        ("Mica and Kuba", ["mica", "kuba"]),
+        ("**Mica**, **Kuba**", ["mica", "kuba"]),
+        ("- Mica\n- Kuba", ["mica", "kuba"]),
+        ("Mica, Kuba, and Lee.", ["mica", "kuba", "lee"]),
+        ("Andy; Sandra", ["andy", "sandra"]),  # "and" inside a name stays
+        ("", []),
+    ],
+)
+def test_the_lenient_list_reading(reply: str, names: list[str]) -> None:
+    assert read_list_lenient(reply) == names
+
+
+def test_the_lenient_list_verdict_ignores_case_and_order_only() -> None:
+    assert list_matches_leniently(read_list_lenient("kuba and MICA."), ["Mica", "Kuba"])
+    assert not list_matches_leniently(read_list_lenient("Mica"), ["Mica", "Kuba"])
+    assert not list_matches_leniently(read_list_lenient("Mica, Kuba, Lee"), ["Mica", "Kuba"])
+    assert not list_matches_leniently([], [])

@@ -160,3 +160,14 @@ def test_the_same_set_twice_and_no_file_are_refused(tmp_path: Path) -> None:
     assert twice.returncode != 0 and "set 1 of m is named twice" in twice.stderr
     none = cli_in_process(["rescore", "tactfultom"])
     assert none.returncode != 0
+
+
+@pytest.mark.parametrize("model", DEV_MODELS)
+def test_lenient_lists_accept_all_upstream_accepts_and_lift_the_cot_lists(rescored: dict[str, Any], model: str) -> None:
+    entry = rescored["models"][model]
+    lists = [c for c in CATEGORIES if c.endswith("_list")]
+    assert sorted(entry["lenient_lists"]) == sorted(lists)
+    for category in lists:
+        assert entry["lenient_lists"][category] >= entry["clean"]["pooled"][category]
+        if model.endswith("-cot"):  # the second pass's lists end in a period or say "and": upstream reads ~none
+            assert entry["lenient_lists"][category] > entry["clean"]["pooled"][category]

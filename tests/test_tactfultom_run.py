@@ -35,6 +35,19 @@ def _oracle(request: ChatRequest) -> str:
 
 
 register_script("tactfultom-oracle", _oracle)
+
+
+def _oracle_in_prose(request: ChatRequest) -> str:
+    """The oracle, its lists written as a sentence ("Mica, Kuba and Lee."): upstream's parser reads none of them, the
+    lenient reading every one."""
+    answer = _oracle(request)
+    if "commas" not in request.messages[0].content:
+        return answer
+    *first, last = answer.split(", ")
+    return (f"{', '.join(first)} and {last}" if first else last) + "."
+
+
+register_script("tactfultom-oracle-prose", _oracle_in_prose)
 register_script("tactfultom-silent", lambda request: "I cannot tell.")
 
 
@@ -69,9 +82,13 @@ def test_a_paper_run_asks_every_format_without_and_with_two_pass_cot(tmp_path: P
     assert "with chain of thought" in page
 
 
-def test_an_oracle_scores_100_in_every_category(tmp_path: Path, mirror: Path) -> None:
+def _load_oracle() -> None:
     for question in load_questions()[0]:
         _BY_PROMPT.setdefault(user_prompt(question.context, dict(question.fields), None, False), question)
+
+
+def test_an_oracle_scores_100_in_every_category(tmp_path: Path, mirror: Path) -> None:
+    _load_oracle()
     summary, records, _ = run_instrument(
         tmp_path, "tactfultom", "scripted/tactfultom-oracle", "--limit", "55", "--option", "tactfultom.cot=both"
     )
@@ -167,3 +184,26 @@ def test_a_comparison_draws_the_runs_categories_side_by_side(tmp_path: Path, mir
     html = (tmp_path / "cmp.html").read_text("utf-8")
     assert html.count("TactfulToM: accuracy per question category, the runs side by side") >= 1
     assert "scripted/plausible-3" in html and "Lie detectability (list)" in html
+
+
+def test_lists_in_prose_are_wrong_for_upstream_and_right_when_read_leniently(tmp_path: Path, mirror: Path) -> None:
+    _load_oracle()
+    summary, _, out = run_instrument(
+        tmp_path,
+        "tactfultom",
+        "scripted/tactfultom-oracle-prose",
+        "--limit",
+        "12",
+        "--option",
+        "tactfultom.categories=infoAccessibilityQA_list,answerabilityQA_list,liedetectabilityQAs_list,beliefQAs",
+    )
+    figures = summary["conditions"]["direct"]
+    assert set(figures["lenient_lists"]) == {
+        "infoAccessibilityQA_list",
+        "answerabilityQA_list",
+        "liedetectabilityQAs_list",
+    }
+    for category, lenient in figures["lenient_lists"].items():
+        assert lenient["value"] == 100.0 and figures["categories"][category]["value"] == 0.0
+    assert figures["categories"]["beliefQAs"]["value"] == 100.0
+    assert "list answers read as upstream reads them and leniently" in (out / "report.html").read_text("utf-8")

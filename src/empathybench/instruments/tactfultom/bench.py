@@ -34,7 +34,14 @@ from empathybench.instruments.tactfultom.freeform import (
     require_extra,
     upstream_answer,
 )
-from empathybench.instruments.tactfultom.parse import EVERY_STEP, UNREAD, clean_reply
+from empathybench.instruments.tactfultom.parse import (
+    EVERY_STEP,
+    UNREAD,
+    apply_prestep,
+    clean_reply,
+    list_matches_leniently,
+    read_list_lenient,
+)
 from empathybench.instruments.tactfultom.prompts import (
     COT_CUE,
     COT_FINAL,
@@ -181,6 +188,9 @@ async def run_question(config: TactfulToMConfig, question: Question, ctx: ItemCo
                 answer.update(read=read, correct=is_correct(question_format, read, question.gold))
                 if question_format == "mcq":
                     answer["mapping"] = list(options.mapping)
+                if question_format == "list":  # ours, beside: the names read leniently
+                    names = read_list_lenient(apply_prestep(answer["reply"], EVERY_STEP))
+                    answer.update(read_lenient=names, correct_lenient=list_matches_leniently(names, question.gold))
             answers[question_format] = answer
         conditions[condition_name(cot)] = answers
     scored_format = question.formats[-1]  # the one format upstream scores (free-form is never last)

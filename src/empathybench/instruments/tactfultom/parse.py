@@ -79,6 +79,23 @@ def read_list(reply: str) -> list[str]:
     return [part.strip() for part in reply.split(",")]
 
 
+_LENIENT_SPLIT = re.compile(r",|;|\n|\band\b", re.IGNORECASE)
+_LENIENT_EDGES = " \t.*:;!\"'`-"
+
+
+def read_list_lenient(reply: str) -> list[str]:
+    """Ours: the names split at commas, semicolons, lines and "and", stripped of spaces, periods, quotes and list
+    marks, in lower case (so "Mica and Kuba." reads as upstream's "Mica, Kuba" would)."""
+    parts = (part.strip(_LENIENT_EDGES).casefold() for part in _LENIENT_SPLIT.split(reply))
+    return [part for part in parts if part]
+
+
+def list_matches_leniently(names: Sequence[str], gold: Sequence[str]) -> bool:
+    """Ours: the same set of names as the gold list, compared in lower case (an empty gold list is never right)."""
+    wanted = {str(name).strip().casefold() for name in gold}
+    return bool(wanted) and set(names) == wanted
+
+
 def clean_reply(reply: str, question_format: Format, mapping: Sequence[int], step: Prestep) -> str | int | list[str]:
     """A reply as upstream's `clean_result`: freeform unchanged (after the pre-step), the others read per format."""
     text = apply_prestep(reply, step)

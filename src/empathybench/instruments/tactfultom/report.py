@@ -87,6 +87,24 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
         digits=1,
         title="free-form answers whose most similar option is the gold one (ours; all-MiniLM-L6-v2)",
     )
+    lenient_rows = []
+    for category in CATEGORIES:
+        pairs = [
+            ((f.get("categories") or {}).get(category), (f.get("lenient_lists") or {}).get(category))
+            for f in conditions.values()
+        ]
+        if any(lenient for _, lenient in pairs):
+            cells = [
+                x for upstream, lenient in pairs for x in ((upstream or {}).get("value"), (lenient or {}).get("value"))
+            ]
+            lenient_rows.append((category, *cells))
+    lenient_table = protocol.FactsTable(
+        ("list question", *(x for name in names for x in (f"{name}: upstream %", f"{name}: lenient % (ours)"))),
+        tuple(lenient_rows),
+        digits=1,
+        title="list answers read as upstream reads them and leniently (ours: split at commas and 'and', periods and "
+        "case ignored)",
+    )
     reading = tuple((name, figures.get("n_scored"), figures.get("n_unread")) for name, figures in conditions.items())
     return protocol.ReportSection(
         charts=(_overall_chart(result), _categories_chart(conditions)),
@@ -102,6 +120,7 @@ def report_section(result: Mapping[str, Any], samples: Sequence[Mapping[str, Any
                 reading,
                 title="how the replies were read",
             ),
+            *((lenient_table,) if lenient_rows else ()),
             *((freeform_table,) if checked else ()),
         ),
         footnote=(

@@ -23,7 +23,14 @@ from empathybench.instruments.tactfultom.freeform import (
     require_extra,
     upstream_answer,
 )
-from empathybench.instruments.tactfultom.parse import FORMATS, clean_reply, prestep_for
+from empathybench.instruments.tactfultom.parse import (
+    FORMATS,
+    apply_prestep,
+    clean_reply,
+    list_matches_leniently,
+    prestep_for,
+    read_list_lenient,
+)
 from empathybench.instruments.tactfultom.prompts import options_of
 from empathybench.instruments.tactfultom.score import (
     CATEGORIES,
@@ -87,6 +94,19 @@ def file_verdicts(results: Any, where: Path, reading: str) -> list[Verdict]:
     return verdicts
 
 
+def file_lenient_lists(results: Any, where: Path) -> list[Verdict]:
+    """Ours, beside upstream's: each list answer of a file (original_result, upstream's pre-step for its name) read
+    leniently, its verdict against the gold names."""
+    step = prestep_for(where.name.removesuffix(".json"))
+    verdicts = []
+    for category, entry in _entries(results, where):
+        reply = entry.get("original_result")
+        if entry["question_type"] == "list" and isinstance(reply, str) and reply != "ERROR":
+            names = read_list_lenient(apply_prestep(reply, step))
+            verdicts.append(Verdict(category, list_matches_leniently(names, entry.get("correct_answer") or [])))
+    return verdicts
+
+
 def file_freeform_checks(results: Any, where: Path, set_id: str) -> tuple[list[Verdict], int]:
     """Ours, per free-form entry of a released file: whether its most similar option is the gold one, the options
     taken from the legacy dataset's question at the same place (evaluate_freeform.py L77-91; the released outputs
@@ -134,6 +154,7 @@ def rescore_files(paths: Sequence[Path], *, freeform: bool = False) -> dict[str,
             counts = category_counts(file_verdicts(results, path, reading))
             entry["counts"][reading].append(counts)
             entry["rows"].setdefault(reading, {})[set_id] = rounded(table_row(counts))
+        entry.setdefault("lenient", []).append(category_counts(file_lenient_lists(results, path)))
         if freeform:
             checks, misaligned = file_freeform_checks(results, path, set_id)
             entry.setdefault("freeform", []).append(category_counts(checks))
@@ -143,8 +164,10 @@ def rescore_files(paths: Sequence[Path], *, freeform: bool = False) -> dict[str,
         if freeform:
             closest = pooled(entry["freeform"])
             output[model] = {"freeform_check": {**rounded(table_row(closest)), "n_misaligned": entry["misaligned"]}}
+        lenient = pooled(entry["lenient"])
         output[model] = {
             **output.get(model, {}),
+            "lenient_lists": {c: round(100 * right / n, 2) for c, (right, n) in lenient.items()},
             "sets": entry["sets"],
             **{
                 reading: {
@@ -158,7 +181,8 @@ def rescore_files(paths: Sequence[Path], *, freeform: bool = False) -> dict[str,
         "columns": list(CATEGORIES),
         "ours": ["overall_micro", "overall_macro"],
         "note": "per category: upstream's accuracy (%), pooled per model over its set files as main_table.py; "
-        "overall_micro (every scored entry) and overall_macro (mean of the categories) are ours",
+        "overall_micro (every scored entry) and overall_macro (mean of the categories) are ours, and so is "
+        "lenient_lists: the list answers split at commas and 'and', periods and case ignored",
         "models": output,
         **({"freeform_note": FREEFORM_NOTE} if freeform else {}),
     }
@@ -194,6 +218,8 @@ def render_rescore(result: Mapping[str, Any], console: Any) -> None:
             scored = sum(clean["n"].values()) if name in result["ours"] else clean["n"][name]
             cells = [f"{row[name]:.2f}" if row[name] is not None else "-" for row in (clean, original)]
             table.add_row(name, *cells, str(scored))
+        for name, value in (entry.get("lenient_lists") or {}).items():
+            table.add_row(f"{name}, lenient (ours)", "", f"{value:.2f}", str(clean["n"][name]))
         console.print(table)
         checked = entry.get("freeform_check")
         if checked:

@@ -77,7 +77,9 @@ def condition_figures(records: Sequence[Mapping[str, Any]], condition: str, *, s
     counts = category_counts(Verdict(c, bool(v)) for c, v in correct.values())
     unread = sum(1 for r in records if _read(r, condition) == "NAN")
     checked = freeform_figures(records, condition, seed=seed)
+    lenient = lenient_list_figures(records, condition, seed=seed)
     return {
+        **({"lenient_lists": lenient} if lenient else {}),
         "overall_macro": macro,
         "overall_micro": micro,
         "categories": categories,
@@ -111,6 +113,22 @@ def freeform_figures(records: Sequence[Mapping[str, Any]], condition: str, *, se
         },
         "note": "ours: upstream stores each answer's similarity to every option, with no threshold and no aggregate",
     }
+
+
+def lenient_list_figures(records: Sequence[Mapping[str, Any]], condition: str, *, seed: int) -> dict[str, Any] | None:
+    """Ours, beside upstream's list accuracy: the list questions read leniently (names split at commas and "and",
+    periods and case ignored), per category with intervals (None: no list question)."""
+    by_category: dict[str, dict[str, float]] = {}
+    for record in records:
+        answer = (((record.get("conditions") or {}).get(condition) or {}).get("list")) or {}
+        if "correct_lenient" in answer:
+            by_category.setdefault(record["category"], {})[record["question_id"]] = float(answer["correct_lenient"])
+    label = f"TactfulToM ({condition}) list answers read leniently (ours)"
+    return {
+        c: {**mean_metric(f"{label}: {c}", by_category[c], scale=100.0, unit="%", seed=seed), "items": None}
+        for c in CATEGORIES
+        if c in by_category
+    } or None
 
 
 def _read(record: Mapping[str, Any], condition: str) -> Any:
