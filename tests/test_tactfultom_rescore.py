@@ -16,6 +16,7 @@ import pytest
 
 from conftest import MIRROR, cli_in_process
 from empathybench.data.fetch import fetch_pinned
+from empathybench.errors import UserError
 from empathybench.instruments.tactfultom.data import SETS, legacy_key
 from empathybench.instruments.tactfultom.rescore import rescore_files
 from empathybench.instruments.tactfultom.score import CATEGORIES
@@ -135,6 +136,19 @@ def test_fewer_than_five_sets_are_scored_and_named_in_a_note(mirror: Path) -> No
     assert "Llama-3.3-70B-Instruct: 1 of upstream's 5 set files (sets 2)" in shown.stderr
 
 
+def _one_entry(**fields: Any) -> str:
+    """A result file of one conversation with one list entry, `fields` replacing its good ones."""
+    entry = {
+        "question_type": "list",
+        "correct_answer": ["Mica"],
+        "original_result": "Mica",
+        "clean_result": ["Mica"],
+        "mcq_mapping": [],
+        "context_type": "full_context",
+    }
+    return json.dumps([{"liedetectabilityQAs_list": [[{**entry, **fields}]]}])
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
@@ -143,6 +157,13 @@ def test_fewer_than_five_sets_are_scored_and_named_in_a_note(mirror: Path) -> No
         ("model-0.json", "[1]", "conversation 0 is not an object"),
         ("model-0.json", '[{"beliefQAs": [[{"question_type": "essay"}]]}]', "holds an entry of no known format"),
         ("model-0.json", "not json", "is not a JSON file"),
+        ("model-0.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("model-0.json", '{"a": ' + "9" * 5000 + "}", "is not a JSON file"),
+        ("model-0.json", _one_entry(clean_result=[["Mica"]]), "holds an entry of wrong types"),
+        ("model-0.json", _one_entry(correct_answer={"Mica": 1}), "holds an entry of wrong types"),
+        ("model-0.json", _one_entry(mcq_mapping="[0, 1]"), "holds an entry of wrong types"),
+        ("model-0.json", _one_entry(original_result=7), "holds an entry of wrong types"),
+        ("model\x1b[2J-0.json", "[]", "a result file's name must be printable text"),
     ],
 )
 def test_a_bad_file_is_one_line(tmp_path: Path, name: str, content: str, message: str) -> None:
@@ -171,3 +192,21 @@ def test_lenient_lists_accept_all_upstream_accepts_and_lift_the_cot_lists(rescor
         assert entry["lenient_lists"][category] >= entry["clean"]["pooled"][category]
         if model.endswith("-cot"):  # the second pass's lists end in a period or say "and": upstream reads ~none
             assert entry["lenient_lists"][category] > entry["clean"]["pooled"][category]
+
+
+def test_a_file_too_large_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from empathybench.instruments.tactfultom import rescore
+
+    path = tmp_path / "m-0.json"
+    path.write_text(_one_entry(), "utf-8")
+    monkeypatch.setattr(rescore, "MAX_FILE_BYTES", 100)
+    with pytest.raises(UserError, match="more than a TactfulToM result file's 100"):
+        rescore.rescore_files([path])
+
+
+def test_a_models_name_with_markup_is_printed_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "[bold red]x[-0.json"
+    path.write_text(_one_entry(), "utf-8")
+    shown = cli_in_process(["rescore", "tactfultom", str(path)])
+    assert shown.returncode == 0, shown.stderr
+    assert "[bold red]x[" in shown.stdout and "liedetectabilityQAs_list" in shown.stdout

@@ -49,18 +49,51 @@ FREEFORM_NOTE = (
     "(cosine, all-MiniLM-L6-v2, options from the legacy dataset) is the gold one; overall_micro / overall_macro over "
     "them; upstream stores the similarities only"
 )
-_SET_SUFFIX = re.compile(
-    r"^(?P<model>.+)-(?P<set>\d)$"
-)  # main_table.py: name[:-2] is the model, the last digit the set
+# main_table.py: name[:-2] is the model, the last digit the set
+_SET_SUFFIX = re.compile(r"^(?P<model>.+)-(?P<set>\d)$")
 MAX_FILES = 200
+MAX_FILE_BYTES = 64 * 1024 * 1024  # the largest released file is a few MiB
+_TEXT_OR_NONE = (str, type(None))
 
 
 def model_and_set(path: Path) -> tuple[str, str]:
     """("gpt-4o-2024-08-06-cot", "3") from ".../gpt-4o-2024-08-06-cot-3.json"; another name is a UserError."""
+    if not path.name.isprintable():
+        raise UserError(f"{path.name!r}: a result file's name must be printable text")
     found = _SET_SUFFIX.match(path.name.removesuffix(".json"))
     if not path.name.endswith(".json") or found is None:
         raise UserError(f"{path}: not a TactfulToM result file name (<model>[-cot]-<set>.json, as upstream wrote it)")
     return found["model"], found["set"]
+
+
+def read_results(path: Path) -> Any:
+    """A result file's JSON, bounded in size and depth; anything else is a one-line UserError."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # read_json_argument says what is wrong
+    if size > MAX_FILE_BYTES:
+        raise UserError(f"{path}: {size:,} bytes, more than a TactfulToM result file's {MAX_FILE_BYTES:,}")
+    try:
+        return read_json_argument(path)
+    except RecursionError:
+        raise UserError(f"{path}: nested too deeply for a TactfulToM result file") from None
+
+
+def _well_formed(entry: Mapping[str, Any]) -> bool:
+    """The fields scoring reads have the types upstream wrote (strings; a list's names; the mapping's indices)."""
+    question_format = entry.get("question_type")
+    gold, clean, mapping = entry.get("correct_answer"), entry.get("clean_result"), entry.get("mcq_mapping", [])
+    names_or_text = (str, list) if question_format == "list" else (str,)
+    return (
+        isinstance(entry.get("original_result"), _TEXT_OR_NONE)
+        and isinstance(gold, names_or_text)
+        and (not isinstance(gold, list) or all(isinstance(name, str) for name in gold))
+        and (clean is None or (isinstance(clean, str | int | list) and not isinstance(clean, bool)))
+        and (not isinstance(clean, list) or all(isinstance(name, str) for name in clean))
+        and isinstance(mapping, list)
+        and all(isinstance(index, int) and not isinstance(index, bool) for index in mapping)
+    )
 
 
 def _entries(results: Any, where: Path) -> Iterable[tuple[str, Mapping[str, Any]]]:
@@ -74,6 +107,8 @@ def _entries(results: Any, where: Path) -> Iterable[tuple[str, Mapping[str, Any]
                 for entry in question if isinstance(question, list) else []:
                     if not isinstance(entry, dict) or entry.get("question_type") not in FORMATS:
                         raise UserError(f"{where}: conversation {number} {category} holds an entry of no known format")
+                    if not _well_formed(entry):
+                        raise UserError(f"{where}: conversation {number} {category} holds an entry of wrong types")
                     yield category, entry
 
 
@@ -145,7 +180,7 @@ def rescore_files(paths: Sequence[Path], *, freeform: bool = False) -> dict[str,
     models: dict[str, dict[str, Any]] = {}
     for path in sorted(paths, key=lambda p: p.name):
         model, set_id = model_and_set(path)
-        results = read_json_argument(path)
+        results = read_results(path)
         entry = models.setdefault(model, {"sets": [], "counts": {r: [] for r in READINGS}, "rows": {}})
         if set_id in entry["sets"]:
             raise UserError(f"{path}: set {set_id} of {model} is named twice")
@@ -206,10 +241,11 @@ def render_rescore(result: Mapping[str, Any], console: Any) -> None:
     """One table per model: a row per figure (ours first, then upstream's columns), pooled over its set files, from
     the stored clean_result and from original_result read again (the per-set rows: --json)."""
     from rich.table import Table
+    from rich.text import Text
 
     for model, entry in result["models"].items():
         sets = ", ".join(entry["sets"])
-        table = Table(title=f"TactfulToM, {model} (accuracy %, pooled over sets {sets})")
+        table = Table(title=Text(f"TactfulToM, {model} (accuracy %, pooled over sets {sets})"))
         table.add_column("figure", no_wrap=True)
         for column in ("clean_result", "original_result", "scored"):
             table.add_column(column, justify="right", no_wrap=True)
@@ -223,7 +259,7 @@ def render_rescore(result: Mapping[str, Any], console: Any) -> None:
         console.print(table)
         checked = entry.get("freeform_check")
         if checked:
-            closest = Table(title=f"{model}: free-form answers closest to the gold option (%, ours)")
+            closest = Table(title=Text(f"{model}: free-form answers closest to the gold option (%, ours)"))
             closest.add_column("figure", no_wrap=True)
             closest.add_column("closest", justify="right")
             closest.add_column("answers", justify="right")
