@@ -214,3 +214,17 @@ def invoke(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, st
         sys.argv = saved
     out, err = capsys.readouterr()
     return exit_code(stopped.value.code), out, err
+
+
+def run_instrument(root: Path, bench: str, model: str, *args: str) -> tuple[dict[str, Any], list[dict[str, Any]], Path]:
+    """`empathybench run -m MODEL --bench BENCH ARGS` in process into a directory under `root` named after the
+    model and arguments: the instrument's summary entry, its records (samples.jsonl) and the run directory."""
+    import json
+    import re
+
+    out = root / re.sub(r"\W", "-", model + "".join(args))
+    result = cli_in_process(["run", "-m", model, "--bench", bench, "--out", str(out), "--no-cache", *args])
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text("utf-8"))["benchmarks"][bench]
+    records = [json.loads(line) for line in (out / "samples.jsonl").read_text("utf-8").splitlines()]
+    return summary, records, out

@@ -57,6 +57,7 @@ CASES = [
     ("emobench", {"emobench.protocol": "repo2025"}, None, 3),
     ("eqbench3", {}, "scripted/plausible-2", 2),
     ("tombench", {"tombench.cot": "both", "tombench.try_times": "2"}, None, 3),
+    ("tactfultom", {"tactfultom.cot": "both", "tactfultom.freeform": "true"}, None, 4),
 ]
 
 

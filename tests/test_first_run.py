@@ -63,16 +63,16 @@ def test_demo_touches_every_instrument_with_a_fraction_of_the_quick_calls(tmp_pa
     summary = _summary(tmp_path / "demo")
     assert summary["preset"] == "demo"
     ran = {name for name, result in summary["benchmarks"].items() if result["status"] != "skipped"}
-    # Every built-in instrument (GIEBench's data is not in the mirror) but Spiral-Bench, which says why; EmoBench,
-    # EQ-Bench 3, ToMBench and SAGE, which a run without --bench leaves out, too; EQ-Bench 3 with the model as its
-    # own judge and SAGE with the model as its own simulated person, labelled so.
+    # Every built-in instrument (GIEBench's data is not in the mirror) but TactfulToM and Spiral-Bench, which say
+    # why; EmoBench, EQ-Bench 3, ToMBench and SAGE, which a run without --bench leaves out, too; EQ-Bench 3 with the
+    # model as its own judge and SAGE with the model as its own simulated person, labelled so.
     assert ran == {"eqbench", "seceu", "emotionbench", "empathetic", "emobench", "eqbench3", "tombench", "sage"}
     assert set(summary["benchmarks"]) == set(demo_selection())
     assert summary["benchmarks"]["eqbench3"]["judge"]["self_judging"] is True
     assert "self-judged" in " ".join(summary["benchmarks"]["eqbench3"]["validity"]["reasons"])
     assert summary["benchmarks"]["sage"]["validity"]["status"] == "self-simulated"
     left_out = left_out_of_demo()
-    assert [name for name, _ in left_out] == ["spiral", "mindeval"]
+    assert [name for name, _ in left_out] == ["tactfultom", "spiral", "mindeval"]
     # the quick presets without --bench, plus EmoBench's and EQ-Bench 3's own quick presets
     _run(tmp_path / "quick-more", "scripted/echo", "--preset", "quick", "--bench", "emobench")
     demo_calls = _calls(tmp_path / "demo")

@@ -43,6 +43,7 @@ INSTRUMENTS: dict[str, tuple[dict[str, str], frozenset[str]]] = {
     "emotionbench": ({}, frozenset()),
     "emobench": ({}, frozenset()),
     "tombench": ({"try_times": "3", "language": "both"}, frozenset()),  # repeated asks, both languages
+    "tactfultom": ({"cot": "both", "freeform": "true"}, frozenset()),  # two-pass chain of thought, every format
     "example": ({}, frozenset()),
     "empathetic": ({}, frozenset({"judge"})),
     "eqbench3": ({}, frozenset({"judge"})),

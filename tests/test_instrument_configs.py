@@ -56,7 +56,7 @@ def test_a_config_field_added_since_0_1_stays_out_of_the_recorded_config_at_its_
     "name",
     sorted(
         {"emobench", "emotionbench", "empathetic", "eqbench", "eqbench3", "giebench", "mindeval", "sage", "seceu"}
-        | {"tombench"}
+        | {"tombench", "tactfultom"}
     ),
 )
 def test_config_is_a_validated_dataclass_with_a_schema(name: str) -> None:

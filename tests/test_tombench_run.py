@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import cli_in_process
+from conftest import cli_in_process, run_instrument
 from empathybench.instruments.tombench.data import LETTERS, load_items
 from empathybench.instruments.tombench.parse import majority
 from empathybench.models.base import ChatRequest
@@ -34,12 +34,7 @@ register_script("tombench-silent", lambda request: "It is hard to tell from the 
 
 
 def _run(tmp_path: Path, model: str, *args: str) -> tuple[dict[str, Any], list[dict[str, Any]], Path]:
-    out = tmp_path / re.sub(r"\W", "-", model + "".join(args))
-    result = cli_in_process(["run", "-m", model, "--bench", "tombench", "--out", str(out), "--no-cache", *args])
-    assert result.returncode == 0, result.stderr
-    summary = json.loads((out / "summary.json").read_text("utf-8"))["benchmarks"]["tombench"]
-    records = [json.loads(line) for line in (out / "samples.jsonl").read_text("utf-8").splitlines()]
-    return summary, records, out
+    return run_instrument(tmp_path, "tombench", model, *args)
 
 
 def test_a_scripted_paper_run_asks_each_item_five_times_per_language(tmp_path: Path, mirror: Path) -> None:

@@ -2,12 +2,12 @@
 through the project's fetch code (from the offline mirror) and compiled on their own (their modules import openai and
 tqdm at the top, which the functions do not need)."""
 
-import ast
 import json
 from typing import Any
 
 from empathybench.data.fetch import fetch_pinned
 from empathybench.instruments.tombench.data import PROMPTS_KEY
+from upstream_code import upstream_functions_of
 
 
 def upstream_source(key: str) -> str:
@@ -16,11 +16,7 @@ def upstream_source(key: str) -> str:
 
 def upstream_functions(key: str, names: tuple[str, ...], namespace: dict[str, Any]) -> dict[str, Any]:
     """The named top-level functions of an upstream file, defined in `namespace` (its globals)."""
-    tree = ast.parse(upstream_source(key))
-    chosen = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in names]
-    assert sorted(node.name for node in chosen) == sorted(names)
-    exec(compile(ast.Module(body=chosen, type_ignores=[]), key, "exec"), namespace)
-    return namespace
+    return upstream_functions_of(upstream_source(key), key, names, namespace)
 
 
 def upstream_prompt_namespace() -> dict[str, Any]:

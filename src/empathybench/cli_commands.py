@@ -431,10 +431,11 @@ class InstrumentRescoreGroup(TyperGroup):
 
 
 def _rescore_command(name: str, rescore: Any, stdout: Any, console: Any) -> Any:
-    """A command from an instrument's RescoreCommand: its FILE argument, its boolean flags and --json."""
+    """A command from an instrument's RescoreCommand: its FILE argument (FILE... with many_files), its boolean flags
+    and --json."""
     single = typer.Typer(add_completion=False, rich_markup_mode=None)
 
-    def command(file: Path, as_json: bool = False, **flags: bool) -> None:
+    def command(file: Path | list[Path], as_json: bool = False, **flags: bool) -> None:
         from empathybench.instruments.protocol import RescoreOutput
 
         output = rescore.run(file, **flags)  # a bad file is a UserError: one line, from main()
@@ -452,7 +453,9 @@ def _rescore_command(name: str, rescore: Any, stdout: Any, console: Any) -> Any:
         inspect.Parameter(
             "file",
             inspect.Parameter.POSITIONAL_OR_KEYWORD,
-            annotation=Annotated[Path, typer.Argument(help=rescore.argument_help)],
+            annotation=Annotated[
+                list[Path] if rescore.many_files else Path, typer.Argument(help=rescore.argument_help)
+            ],
         ),
         *(
             inspect.Parameter(

@@ -8,7 +8,6 @@ its items. Every part an instrument may provide is declared on it with its defau
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Concatenate, Generic, TypeVar
 
@@ -59,15 +58,19 @@ class PreparedBenchmark(Generic[P]):
 class RescoreCommand:
     """`empathybench rescore <instrument> FILE [--json]`: score a stored upstream result file with our scorers.
 
-    The CLI builds the command from this; `run` raises a one-line UserError for a bad file.
+    The CLI builds the command from this; `run` raises a one-line UserError for a bad file. With `many_files` the
+    argument is `FILE...` (one or more, e.g. a model's several result files pooled) and `run` receives them as a
+    list of paths.
     """
 
     help: str  # the command's help, first line first
-    argument_help: str  # the help of its one FILE argument
+    argument_help: str  # the help of its FILE argument
     # JSON-able result (or one with notes); called as run(path, **{flag: bool}) with the flags below
-    run: Callable[Concatenate[Path, ...], "Mapping[str, Any] | RescoreOutput"]
+    # (run([path, ...], **flags) with many_files)
+    run: Callable[Concatenate[Any, ...], "Mapping[str, Any] | RescoreOutput"]
     render: Callable[[Any, Any], None] | None = None  # (result, rich Console): the text output; None: pretty-print
     flags: Mapping[str, str] = field(default_factory=dict)  # boolean --flag name -> its help (default off)
+    many_files: bool = False  # the argument takes one or more files
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ BUILTIN_ENTRY_POINTS = {
     "spiral": "empathybench.instruments.spiral:instrument",
     "mindeval": "empathybench.instruments.mindeval:instrument",
     "tombench": "empathybench.instruments.tombench:instrument",
+    "tactfultom": "empathybench.instruments.tactfultom:instrument",
 }
 
 BUILTIN_DISTRIBUTION = "empathybench"

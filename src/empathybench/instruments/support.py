@@ -19,9 +19,12 @@ __all__ = [  # what a third-party instrument may use (with instruments.protocol)
     "apply_options",
     "bool_option",
     "bounded",
+    "chosen_names",
+    "cot_conditions",
     "evenly_spread",
     "jsonl_records",
     "mean_metric",
+    "preset_config",
     "read_json_argument",
     "read_number",
     "read_text_argument",
@@ -92,7 +95,41 @@ def bool_option(name: str, value: str) -> bool:
     return lowered in ("true", "1", "yes")
 
 
+# `--option NAME.cot=...`: the prompt conditions an instrument with and without chain of thought runs (in order; the
+# first is its headline's).
+COT_CHOICES = {"false": (False,), "true": (True,), "both": (False, True)}
+
+
+def cot_conditions(name: str, value: str) -> tuple[bool, ...]:
+    """The conditions a `cot` option names (false | true | both); anything else is a one-line UserError."""
+    conditions = COT_CHOICES.get(value.strip().lower())
+    if conditions is None:
+        raise UserError(f"{name} must be {', '.join(COT_CHOICES)}, not {value!r}")
+    return conditions
+
+
+def chosen_names(name: str, value: str, known: Sequence[str], *, lower: bool = False) -> tuple[str, ...]:
+    """`all` (-> (), meaning every one) or known names, comma-separated, in the given order without repeats; an
+    unknown or empty choice is a one-line UserError listing what is known."""
+    if value.strip().lower() == "all":
+        return ()
+    parts = (part.strip().lower() if lower else part.strip() for part in value.split(","))
+    chosen = tuple(dict.fromkeys(part for part in parts if part))
+    unknown = [part for part in chosen if part not in known]
+    if unknown or not chosen:
+        raise UserError(f"unknown {name} {', '.join(unknown) or repr(value)}; choose all or from {', '.join(known)}")
+    return chosen
+
+
 C = TypeVar("C")
+
+
+def preset_config(benchmark: str, presets: Mapping[str, C], preset: str) -> C:
+    """The config of a preset by name; an unknown one is a one-line UserError naming the instrument's presets."""
+    if preset not in presets:
+        raise UserError(f"unknown {benchmark} preset {preset!r}; choose from {', '.join(presets)}")
+    return presets[preset]
+
 
 # Ceilings shared by the benchmarks' configs: generous for real use, small enough that a typo cannot run for days.
 MAX_TOKENS_LIMIT = 131_072

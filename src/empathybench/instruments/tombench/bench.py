@@ -12,9 +12,16 @@ from typing import Any, ClassVar
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext
-from empathybench.errors import UserError
 from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark
-from empathybench.instruments.support import MAX_TOKENS_LIMIT, apply_options, bounded, evenly_spread
+from empathybench.instruments.support import (
+    MAX_TOKENS_LIMIT,
+    apply_options,
+    bounded,
+    chosen_names,
+    cot_conditions,
+    evenly_spread,
+    preset_config,
+)
 from empathybench.instruments.tombench.canned import plausible_answer
 from empathybench.instruments.tombench.data import LANGUAGES, Language, TomItem, load_items, task_slug, task_slugs
 from empathybench.instruments.tombench.parse import PARSERS, Parser, extract_answer, majority
@@ -86,35 +93,20 @@ OPTION_HELP = {
     "max_tokens": "answer token cap (default 1024, 4096 with chain of thought; upstream sends none)",
     "tasks": "all, or task files by name, comma-separated: false-belief-task,faux-pas-recognition-test,...",
 }
-COT_CHOICES = {"false": (False,), "true": (True,), "both": (False, True)}
 
 
 def _cot(config: ToMBenchConfig, value: str) -> ToMBenchConfig:
-    conditions = COT_CHOICES.get(value.strip().lower())
-    if conditions is None:
-        raise UserError(f"tombench.cot must be {', '.join(COT_CHOICES)}, not {value!r}")
-    return replace(config, cot=conditions)
+    return replace(config, cot=cot_conditions("tombench.cot", value))
 
 
 def _tasks(config: ToMBenchConfig, value: str) -> ToMBenchConfig:
-    if value.strip().lower() == "all":
-        return replace(config, tasks=())
-    chosen = tuple(dict.fromkeys(part.strip().lower() for part in value.split(",") if part.strip()))
-    known = task_slugs()
-    unknown = [name for name in chosen if name not in known]
-    if unknown or not chosen:
-        raise UserError(
-            f"unknown tombench.tasks {', '.join(unknown) or repr(value)}; choose all or from {', '.join(known)}"
-        )
-    return replace(config, tasks=chosen)
+    return replace(config, tasks=chosen_names("tombench.tasks", value, task_slugs(), lower=True))
 
 
 def configure(preset: str, options: Mapping[str, str]) -> ToMBenchConfig:
     """The config a preset and `--option`s give; every mistake is a one-line UserError."""
-    if preset not in PRESETS:
-        raise UserError(f"unknown tombench preset {preset!r}; choose from {', '.join(PRESETS)}")
     return apply_options(
-        PRESETS[preset],
+        preset_config("tombench", PRESETS, preset),
         options,
         benchmark="tombench",
         known=OPTION_HELP,
