@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from empathybench import formatting
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.mindeval.parse import CRITERIA, OVERALL, SHORT, parse_judgment
 from empathybench.instruments.support import jsonl_records, read_text_argument
@@ -80,7 +81,7 @@ def render(result: Any, console: Any) -> None:
     for name in FIGURES:
         entry = result["figures"][name]
         low, high = entry["ci95"] or (None, None)
-        parts.append(f"{SHORT.get(name, 'Overall')} {entry['mean']:.3f} [{low}, {high}]")
+        parts.append(f"{SHORT.get(name, 'Overall')} {formatting.number(entry['mean'], 3)} [{low}, {high}]")
     console.print(f"{result['n_conversations']} conversations: " + "; ".join(parts), highlight=False, markup=False)
     console.print(
         f"left out by the judge (scored 3 by upstream): {result['n_missing_criteria']} criterion scores; our parse "

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from empathybench import formatting
 from empathybench.data.fetch import fetch_pinned
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import RescoreOutput
@@ -252,10 +253,10 @@ def render_rescore(result: Mapping[str, Any], console: Any) -> None:
         clean, original = entry["clean"]["pooled"], entry["original"]["pooled"]
         for name in (*result["ours"], *result["columns"]):
             scored = sum(clean["n"].values()) if name in result["ours"] else clean["n"][name]
-            cells = [f"{row[name]:.2f}" if row[name] is not None else "-" for row in (clean, original)]
+            cells = [formatting.number(row[name], 2, missing="-") for row in (clean, original)]
             table.add_row(name, *cells, str(scored))
         for name, value in (entry.get("lenient_lists") or {}).items():
-            table.add_row(f"{name}, lenient (ours)", "", f"{value:.2f}", str(clean["n"][name]))
+            table.add_row(f"{name}, lenient (ours)", "", formatting.number(value, 2), str(clean["n"][name]))
         console.print(table)
         checked = entry.get("freeform_check")
         if checked:
@@ -266,7 +267,7 @@ def render_rescore(result: Mapping[str, Any], console: Any) -> None:
             for name in (*result["ours"], *result["columns"]):
                 scored = sum(checked["n"].values()) if name in result["ours"] else checked["n"][name]
                 if scored:
-                    closest.add_row(name, f"{checked[name]:.2f}", str(scored))
+                    closest.add_row(name, formatting.number(checked[name], 2), str(scored))
             console.print(closest)
     console.print(result["note"], markup=False, highlight=False)
     if "freeform_note" in result:
