@@ -157,8 +157,8 @@ def test_both_files_are_read_in_bounded_memory(tmp_path: Path, mirror: Path) -> 
             out.write(line + "\n")
     size = sage.stat().st_size
     assert size > 8_000_000
-    # a few small figures per conversation are kept; the file as objects would take 20-30 times its size
-    assert _peak_bytes(rescore_sage, sage) < size / 4
+    # running totals are kept, nothing per conversation: the peak is a few lines, whatever the file's size
+    assert _peak_bytes(rescore_sage, sage) < 20 * len(line)
 
     spiral = tmp_path / "many.json"
     spiral.write_text(json.dumps(_spiral_file(300)), "utf-8")
@@ -171,3 +171,9 @@ def test_both_files_are_read_in_bounded_memory(tmp_path: Path, mirror: Path) -> 
 
     # the reading keeps what the scoring reads of each conversation (its texts dropped), not the document
     assert _peak_bytes(read, spiral) < size / 4 < _peak_bytes(lambda path: json.loads(path.read_bytes()), spiral) / 4
+
+
+def test_a_sage_file_of_endless_states_is_refused_before_it_fills_memory(tmp_path: Path) -> None:
+    path = tmp_path / "states.jsonl"
+    path.write_text("\n".join(_line(emo_state=f"Emotion-{i}") for i in range(150)) + "\n", "utf-8")
+    assert "more than 100 different emo_state values" in _one_line_refusal(_rescore("sage", path))

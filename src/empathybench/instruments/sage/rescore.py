@@ -5,28 +5,31 @@ A result file (SAGE/dataset/<simulator>/<model>_result.jsonl) holds one conversa
 and Failure are computed from emo_point and emo_state, as the README's table; the history is read to count the
 rounds and to check that each final emotion is the last one of its conversation.
 
-The file is read line by line (split on "\n" only: some texts hold U+2028), each line parsed and reduced to the
-few figures kept before the next is read, so memory stays a few times the longest line whatever the file's size.
+The file is read line by line (split on "\n" only: some texts hold U+2028), each line parsed and folded into running
+totals before the next is read, so memory stays a few times the longest line whatever the file's size.
 Anything a line holds that is not a result (a number out of range, nesting too deep, a field of the wrong type) is
 one line naming the file and the line; every text taken from the file is printable (no control character).
 """
 
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from empathybench.errors import DataError, UserError
 from empathybench.formatting import printable
-from empathybench.instruments.sage.score import figures, tally
+from empathybench.instruments.sage.score import figures_of_totals
 
 # The released files are 3-4 MB; this bounds what a wrong path can make us read.
 MAX_RESULT_FILE_BYTES = 256 * 1024 * 1024
 # An emotion point is 0-100 (upstream caps it at 100; a last change can take it a little below 0).
 EMOTION_RANGE = (-1000.0, 1000.0)
 STATE_CHARS = 40  # an emo_state is "Emotion-S" and the like
+MAX_STATES = 100  # upstream has five
 
 
 def _final(record: dict[str, Any], number: int, source: str) -> tuple[int | float, str]:
@@ -45,12 +48,13 @@ def _final(record: dict[str, Any], number: int, source: str) -> tuple[int | floa
 
 @dataclass
 class _Tally:
-    """What is kept of the conversations read so far (a few small values each)."""
+    """What is kept of the conversations read so far: running totals, so memory does not grow with the file."""
 
-    points: list[int | float] = field(default_factory=list)
-    states: list[str] = field(default_factory=list)
-    rounds: list[int] = field(default_factory=list)
-    endings: list[str] = field(default_factory=list)
+    total: Fraction = Fraction(0)  # the final emotions' sum, exact (the README rounds the mean half up)
+    n_people: int = 0
+    states: Counter[str] = field(default_factory=Counter)
+    rounds: int = 0
+    endings: Counter[str] = field(default_factory=Counter)
     disagreeing: int = 0
 
     def add(self, record: dict[str, Any], number: int, source: str) -> None:
@@ -61,13 +65,16 @@ class _Tally:
         entries = history or []
         if not all(isinstance(entry, dict) for entry in entries):
             raise DataError(f"{source}: conversation {number} has a history entry that is not an object")
+        if state not in self.states and len(self.states) >= MAX_STATES:
+            raise DataError(f"{source}: more than {MAX_STATES} different emo_state values: not a SAGE result file")
         person_lines = [entry for entry in entries if entry.get("role") == "user"]
-        self.points.append(point)
-        self.states.append(state)
-        self.rounds.append(len(person_lines))
-        self.endings.append(
+        self.total += Fraction(point)
+        self.n_people += 1
+        self.states[state] += 1
+        self.rounds += len(person_lines)
+        self.endings[
             "the model's reply" if entries and entries[-1].get("role") == "assistant" else "a person's line"
-        )
+        ] += 1
         last = person_lines[-1].get("emotion-point") if person_lines else None
         self.disagreeing += last != record.get("emo_point")
 
@@ -97,12 +104,12 @@ def rescore_lines(lines: Iterable[bytes | str], *, source: str = "result file") 
     kept = _Tally()
     for number, record in _records(lines, source):
         kept.add(record, number, source)
-    if not kept.points:
+    if not kept.n_people:
         raise DataError(f"{source}: no conversation in it")
-    result = figures(kept.points, kept.states)
+    result = figures_of_totals(kept.total, kept.n_people, kept.states)
     result.update(
-        mean_turns=round(sum(kept.rounds) / len(kept.rounds), 4),
-        ended_on=tally(kept.endings),
+        mean_turns=round(kept.rounds / kept.n_people, 4),
+        ended_on=dict(kept.endings.most_common()),
         n_final_emotion_disagrees_with_history=kept.disagreeing,
     )
     return result

@@ -51,17 +51,22 @@ def published_score(mean: Fraction | float) -> float:
 
 def figures(final_emotions: Sequence[int | float], final_states: Sequence[str]) -> dict[str, Any]:
     """Score (the README's rounding and exact), success, failure and the count of each state."""
-    if not final_emotions:
+    total = sum((Fraction(value) for value in final_emotions), Fraction(0))
+    return figures_of_totals(total, len(final_emotions), Counter(final_states))
+
+
+def figures_of_totals(total: Fraction, n_people: int, counts: Counter[str]) -> dict[str, Any]:
+    """`figures` from the sum of the final emotions (exact), the number of people and the count of each state."""
+    if not n_people:
         return {"score": None, "score_exact": None, "success": 0, "failure": 0, "states": {}, "n_people": 0}
-    mean = sum((Fraction(value) for value in final_emotions), Fraction(0)) / len(final_emotions)
-    counts = Counter(final_states)
+    mean = total / n_people
     return {
         "score": published_score(mean),
         "score_exact": round(float(mean), 6),
         "success": counts.get(SUCCESS_STATE, 0),
         "failure": counts.get(FAILURE_STATE, 0),
         "states": {state: counts.get(state, 0) for state in sorted(counts, key=_state_order)},
-        "n_people": len(final_emotions),
+        "n_people": n_people,
     }
 
 
