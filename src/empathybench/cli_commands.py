@@ -443,3 +443,30 @@ def _rescore_command(name: str, rescore: Any, stdout: Any, console: Any) -> Any:
     command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
     single.command(name, help=rescore.help)(command)
     return typer.main.get_command(single)
+
+
+# --- atlas: the published models, recomputed ------------------------------------------------------------------------
+
+
+def atlas_build(out: Path, bench: list[str] | None, console: Console | None, stdout: Console) -> None:
+    """`empathybench atlas build`: every instrument's released outputs scored, written to `out`."""
+    from empathybench.atlas.build import build_atlas, write_atlas
+    from empathybench.data.fetch import describe_source
+    from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
+
+    instruments = resolve_benchmarks(bench) if bench else list(all_benchmarks().values())
+    if console is not None:
+        console.print(f"scoring released outputs read from {describe_source()}", highlight=False, markup=False)
+
+    def note(line: str) -> None:
+        if console is not None:
+            console.print(Text(line, "yellow"))
+
+    with writing(out):
+        atlas = build_atlas(instruments, report=note)
+        write_atlas(atlas, out)
+    from empathybench.atlas.views import build_lines
+
+    for line in build_lines(atlas):
+        stdout.print(Text(line), soft_wrap=True)
+    stdout.print(Text(f"wrote {out}"), soft_wrap=True)

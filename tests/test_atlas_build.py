@@ -1,0 +1,178 @@
+"""The atlas: every released per-model output scored by its instrument's own scorer, rebuilt from the mirror and
+held equal to the file that ships with the package; bad files are one line; the model identity table."""
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import MIRROR, cli_in_process
+from empathybench.atlas.build import build_atlas, dumps, instrument_entries, score_run
+from empathybench.atlas.data import check_atlas, read_atlas, shipped_atlas, shipped_path
+from empathybench.atlas.identity import identity_table
+from empathybench.data.registry import DataFile
+from empathybench.errors import UserError
+from empathybench.instruments.protocol import AtlasSource, ReleasedRun
+from empathybench.instruments.registry import all_benchmarks, load
+
+
+@pytest.fixture(scope="module")
+def rebuilt() -> dict[str, Any]:
+    if not MIRROR.is_dir():
+        pytest.skip(f"the offline mirror is not at {MIRROR}")
+    lines: list[str] = []
+    atlas = build_atlas(list(all_benchmarks().values()), report=lines.append)
+    assert not lines, lines  # every released file the instruments pin is in the mirror and scores
+    return atlas
+
+
+def _key(entry: dict[str, Any]) -> tuple[str, str, str]:
+    return entry["instrument"], entry["model"], json.dumps(entry["settings"], sort_keys=True)
+
+
+def test_rebuilding_from_the_mirror_gives_the_shipped_file(rebuilt: dict[str, Any]) -> None:
+    shipped = shipped_atlas()
+    assert rebuilt["instruments"] == shipped["instruments"]
+    by_key = {_key(entry): entry for entry in shipped["entries"]}
+    recomputed = [entry for entry in rebuilt["entries"] if entry["status"] == "recomputed"]
+    assert recomputed
+    for entry in recomputed:  # every entry whose files are mirrored, field by field
+        assert by_key.get(_key(entry)) == entry, entry["model"]
+    # and the whole document, byte for byte
+    assert dumps(rebuilt) == shipped_path().read_text("utf-8")
+
+
+def test_eqbench_v2_reproduces_every_released_files_published_score(rebuilt: dict[str, Any]) -> None:
+    entries = [e for e in rebuilt["entries"] if e["instrument"] == "eqbench"]
+    assert len(entries) == 86
+    for entry in entries:
+        assert entry["status"] == "recomputed"
+        assert entry["difference"] == 0.0, entry["model"]
+        # the headline follows from the items as in a run's summary: 10 x their mean
+        items = entry["items"]
+        assert abs(entry["scale"] * sum(items.values()) / len(items) - entry["value"]) < 0.006
+        assert entry["n"] == len(items) and entry["ci95"][0] < entry["value"] < entry["ci95"][1]
+        assert entry["files"][0]["sha256"] == hashlib.sha256(_mirror_bytes(entry["files"][0])).hexdigest()
+    qwen = next(e for e in entries if e["model"] == "Qwen/Qwen-72B-Chat")
+    assert qwen["value"] == 80.7 and qwen["settings"]["quantisation"] == "4bit"
+    site = next(e for e in entries if e["model"] == "mlabonne/phixtral-2x2_8")
+    assert "54.58" in site["notes"][0]  # the eqbench.com table's other figure, named
+
+
+def _mirror_bytes(record: dict[str, str]) -> bytes:
+    return (Path(os.environ["EMPATHYBENCH_MIRROR"]) / record["repo"] / record["commit"] / record["path"]).read_bytes()
+
+
+def test_every_entry_has_a_canonical_id_from_the_identity_table() -> None:
+    table = identity_table()
+    for entry in shipped_atlas()["entries"]:
+        assert entry["model_id"] in table.models, (entry["instrument"], entry["model"])
+        assert entry["family"] == table.family_of(entry["model_id"])
+
+
+def test_a_run_spec_matches_the_same_checkpoint_never_a_sibling() -> None:
+    table = identity_table()
+    for spec in ("openai/gpt-4o-2024-08-06", "gpt-4o-0808", "gpt-4o-0806", "GPT-4o-2024-08-06"):
+        match = table.match(spec)
+        assert match is not None and match.relation == "same checkpoint" and match.id == "gpt-4o-2024-08-06", spec
+    assert table.match("openai-o1").id == table.match("o1-2024-12-17").id == "o1-2024-12-17"
+    assert table.match("anthropic/claude-3-7-sonnet-20250219").id == table.match("claude3.7").id
+    assert table.match("claude3.7-think").id != table.match("claude3.7").id  # same weights, thinking on: another run
+    # Quantised copies name their original weights; an organisation prefix is optional when unambiguous.
+    assert table.match("meta-llama/Llama-2-70b-chat-hf").id == table.match("TheBloke/Llama-2-70B-Chat-GGUF").id
+    assert table.match("openai/Qwen-72B-Chat").id == "qwen/qwen-72b-chat"
+    # Dropping a date would merge distinct checkpoints: they stay apart, in one family.
+    first, second = table.match("gpt-4-0314"), table.match("gpt-4-0613")
+    assert first.id != second.id and first.family == second.family == "gpt-4"
+    assert table.match("deepseek-v3-1227").id != table.match("deepseek-v3-0324").id
+    # A family's name alone is a family, not a checkpoint; an unknown name is nothing.
+    family = table.match("openai/grok-3")
+    assert family is not None and family.id is None and family.relation == "same family"
+    assert table.match("nobody/no-such-model-7b") is None
+    assert table.match("x" * 10_000) is None
+
+
+def test_every_alias_names_its_source_and_no_name_means_two_checkpoints() -> None:
+    table = identity_table()
+    seen: dict[str, str] = {}
+    from empathybench.atlas.identity import normalise
+
+    for model in table.models.values():
+        assert model.aliases
+        for alias in model.aliases:
+            assert alias.source.strip()
+            assert seen.setdefault(normalise(alias.name), model.id) == model.id, alias.name
+
+
+def _bad_source(tmp_path: Path, content: bytes) -> tuple[AtlasSource, ReleasedRun]:
+    """EQ-Bench's own atlas scorer over one pinned file of `content` in a mirror of our own."""
+    digest = hashlib.sha256(content).hexdigest()
+    target = tmp_path / "mirror" / "owner" / "repo" / "c0ffee" / "results" / "x_eqbench_v2_results.json"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(content)
+    pin = DataFile("bad", "owner/repo", "c0ffee", "results/x_eqbench_v2_results.json", digest, None, len(content))
+    real = load("eqbench").atlas
+    assert real is not None
+    source = AtlasSource(metric=real.metric, pins=lambda: {"bad": pin}, runs=lambda: [], score=real.score)
+    return source, ReleasedRun(model="x", files=("bad",))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"\xff\xfe not utf-8", b"[1, 2, 3]", b'{"raw_results": 7}', b'{"model_path": "x", "raw_results": {"1": 5}}', b""],
+)
+def test_a_bad_released_file_is_one_line_not_a_traceback(tmp_path: Path, monkeypatch, content: bytes) -> None:
+    source, run = _bad_source(tmp_path, content)
+    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("EMPATHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    source = AtlasSource(metric=source.metric, pins=source.pins, runs=lambda: [run], score=source.score)
+    lines: list[str] = []
+    entries = instrument_entries("eqbench", source, identity_table(), lines.append)
+    assert entries == [] and len(lines) == 1 and "\n" not in lines[0] and lines[0].startswith("eqbench x: not scored")
+
+
+def test_a_file_that_does_not_match_its_pin_is_refused(tmp_path: Path, monkeypatch) -> None:
+    source, run = _bad_source(tmp_path, b"{}")
+    (tmp_path / "mirror" / "owner" / "repo" / "c0ffee" / "results" / "x_eqbench_v2_results.json").write_bytes(b"{ }")
+    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("EMPATHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(Exception, match="checksum mismatch"):
+        score_run(source, run)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[]", "not an EmpathyBench atlas"),
+        ('{"format": "empathybench-atlas", "format_version": 99}', "format version 99"),
+        ('{"format": "empathybench-atlas", "format_version": 1, "entries": [{}], "instruments": {}}', "entry 1"),
+        ("not json", "not a JSON file"),
+    ],
+)
+def test_a_bad_atlas_file_is_one_line(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "atlas.json"
+    path.write_text(content)
+    with pytest.raises(UserError, match=message):
+        read_atlas(path)
+    with pytest.raises(UserError, match="no such file"):
+        read_atlas(tmp_path / "missing.json")
+
+
+def test_the_shipped_atlas_passes_its_own_check() -> None:
+    document = json.loads(shipped_path().read_text("utf-8"))
+    assert check_atlas(document, "shipped") is document
+
+
+def test_atlas_build_on_the_command_line(tmp_path: Path, mirror: Path) -> None:
+    env = {**os.environ, "EMPATHYBENCH_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+    result = cli_in_process(["atlas", "build", "--bench", "eqbench", "--out", "built.json"], env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "eqbench: 86 recomputed, 0 published-only; 86 of 86 reproduce" in result.stdout
+    built = read_atlas(tmp_path / "built.json")
+    shipped_eqbench = [e for e in shipped_atlas()["entries"] if e["instrument"] == "eqbench"]
+    assert built["entries"] == shipped_eqbench
+    refused = cli_in_process(["atlas", "build", "--bench", "nope", "--out", "x.json"], env, cwd=tmp_path)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr and len(refused.stderr.splitlines()) == 1
