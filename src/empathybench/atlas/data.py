@@ -33,7 +33,7 @@ def check_atlas(document: Any, where: str) -> dict[str, Any]:
     if not isinstance(entries, list) or not isinstance(instruments, dict):
         raise UserError(f"{where}: an atlas has a list of 'entries' and a map of 'instruments'")
     for number, entry in enumerate(entries, start=1):
-        if not isinstance(entry, dict) or not ENTRY_KEYS <= entry.keys():
+        if not isinstance(entry, dict) or not entry.keys() >= ENTRY_KEYS:
             raise UserError(f"{where}: entry {number} lacks one of {', '.join(sorted(ENTRY_KEYS))}")
         if entry["instrument"] not in instruments:
             raise UserError(f"{where}: entry {number} names an instrument the atlas does not describe")
