@@ -176,3 +176,21 @@ def test_atlas_build_on_the_command_line(tmp_path: Path, mirror: Path) -> None:
     assert built["entries"] == shipped_eqbench
     refused = cli_in_process(["atlas", "build", "--bench", "nope", "--out", "x.json"], env, cwd=tmp_path)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr and len(refused.stderr.splitlines()) == 1
+
+
+def test_sage_reproduces_the_readme_and_keeps_the_other_simulators_apart(rebuilt: dict[str, Any]) -> None:
+    entries = [e for e in rebuilt["entries"] if e["instrument"] == "sage"]
+    primary = [e for e in entries if e["status"] == "recomputed" and e["primary"]]
+    others = [e for e in entries if e["status"] == "recomputed" and not e["primary"]]
+    only = [e for e in entries if e["status"] == "published-only"]
+    assert (len(primary), len(others), len(only)) == (12, 7, 6)
+    assert all(e["difference"] == 0.0 for e in primary)  # the README's one decimal, halves up
+    assert {e["settings"]["simulator"] for e in primary} == {"deepseek-v3-2024-12-26"}
+    assert all(e["published"] is None and e["settings"]["simulator"] != "deepseek-v3-2024-12-26" for e in others)
+    for entry in primary + others:
+        # a person's final emotion by the run's item id (the person's line in the pinned profile file)
+        assert set(entry["items"]) <= {str(n) for n in range(1, 101)} and entry["n"] == len(entry["items"])
+    assert {e["model"] for e in only} >= {"Gemini2.5-Pro", "o3"}
+    arena = rebuilt["instruments"]["sage"]["capability"]
+    assert len(arena["models"]) == 18 and all(m["model_id"] for m in arena["models"])
+    assert next(m for m in arena["models"] if m["model"] == "Gemini2.5-Pro")["value"] == 1439.0

@@ -146,7 +146,28 @@ def build_atlas(
             "summary_metric": source.summary_metric,
         }
         entries.extend(instrument_entries(instrument.name, source, table, report))
+        if source.capability is not None:
+            described[instrument.name]["capability"] = capability_entries(instrument.name, source, table, report)
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "instruments": described, "entries": entries}
+
+
+def capability_entries(
+    name: str, source: AtlasSource, table: IdentityTable, report: Callable[[str], None]
+) -> dict[str, Any] | None:
+    """The general-capability figures an instrument's upstream publishes beside its own, per model."""
+    assert source.capability is not None
+    try:
+        figures = source.capability()
+    except (DataError, UserError, OSError, ValueError) as exc:
+        report(f"{name} capability figures: not read: {str(exc)[:MAX_NOTE_CHARS]}")
+        return None
+    models = []
+    for model, figure in figures:
+        model_id, family = _identity(table, model)
+        models.append(
+            {"model": model, "model_id": model_id, "family": family, "value": figure.value, "source": figure.source}
+        )
+    return {"label": source.capability_label, "models": models}
 
 
 def dumps(atlas: Mapping[str, Any]) -> str:

@@ -189,6 +189,10 @@ class AtlasSource:
     # The headline metric of the instrument's run summary this atlas is comparable with (summary.json
     # `benchmarks.<name>.metrics.<key>`); None: the instrument's headline_metric.
     summary_metric: str | None = None
+    # A published general-capability figure per model (the model as published there, the figure and its source), where
+    # the instrument's upstream sets one beside its own (e.g. an Arena score): what the atlas correlates it with.
+    capability: Callable[[], Sequence[tuple[str, PublishedFigure]]] | None = None
+    capability_label: str = ""
 
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------
