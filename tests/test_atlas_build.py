@@ -70,6 +70,7 @@ def test_every_entry_has_a_canonical_id_from_the_identity_table() -> None:
     table = identity_table()
     for entry in shipped_atlas()["entries"]:
         assert entry["model_id"] in table.models, (entry["instrument"], entry["model"])
+        assert table.match(entry["model"], instrument=entry["instrument"]).id == entry["model_id"]
         assert entry["family"] == table.family_of(entry["model_id"])
 
 
@@ -93,18 +94,23 @@ def test_a_run_spec_matches_the_same_checkpoint_never_a_sibling() -> None:
     assert family is not None and family.id is None and family.relation == "same family"
     assert table.match("nobody/no-such-model-7b") is None
     assert table.match("x" * 10_000) is None
+    # One name, two checkpoints: an instrument's own published name resolves its entries only, never a user's run.
+    assert table.match("Gemini2.5-Pro", instrument="sage").id == "gemini-2.5-pro-preview-03-25"
+    assert table.match("gemini-2.5-pro", instrument="spiral").id == table.match("google/gemini-2.5-pro").id
+    assert table.match("GPT-4o-Latest") is None and table.match("GPT-4o-Latest", instrument="sage") is not None
 
 
 def test_every_alias_names_its_source_and_no_name_means_two_checkpoints() -> None:
     table = identity_table()
-    seen: dict[str, str] = {}
+    seen: dict[tuple[str, str], str] = {}
     from empathybench.atlas.identity import normalise
 
     for model in table.models.values():
         assert model.aliases
         for alias in model.aliases:
             assert alias.source.strip()
-            assert seen.setdefault(normalise(alias.name), model.id) == model.id, alias.name
+            key = (alias.instrument or "", normalise(alias.name))
+            assert seen.setdefault(key, model.id) == model.id, alias.name
 
 
 def _bad_source(tmp_path: Path, content: bytes) -> tuple[AtlasSource, ReleasedRun]:
@@ -194,3 +200,13 @@ def test_sage_reproduces_the_readme_and_keeps_the_other_simulators_apart(rebuilt
     arena = rebuilt["instruments"]["sage"]["capability"]
     assert len(arena["models"]) == 18 and all(m["model_id"] for m in arena["models"])
     assert next(m for m in arena["models"] if m["model"] == "Gemini2.5-Pro")["value"] == 1439.0
+
+
+def test_spiral_is_recomputed_from_its_judgements_not_its_stale_summaries(rebuilt: dict[str, Any]) -> None:
+    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "spiral"}
+    recomputed = {m: e["value"] for m, e in entries.items() if e["status"] == "recomputed"}
+    # the leaderboard's figures, not the stale stored ones (44.6, 37.5, 71.7, 45.8): specs/atlas.md, "Traps"
+    assert recomputed == {"claude-3.5-sonnet": 47.7, "claude-sonnet-4": 41.1, "kimi-k2": 73.0, "llama-4-maverick": 48.1}
+    assert sum(e["status"] == "published-only" for e in entries.values()) == 8
+    assert entries["kimi-k2"]["items"] is None and entries["kimi-k2"]["ci95"][0] < 73.0 < entries["kimi-k2"]["ci95"][1]
+    assert entries["gemini-2.5-pro"]["model_id"] == "gemini-2.5-pro"  # June's model, not SAGE's March preview

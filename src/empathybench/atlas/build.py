@@ -28,8 +28,8 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(float(value), DIGITS)
 
 
-def _identity(table: IdentityTable, model: str) -> tuple[str | None, str | None]:
-    match = table.match(model)
+def _identity(table: IdentityTable, model: str, instrument: str) -> tuple[str | None, str | None]:
+    match = table.match(model, instrument=instrument)
     if match is None or match.id is None:
         return None, None
     return match.id, match.family
@@ -43,7 +43,7 @@ def _file_record(fetched: FetchedFile, source: AtlasSource, key: str) -> dict[st
 def _recomputed_entry(
     instrument: str, run: ReleasedRun, scored: AtlasScore, files: list[dict[str, Any]], table: IdentityTable
 ) -> dict[str, Any]:
-    model_id, family = _identity(table, run.model)
+    model_id, family = _identity(table, run.model, instrument)
     published = scored.published or run.published
     difference = None if published is None else _rounded(scored.value - published.value)
     return {
@@ -70,7 +70,7 @@ def _recomputed_entry(
 def _published_only_entry(
     instrument: str, model: str, published: Any, why: str, settings: Mapping[str, Any], table: IdentityTable
 ) -> dict[str, Any]:
-    model_id, family = _identity(table, model)
+    model_id, family = _identity(table, model, instrument)
     return {
         "instrument": instrument,
         "model": model,
@@ -163,7 +163,7 @@ def capability_entries(
         return None
     models = []
     for model, figure in figures:
-        model_id, family = _identity(table, model)
+        model_id, family = _identity(table, model, name)
         models.append(
             {"model": model, "model_id": model_id, "family": family, "value": figure.value, "source": figure.source}
         )

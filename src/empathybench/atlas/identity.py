@@ -28,6 +28,10 @@ Relation = Literal["same checkpoint", "same family"]
 class Alias:
     name: str
     source: str
+    # The instrument whose published name this is, when the same name means another checkpoint elsewhere (e.g.
+    # SAGE's "Gemini2.5-Pro" is the March preview, Spiral-Bench's "gemini-2.5-pro" the June model): it then resolves
+    # that instrument's atlas entries only, never a user's run.
+    instrument: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,40 +55,42 @@ class Match:
 class IdentityTable:
     models: Mapping[str, ModelIdentity]
     families: Mapping[str, str]  # family id -> its display name
-    # normalised alias -> (model id, alias); and normalised alias without its organisation, where unambiguous
-    _full: dict[str, tuple[str, Alias]] = field(init=False, repr=False, compare=False)
-    _short: dict[str, tuple[str, Alias]] = field(init=False, repr=False, compare=False)
+    # (scope, normalised alias) -> (model id, alias), scope "" or an instrument; and the same keyed by the alias
+    # without its organisation, where that short name is unambiguous in its scope
+    _full: dict[tuple[str, str], tuple[str, Alias]] = field(init=False, repr=False, compare=False)
+    _short: dict[tuple[str, str], tuple[str, Alias]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        full: dict[str, tuple[str, Alias]] = {}
-        short: dict[str, list[tuple[str, Alias]]] = {}
+        full: dict[tuple[str, str], tuple[str, Alias]] = {}
+        short: dict[tuple[str, str], list[tuple[str, Alias]]] = {}
         for model in self.models.values():
             for alias in model.aliases:
-                full[normalise(alias.name)] = (model.id, alias)
-                short.setdefault(normalise(alias.name.rsplit("/", 1)[-1]), []).append((model.id, alias))
+                scope = alias.instrument or ""
+                full[(scope, normalise(alias.name))] = (model.id, alias)
+                short.setdefault((scope, normalise(alias.name.rsplit("/", 1)[-1])), []).append((model.id, alias))
         unique = {key: found[0] for key, found in short.items() if len({model_id for model_id, _ in found}) == 1}
         object.__setattr__(self, "_full", full)
         object.__setattr__(self, "_short", unique)
 
-    def match(self, spec: str) -> Match | None:
+    def match(self, spec: str, *, instrument: str | None = None) -> Match | None:
         """The checkpoint or family a model name or run spec names (`openai/gpt-4o-2024-08-06`, `gpt-4o-0808`,
-        `Qwen/Qwen-72B-Chat`), or None."""
+        `Qwen/Qwen-72B-Chat`), or None. `instrument`: the name is that instrument's published name (its scoped
+        aliases first)."""
         given = spec.strip()[:MAX_NAME_CHARS]
         name = given
         for prefix in BACKEND_PREFIXES:
             if name.lower().startswith(prefix):
                 name = name[len(prefix) :]
                 break
-        candidates = (
-            (normalise(given), self._full),
-            (normalise(name), self._full),
-            (normalise(name.rsplit("/", 1)[-1]), self._short),
-        )
-        for key, index in candidates:
-            found = index.get(key)
-            if found is not None:
-                model = self.models[found[0]]
-                return Match("same checkpoint", model.family, model.id, found[1])
+        keys = ((normalise(given), self._full), (normalise(name), self._full))
+        short = ((normalise(name.rsplit("/", 1)[-1]), self._short),)
+        scopes = ([instrument] if instrument else []) + [""]
+        for scope in scopes:
+            for key, index in (*keys, *short):
+                found = index.get((scope, key))
+                if found is not None:
+                    model = self.models[found[0]]
+                    return Match("same checkpoint", model.family, model.id, found[1])
         family_key = normalise(name.rsplit("/", 1)[-1])
         for family in self.families:
             if normalise(family) == family_key:
@@ -117,7 +123,10 @@ def parse_table(raw: object) -> IdentityTable:
             raise ValueError(f"model id {model_id!r} is listed twice")
         if family not in families:
             raise ValueError(f"model {model_id!r} names an unknown family {family!r}")
-        aliases = tuple(Alias(str(a["name"]), str(a["source"])) for a in row["aliases"])
+        aliases = tuple(
+            Alias(str(a["name"]), str(a["source"]), str(a["instrument"]) if a.get("instrument") else None)
+            for a in row["aliases"]
+        )
         models[model_id] = ModelIdentity(model_id, family, aliases)
     return IdentityTable(models, families)
 
