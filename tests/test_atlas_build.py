@@ -210,3 +210,16 @@ def test_spiral_is_recomputed_from_its_judgements_not_its_stale_summaries(rebuil
     assert sum(e["status"] == "published-only" for e in entries.values()) == 8
     assert entries["kimi-k2"]["items"] is None and entries["kimi-k2"]["ci95"][0] < 73.0 < entries["kimi-k2"]["ci95"][1]
     assert entries["gemini-2.5-pro"]["model_id"] == "gemini-2.5-pro"  # June's model, not SAGE's March preview
+
+
+def test_eqbench3_ratings_are_re_solved_from_the_released_verdicts(rebuilt: dict[str, Any]) -> None:
+    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "eqbench3"}
+    assert len(entries) == 27 and all(e["status"] == "recomputed" for e in entries.values())
+    assert entries["o3"]["value"] == 1500.0 and entries["meta-llama/llama-3.2-1b-instruct"]["value"] == 200.0  # anchors
+    # re-solved, not copied: within a few points of the stored ratings, and not all equal to them
+    differences = [abs(e["difference"]) for e in entries.values()]
+    assert max(differences) < 5 and sum(d > 0.05 for d in differences) > 10
+    assert all(
+        e["items"] is None and e["n"] > 200 and e["ci95"][0] < e["value"] < e["ci95"][1] for e in entries.values()
+    )
+    assert rebuilt["instruments"]["eqbench3"]["summary_metric"] is None  # a run's rubric score is another scale

@@ -92,6 +92,11 @@ def _published_only_entry(
     }
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:MAX_NOTE_CHARS] if text else type(exc).__name__
+
+
 def score_run(source: AtlasSource, run: ReleasedRun) -> tuple[AtlasScore, list[dict[str, Any]]]:
     """One released run fetched (verified against its pins) and scored; a missing or bad file is a DataError or
     UserError with one line."""
@@ -110,18 +115,27 @@ def instrument_entries(
 ) -> list[dict[str, Any]]:
     """Every entry of one instrument: its released runs scored, then its published-only models."""
     entries: list[dict[str, Any]] = []
-    for run in source.runs():
+    try:
+        released = source.runs()
+    except (DataError, UserError, OSError) as exc:
+        report(f"{name}: its released files could not be listed: {_first_line(exc)}")
+        released = ()
+    for run in released:
         try:
             scored, files = score_run(source, run)
         except (DataError, UserError, OSError) as exc:
-            line = str(exc).splitlines()[0][:MAX_NOTE_CHARS] if str(exc) else type(exc).__name__
+            line = _first_line(exc)
             report(f"{name} {run.model}: not scored: {line}")
             if run.published is not None:
                 why = f"released output not scored: {line}"
                 entries.append(_published_only_entry(name, run.model, run.published, why, run.settings, table))
             continue
         entries.append(_recomputed_entry(name, run, scored, files, table))
-    only: Sequence[PublishedOnly] = source.published_only()
+    try:
+        only: Sequence[PublishedOnly] = source.published_only()
+    except (DataError, UserError, OSError) as exc:
+        report(f"{name}: its published-only models could not be read: {_first_line(exc)}")
+        only = ()
     for model in only:
         entries.append(_published_only_entry(name, model.model, model.published, model.why, model.settings, table))
     return entries

@@ -186,8 +186,8 @@ class AtlasSource:
     score: Callable[[ReleasedRun, Mapping[str, Path]], AtlasScore]
     published_only: Callable[[], Sequence[PublishedOnly]] = tuple
     higher_is_better: bool = True
-    # The headline metric of the instrument's run summary this atlas is comparable with (summary.json
-    # `benchmarks.<name>.metrics.<key>`); None: the instrument's headline_metric.
+    # The metric of the instrument's run summary the atlas figures are comparable with (summary.json
+    # `benchmarks.<name>.metrics.<key>`); None: none is (e.g. published Elo ratings beside a run's rubric score).
     summary_metric: str | None = None
     # A published general-capability figure per model (the model as published there, the figure and its source), where
     # the instrument's upstream sets one beside its own (e.g. an Arena score): what the atlas correlates it with.
