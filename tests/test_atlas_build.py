@@ -223,3 +223,30 @@ def test_eqbench3_ratings_are_re_solved_from_the_released_verdicts(rebuilt: dict
         e["items"] is None and e["n"] > 200 and e["ci95"][0] < e["value"] < e["ci95"][1] for e in entries.values()
     )
     assert rebuilt["instruments"]["eqbench3"]["summary_metric"] is None  # a run's rubric score is another scale
+
+
+def test_emotionbench_answer_sheets_give_the_papers_overall_shift(rebuilt: dict[str, Any]) -> None:
+    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "emotionbench"}
+    assert set(entries) == {
+        "davinci-003",
+        "gpt-3.5-turbo",
+        "gpt-4",
+        "llama2-13b",
+        "llama2-7b",
+        "llama3.1-8b",
+        "mixtral-8x22b",
+    }
+    gpt4 = entries["gpt-4"]
+    assert gpt4["value"] == 22.1777 and gpt4["n"] == 1750 and gpt4["ci95"][0] < 22.1777 < gpt4["ci95"][1]
+    assert entries["llama2-7b"]["model_id"] == "llama-2-7b-chat"  # the same weights EQ-Bench v2 scored
+    assert rebuilt["instruments"]["emotionbench"]["higher_is_better"] is None
+
+
+def test_emobench_released_runs_give_a_runs_headline_with_its_items(rebuilt: dict[str, Any]) -> None:
+    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "emobench"}
+    assert set(entries) == {"Baichuan2-13B-Chat", "gpt-4"}  # the random baseline is not a model
+    expected = json.loads((Path(__file__).resolve().parents[2] / "shared/specs/emobench_expected.json").read_text())
+    for model, entry in entries.items():
+        assert entry["value"] == expected["EU"][model]["en"]["acc"]
+        assert abs(100 * sum(entry["items"].values()) / entry["n"] - entry["value"]) < 1e-6
+        assert all(key.startswith("EU-en-") for key in entry["items"])  # a run's item ids: pairs item by item

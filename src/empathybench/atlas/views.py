@@ -32,13 +32,14 @@ def build_lines(atlas: Mapping[str, Any]) -> Iterator[str]:
         yield line
 
 
-def ranked(entries: Sequence[Mapping[str, Any]], higher_is_better: bool) -> list[Mapping[str, Any]]:
-    """Entries best first: by recomputed figure, else by published figure (published-only entries)."""
+def ranked(entries: Sequence[Mapping[str, Any]], higher_is_better: bool | None) -> list[Mapping[str, Any]]:
+    """Entries best first (highest first where neither direction is better): by recomputed figure, else by
+    published figure (published-only entries)."""
 
     def figure(entry: Mapping[str, Any]) -> float:
         value = entry["value"] if entry["value"] is not None else (entry.get("published") or {}).get("value")
         if value is None:
             return float("inf")
-        return -value if higher_is_better else value
+        return value if higher_is_better is False else -value
 
     return sorted(entries, key=lambda e: (figure(e), e["model"]))

@@ -185,7 +185,7 @@ class AtlasSource:
     runs: Callable[[], Sequence[ReleasedRun]]
     score: Callable[[ReleasedRun, Mapping[str, Path]], AtlasScore]
     published_only: Callable[[], Sequence[PublishedOnly]] = tuple
-    higher_is_better: bool = True
+    higher_is_better: bool | None = True  # None: neither direction is better (listed from the highest)
     # The metric of the instrument's run summary the atlas figures are comparable with (summary.json
     # `benchmarks.<name>.metrics.<key>`); None: none is (e.g. published Elo ratings beside a run's rubric score).
     summary_metric: str | None = None
