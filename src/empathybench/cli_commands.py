@@ -470,3 +470,44 @@ def atlas_build(out: Path, bench: list[str] | None, console: Console | None, std
     for line in build_lines(atlas):
         stdout.print(Text(line), soft_wrap=True)
     stdout.print(Text(f"wrote {out}"), soft_wrap=True)
+
+
+def atlas_show(
+    runs: list[Path], bench: list[str] | None, as_json: bool, atlas_file: Path | None, console: Console, stdout: Console
+) -> None:
+    """`empathybench atlas`: each instrument's leaderboard of published models, the given runs placed among them."""
+    from empathybench.atlas.data import load_atlas
+    from empathybench.atlas.place import leaderboards
+    from empathybench.atlas.views import render_leaderboards
+    from empathybench.rundir.reader import load_run
+
+    atlas = load_atlas(atlas_file)
+    names = [name.strip() for value in bench or [] for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in atlas["instruments"]]
+    if unknown:
+        raise UserError(f"the atlas has no instrument {unknown[0]!r}; it has {', '.join(atlas['instruments'])}")
+    boards = leaderboards(atlas, [load_run(path) for path in runs], names or None)
+    if as_json:
+        emit(boards, True, stdout)
+    else:
+        render_leaderboards(boards, stdout)
+
+
+def atlas_agreement(
+    as_json: bool, csv_out: Path | None, family: bool, atlas_file: Path | None, stdout: Console
+) -> None:
+    """`empathybench atlas agreement`: Spearman's rho per pair of instruments, and against capability figures."""
+    from empathybench.atlas.analysis import agreement, matrix_rows
+    from empathybench.atlas.data import load_atlas
+    from empathybench.atlas.views import render_agreement
+
+    result = agreement(load_atlas(atlas_file), family=family)
+    if csv_out is not None:
+        import csv
+
+        with writing(csv_out), csv_out.open("w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerows(matrix_rows(result))
+    if as_json:
+        emit(result, True, stdout)
+    else:
+        render_agreement(result, stdout)

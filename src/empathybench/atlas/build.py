@@ -62,6 +62,7 @@ def _recomputed_entry(
         "difference": difference,
         "notes": [note[:MAX_NOTE_CHARS] for note in scored.notes],
         "settings": {**run.settings, **scored.settings},
+        "figures": dict(scored.figures),
         "files": files,
         "items": None if scored.items is None else {str(k): round(float(v), 6) for k, v in scored.items.items()},
     }
@@ -87,6 +88,7 @@ def _published_only_entry(
         "difference": None,
         "notes": [why[:MAX_NOTE_CHARS]],
         "settings": dict(settings),
+        "figures": {},
         "files": [],
         "items": None,
     }

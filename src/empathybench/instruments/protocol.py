@@ -168,6 +168,7 @@ class AtlasScore:
     published: PublishedFigure | None = None  # a figure read from the released file itself (it wins over the run's)
     settings: Mapping[str, Any] = field(default_factory=dict)  # settings read from the files (over the run's)
     notes: tuple[str, ...] = ()  # why the recomputed figure differs from the published one, where known
+    figures: Mapping[str, float | int | None] = field(default_factory=dict)  # other results, e.g. success counts
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
         value=float(overall["NA_delta"]),
         ci95=_shift_interval(default, evoked),
         n=int(overall["n"]),
-        settings={"PA_delta": overall["PA_delta"], "default_runs": len(default)},
+        figures={"PA_delta": overall["PA_delta"], "default_runs": len(default)},
         notes=notes,
     )
 

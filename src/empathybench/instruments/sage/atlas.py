@@ -146,7 +146,7 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
         ci95=mean_interval(list(items.values())),
         n=len(items),
         items=items,
-        settings={"success": result["success"], "failure": result["failure"]},
+        figures={"success": result["success"], "failure": result["failure"]},
         notes=tuple(notes),
     )
 
