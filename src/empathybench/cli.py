@@ -285,12 +285,27 @@ def report_command(
     judge_price: JudgePriceOption = None,
     batch: BatchOption = False,
     batch_poll_interval: BatchPollIntervalOption = 30.0,
+    against_published: Annotated[
+        bool,
+        typer.Option(
+            "--against-published",
+            help="Check one run against the published run of the same model (the atlas): both figures, the paired "
+            "difference with its interval, a verdict, the settings that differ; with --json as JSON",
+        ),
+    ] = False,
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid.
 
     With --judge, instruments that compare runs with new judge calls do so (e.g. pairwise ratings); --dry-run,
     --max-cost, --judge-price and --batch apply to those calls.
     """
+    if against_published:
+        from empathybench.cli_commands import report_against_published
+
+        if len(run_dirs) != 1 or judge is not None or dry_run or out is not None:
+            raise UserError("--against-published checks one run directory; give one, without --judge, --dry-run, --out")
+        report_against_published(run_dirs[0], as_json, stdout)
+        return
     from empathybench.cli_commands import report_command as report_runs
     from empathybench.run.options import check_max_concurrency
 
@@ -300,7 +315,7 @@ def report_command(
     if judge is None and any(judge_only.values()):
         raise UserError(f"{next(k for k, v in judge_only.items() if v)} applies to the judge calls of --judge")
     if as_json and not dry_run:
-        raise UserError("--json prints the --dry-run estimate; add --dry-run")
+        raise UserError("--json prints the --dry-run estimate (or the --against-published check); add one of them")
     check_max_concurrency(max_concurrency)
     if judge is not None:
         from empathybench.run.comparisons import JudgeSettings

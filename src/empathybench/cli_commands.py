@@ -511,3 +511,17 @@ def atlas_agreement(
         emit(result, True, stdout)
     else:
         render_agreement(result, stdout)
+
+
+def report_against_published(path: Path, as_json: bool, stdout: Console) -> None:
+    """`empathybench report RUN --against-published`: the reproduction check of one run against the atlas."""
+    from empathybench.atlas.data import load_atlas
+    from empathybench.atlas.reproduce import check_run
+    from empathybench.atlas.views import render_reproduction
+    from empathybench.rundir.reader import load_run
+
+    check = check_run(load_atlas(), load_run(path))
+    if as_json:
+        emit(check, True, stdout)
+    else:
+        render_reproduction(check, stdout)

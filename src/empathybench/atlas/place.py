@@ -18,7 +18,7 @@ from empathybench.rundir.reader import RunData
 NEAREST = 3
 
 
-def _run_metric(run: RunData, instrument: str, metric_key: str) -> Mapping[str, Any] | None:
+def run_metric(run: RunData, instrument: str, metric_key: str) -> Mapping[str, Any] | None:
     entry = (run.summary.get("benchmarks") or {}).get(instrument)
     if not isinstance(entry, dict):
         return None
@@ -26,7 +26,7 @@ def _run_metric(run: RunData, instrument: str, metric_key: str) -> Mapping[str, 
     return metric if isinstance(metric, dict) and isinstance(metric.get("value"), int | float) else None
 
 
-def _not_comparable(run: RunData, instrument: str) -> str | None:
+def not_comparable_because(run: RunData, instrument: str) -> str | None:
     """Why a run's figure cannot stand beside the published ones, as its own summary says (None: nothing says so)."""
     entry = (run.summary.get("benchmarks") or {}).get(instrument) or {}
     if entry.get("comparable_with_published") is False:
@@ -47,7 +47,7 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
     placements = []
     for instrument, described in atlas["instruments"].items():
         metric_key = described.get("summary_metric")
-        metric = _run_metric(run, instrument, metric_key) if metric_key else None
+        metric = run_metric(run, instrument, metric_key) if metric_key else None
         if metric is None:
             continue
         value = float(metric["value"])
@@ -64,6 +64,7 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
                 if (match.id is not None and e["model_id"] == match.id)
                 or (match.id is None and e["family"] == match.family)
             ]
+        reason = not_comparable_because(run, instrument)
         placements.append(
             {
                 "instrument": instrument,
@@ -74,8 +75,8 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
                 "n": metric.get("n"),
                 "rank": len(better) + 1,
                 "among": len(figures) + 1,
-                "comparable": _not_comparable(run, instrument) is None,
-                "not_comparable_because": _not_comparable(run, instrument),
+                "comparable": reason is None,
+                "not_comparable_because": reason,
                 "nearest": [
                     {"model": e["model"], "model_id": e["model_id"], "value": figure, "status": e["status"]}
                     for e, figure in nearest

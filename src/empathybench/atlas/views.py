@@ -164,3 +164,43 @@ def render_agreement(result: Mapping[str, Any], console: Any) -> None:
         )
     console.print(table)
     console.print(Text(result["method"]))
+
+
+def render_reproduction(check: Mapping[str, Any], console: Any) -> None:
+    """`report RUN --against-published`: per instrument, the matched published model, both figures, the difference,
+    its interval and the verdict, then the settings that differ."""
+    from rich.text import Text
+
+    console.print(Text(f"{plain(check['model'], 80)} ({plain(check['run'], 80)}) against the published runs"))
+    if not check["instruments"]:
+        console.print(Text("  no instrument of this run is in the atlas"))
+    for name, result in check["instruments"].items():
+        if result["matched"] is None:
+            console.print(Text(f"{name}: {result['why']} (run {number(result['run_value'], 2)})"))
+            continue
+        matched = result["matched"]
+        head = (
+            f"{name}: {plain(matched['model'])} ({matched['status']}): published {number(result['published_value'], 2)}"
+            f", recomputed {number(result['recomputed_value'], 2)}, this run {number(result['run_value'], 2)}"
+        )
+        console.print(Text(head, "bold"))
+        comparison = result["comparison"]
+        if comparison is None:
+            console.print(Text("  no paired comparison: no shared items and no interval"))
+        else:
+            console.print(
+                Text(
+                    f"  difference {number(comparison['difference'], 2, signed=True)} {_interval(comparison['ci95'])} "
+                    f"over {comparison['n']} ({comparison['kind']}): {comparison['verdict'] or 'no verdict'}"
+                )
+            )
+        for key, values in result["settings"]["differs"].items():
+            console.print(
+                Text(f"  setting {plain(key, 40)}: run {plain(values['run'])}, published {plain(values['published'])}")
+            )
+        unknown = result["settings"]["not_recorded_by_the_run"]
+        if unknown:
+            listed = ", ".join(f"{plain(k, 30)} {plain(v, 40)}" for k, v in unknown.items())
+            console.print(Text(f"  published run's settings this run does not record: {listed}"))
+        if result["not_comparable_because"]:
+            console.print(Text(f"  not comparable: {plain(result['not_comparable_because'], 120)}"))
