@@ -110,3 +110,12 @@ def test_the_check_in_the_terminal_and_its_refusals(runs: dict[str, Any]) -> Non
     assert ": differs" in text.stdout and "published run's settings this run does not record" in text.stdout
     two = cli_in_process(["report", str(run), str(runs["same"][0]), "--against-published"], env, cwd=run.parent)
     assert two.returncode != 0 and len(two.stderr.strip().splitlines()) == 1
+
+
+def test_the_report_places_the_run_and_shows_the_check(runs: dict[str, Any]) -> None:
+    for name, verdict in (("same", "consistent"), ("altered", "differs")):
+        run, _ = runs[name]
+        html = (run / "report.html").read_text("utf-8")  # written by the run itself
+        assert "Among the published models" in html
+        block = html.split("Among the published models", 1)[1]
+        assert "of 87" in block and "Qwen/Qwen-72B-Chat: published 80.70" in block and f": {verdict}" in block

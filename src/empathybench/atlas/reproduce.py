@@ -15,7 +15,7 @@ from statistics import fmean
 from typing import Any
 
 from empathybench.atlas.identity import identity_table
-from empathybench.atlas.place import not_comparable_because, run_metric
+from empathybench.atlas.place import not_comparable_because, place_run, run_metric
 from empathybench.rundir.reader import RunData
 from empathybench.stats.intervals import bootstrap_method, mean_interval
 
@@ -151,3 +151,20 @@ def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
             "not_comparable_because": not_comparable_because(run, instrument),
         }
     return {"run": str(run.directory), "model": model, "instruments": checks}
+
+
+def published_standing(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """For a run's report: per instrument of the atlas the run has, its place among the published models and, where
+    its model is an atlas model, the reproduction check ({} for an instrument with neither). The shipped atlas."""
+    from pathlib import Path
+
+    from empathybench.atlas.data import shipped_atlas
+
+    atlas = shipped_atlas()
+    run = RunData(Path(str(summary.get("run_dir") or ".")), dict(summary), dict(run_info))
+    checks = check_run(atlas, run)["instruments"]
+    rows = []
+    for placement in place_run(atlas, run):
+        check = checks.get(placement["instrument"]) or {}
+        rows.append({**placement, "reproduction": check if check.get("matched") else None})
+    return rows

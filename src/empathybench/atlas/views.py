@@ -3,7 +3,7 @@
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from empathybench.formatting import number
+from empathybench.formatting import interval, number
 
 # A recomputed figure "reproduces" its published one when they agree to the published figure's rounding.
 REPRODUCED_WITHIN = 0.05
@@ -55,9 +55,7 @@ def plain(text: object, limit: int = MAX_CELL_CHARS) -> str:
 
 
 def _interval(ci: Sequence[float | None] | None) -> str:
-    if not ci or ci[0] is None or ci[1] is None:
-        return ""
-    return f"[{number(float(ci[0]), 1)}, {number(float(ci[1]), 1)}]"
+    return interval(ci, 1)
 
 
 def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:

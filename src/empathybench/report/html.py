@@ -496,6 +496,55 @@ def _run_block(summary: dict[str, Any], run_info: dict[str, Any]) -> Block:
     )
 
 
+def _published_block(summary: dict[str, Any], run_info: dict[str, Any]) -> Block | None:
+    """The run among the published models (the atlas): rank among n, the nearest ones, and the reproduction check
+    where its model is an atlas model; runs whose settings are not comparable are marked so."""
+    from empathybench.atlas.reproduce import published_standing
+    from empathybench.errors import UserError
+
+    try:
+        standing = published_standing(summary, run_info)
+    except UserError:
+        return None  # no readable atlas: the report goes on without this block
+    if not standing:
+        return None
+    rows = []
+    for row in standing:
+        nearest = ", ".join(f"{n['model']} {number(n['value'])}" for n in row["nearest"])
+        check = row["reproduction"]
+        if check is None:
+            reproduction = "no published run of this model"
+        else:
+            comparison = check["comparison"] or {}
+            reproduction = (
+                f"{check['matched']['model']}: published {number(check['published_value'])}, "
+                f"difference {number(comparison.get('difference'), signed=True)} {interval(comparison.get('ci95'))}"
+                f" over {number(comparison.get('n'))}: {comparison.get('verdict') or 'no verdict'}"
+            )
+            differs = ", ".join(sorted(check["settings"]["differs"]))
+            if differs:
+                reproduction += f"; settings that differ: {differs}"
+        rank = f"{row['rank']} of {row['among']}"
+        if not row["comparable"]:
+            rank += f" (not comparable: {row['not_comparable_because']})"
+        rows.append(
+            (
+                _cell(_text(title_of(row["instrument"]))),
+                _cell(number(row["value"])),
+                _cell(_text(rank)),
+                _cell(_text(nearest)),
+                _cell(_text(reproduction)),
+            )
+        )
+    return Block(
+        anchor="published",
+        title="Among the published models",
+        intro="Each headline placed among the published models, recomputed from their released outputs (the atlas: "
+        "empathybench atlas); where this model is one of them, the paired check against its published run.",
+        tables=(Table(("instrument", "this run", "rank", "nearest published models", "reproduction"), tuple(rows)),),
+    )
+
+
 def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]) -> RunPage:
     """report.html of one run as data."""
     model = str(summary.get("model"))
@@ -515,7 +564,11 @@ def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[di
         for name, result in summary.get("benchmarks", {}).items()
     )
     toc = tuple(Piece(_text(r["title"]), href=f"#bench-{_anchor(r['benchmark'])}") for r in profile)
-    blocks = tuple(b for b in (_repeats_block(summary), _run_block(summary, run_info)) if b is not None)
+    blocks = tuple(
+        b
+        for b in (_published_block(summary, run_info), _repeats_block(summary), _run_block(summary, run_info))
+        if b is not None
+    )
     facts = (
         f"preset {_text(summary.get('preset'))}",
         f"EmpathyBench {_text(run_info.get('empathybench_version'))}",
