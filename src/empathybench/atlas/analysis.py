@@ -16,6 +16,7 @@ from itertools import combinations
 from statistics import fmean
 from typing import Any
 
+from empathybench.atlas.place import figure_of
 from empathybench.stats.agreement import spearman
 from empathybench.stats.intervals import bootstrap_method, mean_interval
 from empathybench.stats.tests import bootstrap_interval
@@ -26,15 +27,6 @@ DIGITS = 4
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else round(float(value), DIGITS)
-
-
-def figure_of(entry: Mapping[str, Any]) -> tuple[float | None, str]:
-    """An entry's figure for ranking: the recomputed one, else (published-only) the published one."""
-    if entry.get("value") is not None:
-        return float(entry["value"]), "recomputed"
-    published = entry.get("published") or {}
-    value = published.get("value")
-    return (float(value), "published") if isinstance(value, int | float) else (None, "none")
 
 
 def setting_effects(atlas: Mapping[str, Any]) -> list[dict[str, Any]]:

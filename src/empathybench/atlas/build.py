@@ -3,7 +3,7 @@
 Each instrument that offers an `AtlasSource` names its released files (pinned in its own folder), the published runs
 they hold and how one run's files become a score (the code of its `rescore` command). The build fetches the files
 through the pinned fetch code (the mirror when EMPATHYBENCH_MIRROR is set, else GitHub at the pinned commits),
-verifies them, scores each run, and writes one JSON document (format in `FORMAT` below, docs/atlas.md). Nothing
+verifies them, scores each run, and writes one JSON document (format `data.FORMAT`, docs/atlas.md). Nothing
 here names an instrument. The output depends on the files alone (no date, no version), so a rebuild is comparable
 byte for byte with the shipped file.
 """
@@ -13,13 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from empathybench.atlas.data import FORMAT, FORMAT_VERSION
 from empathybench.atlas.identity import IdentityTable, identity_table
 from empathybench.data.fetch import FetchedFile, fetch_entry
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, Instrument, PublishedOnly, ReleasedRun
 
-FORMAT = "empathybench-atlas"
-FORMAT_VERSION = 1
 DIGITS = 4  # headline figures, intervals and differences; items are kept as the scorer rounds them
 MAX_NOTE_CHARS = 300
 

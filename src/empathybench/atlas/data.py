@@ -8,9 +8,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from empathybench.atlas.build import FORMAT, FORMAT_VERSION
 from empathybench.errors import UserError
 
+FORMAT = "empathybench-atlas"
+FORMAT_VERSION = 1
 ATLAS_FILE = "atlas.json"
 MAX_ATLAS_BYTES = 64 * 1024 * 1024  # the shipped atlas is well under 1 MB
 ENTRY_KEYS = frozenset({"instrument", "model", "model_id", "status", "primary", "value", "ci95", "n", "items"})

@@ -10,12 +10,20 @@ demo) is placed apart: ranked, but marked not comparable, with the reason.
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from empathybench.atlas.analysis import figure_of
 from empathybench.atlas.identity import identity_table
 from empathybench.atlas.views import ranked
 from empathybench.rundir.reader import RunData
 
 NEAREST = 3
+
+
+def figure_of(entry: Mapping[str, Any]) -> tuple[float | None, str]:
+    """An entry's figure for ranking: the recomputed one, else (published-only) the published one."""
+    if entry.get("value") is not None:
+        return float(entry["value"]), "recomputed"
+    published = entry.get("published") or {}
+    value = published.get("value")
+    return (float(value), "published") if isinstance(value, int | float) else (None, "none")
 
 
 def run_metric(run: RunData, instrument: str, metric_key: str) -> Mapping[str, Any] | None:

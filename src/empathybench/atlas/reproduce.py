@@ -17,7 +17,6 @@ from typing import Any
 from empathybench.atlas.identity import identity_table
 from empathybench.atlas.place import not_comparable_because, place_run, run_metric
 from empathybench.rundir.reader import RunData
-from empathybench.stats.intervals import bootstrap_method, mean_interval
 
 ROLE_SETTINGS = ("judge", "simulator")
 MIN_SHARED_ITEMS = 2
@@ -68,6 +67,9 @@ def _paired(run_items: Mapping[str, Any], entry: Mapping[str, Any], run_scale: f
     scale = float(entry.get("scale") or 1.0)
     if abs(scale - run_scale) > 1e-9:
         return None  # not the same quantity per item
+    # numpy only here: a report of a model the atlas does not know loads none of it
+    from empathybench.stats.intervals import bootstrap_method, mean_interval
+
     differences = [scale * (float(run_items[k]) - float(items[k])) for k in usable]
     interval = mean_interval(differences)
     verdict = None if interval is None else ("consistent" if interval[0] <= 0 <= interval[1] else "differs")
