@@ -476,8 +476,8 @@ def atlas_show(
     runs: list[Path], bench: list[str] | None, as_json: bool, atlas_file: Path | None, console: Console, stdout: Console
 ) -> None:
     """`empathybench atlas`: each instrument's leaderboard of published models, the given runs placed among them."""
+    from empathybench.atlas.analysis import leaderboards
     from empathybench.atlas.data import load_atlas
-    from empathybench.atlas.place import leaderboards
     from empathybench.atlas.views import render_leaderboards
     from empathybench.rundir.reader import load_run
 

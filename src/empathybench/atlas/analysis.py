@@ -16,7 +16,9 @@ from itertools import combinations
 from statistics import fmean
 from typing import Any
 
-from empathybench.atlas.place import figure_of
+from empathybench.atlas.place import figure_of, place_run
+from empathybench.atlas.views import ranked
+from empathybench.rundir.reader import RunData
 from empathybench.stats.agreement import spearman
 from empathybench.stats.intervals import bootstrap_method, mean_interval
 from empathybench.stats.tests import bootstrap_interval
@@ -178,4 +180,45 @@ def matrix_rows(result: Mapping[str, Any]) -> list[list[Any]]:
     return rows
 
 
-__all__: Sequence[str] = ("agreement", "matrix_rows", "rank_agreement", "setting_effects")
+__all__: Sequence[str] = ("agreement", "leaderboards", "matrix_rows", "rank_agreement", "setting_effects")
+
+
+def leaderboards(atlas: Mapping[str, Any], runs: Sequence[RunData], bench: Sequence[str] | None) -> dict[str, Any]:
+    """Per instrument: the entries best first (published-only ones labelled), the runs placed among them, and the
+    setting effects (e.g. another simulated person) of its released models."""
+    effects = setting_effects(atlas)
+    placements = [p for run in runs for p in place_run(atlas, run)]
+    result: dict[str, Any] = {}
+    for name, described in atlas["instruments"].items():
+        if bench and name not in bench:
+            continue
+        entries = [e for e in atlas["entries"] if e["instrument"] == name]
+        primary = ranked([e for e in entries if e["primary"]], described.get("higher_is_better"))
+        result[name] = {
+            "title": described["title"],
+            "metric": described["metric"],
+            "higher_is_better": described.get("higher_is_better"),
+            "rows": [_row(rank, e) for rank, e in enumerate(primary, start=1)],
+            "other_settings": [_row(None, e) for e in entries if not e["primary"]],
+            "runs": [p for p in placements if p["instrument"] == name],
+            "setting_effects": [e for e in effects if e["instrument"] == name],
+        }
+    return result
+
+
+def _row(rank: int | None, entry: Mapping[str, Any]) -> dict[str, Any]:
+    published = entry.get("published") or {}
+    return {
+        "rank": rank,
+        "model": entry["model"],
+        "model_id": entry["model_id"],
+        "status": entry["status"],
+        "value": entry["value"],
+        "ci95": entry["ci95"],
+        "n": entry["n"],
+        "published": published.get("value"),
+        "published_source": published.get("source"),
+        "difference": entry["difference"],
+        "settings": entry["settings"],
+        "notes": entry["notes"],
+    }

@@ -7,11 +7,10 @@ comparable with the published protocol (a `comparable_with_published` of false, 
 demo) is placed apart: ranked, but marked not comparable, with the reason.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from empathybench.atlas.identity import identity_table
-from empathybench.atlas.views import ranked
 from empathybench.rundir.reader import RunData
 
 NEAREST = 3
@@ -102,46 +101,3 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
             }
         )
     return placements
-
-
-def leaderboards(atlas: Mapping[str, Any], runs: Sequence[RunData], bench: Sequence[str] | None) -> dict[str, Any]:
-    """Per instrument: the entries best first (published-only ones labelled), the runs placed among them, and the
-    setting effects (e.g. another simulated person) of its released models."""
-    from empathybench.atlas.analysis import setting_effects
-
-    effects = setting_effects(atlas)
-    placements = [p for run in runs for p in place_run(atlas, run)]
-    result: dict[str, Any] = {}
-    for name, described in atlas["instruments"].items():
-        if bench and name not in bench:
-            continue
-        entries = [e for e in atlas["entries"] if e["instrument"] == name]
-        primary = ranked([e for e in entries if e["primary"]], described.get("higher_is_better"))
-        result[name] = {
-            "title": described["title"],
-            "metric": described["metric"],
-            "higher_is_better": described.get("higher_is_better"),
-            "rows": [_row(rank, e) for rank, e in enumerate(primary, start=1)],
-            "other_settings": [_row(None, e) for e in entries if not e["primary"]],
-            "runs": [p for p in placements if p["instrument"] == name],
-            "setting_effects": [e for e in effects if e["instrument"] == name],
-        }
-    return result
-
-
-def _row(rank: int | None, entry: Mapping[str, Any]) -> dict[str, Any]:
-    published = entry.get("published") or {}
-    return {
-        "rank": rank,
-        "model": entry["model"],
-        "model_id": entry["model_id"],
-        "status": entry["status"],
-        "value": entry["value"],
-        "ci95": entry["ci95"],
-        "n": entry["n"],
-        "published": published.get("value"),
-        "published_source": published.get("source"),
-        "difference": entry["difference"],
-        "settings": entry["settings"],
-        "notes": entry["notes"],
-    }
