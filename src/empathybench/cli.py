@@ -417,6 +417,10 @@ def atlas_show(
     ] = None,
     bench: BenchOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboards as JSON")] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the atlas as a static site here (DIR/index.html, DIR/agreement.csv)"),
+    ] = None,
     atlas_file: AtlasFileOption = None,
 ) -> None:
     """Per instrument, the published models' recomputed figures with intervals, their published figures, and your
@@ -425,7 +429,7 @@ def atlas_show(
         return
     from empathybench.cli_commands import atlas_show as show
 
-    show(runs or [], bench, as_json, atlas_file, console, stdout)
+    show(runs or [], bench, as_json, html, atlas_file, console, stdout)
 
 
 @atlas_app.command("build")

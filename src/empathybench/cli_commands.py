@@ -473,7 +473,13 @@ def atlas_build(out: Path, bench: list[str] | None, console: Console | None, std
 
 
 def atlas_show(
-    runs: list[Path], bench: list[str] | None, as_json: bool, atlas_file: Path | None, console: Console, stdout: Console
+    runs: list[Path],
+    bench: list[str] | None,
+    as_json: bool,
+    html: Path | None,
+    atlas_file: Path | None,
+    console: Console,
+    stdout: Console,
 ) -> None:
     """`empathybench atlas`: each instrument's leaderboard of published models, the given runs placed among them."""
     from empathybench.atlas.analysis import leaderboards
@@ -487,6 +493,14 @@ def atlas_show(
     if unknown:
         raise UserError(f"the atlas has no instrument {unknown[0]!r}; it has {', '.join(atlas['instruments'])}")
     boards = leaderboards(atlas, [load_run(path) for path in runs], names or None)
+    if html is not None:
+        from empathybench.atlas.site import write_site
+
+        if html.exists() and not html.is_dir():
+            raise UserError(f"--html {html} is a file; give a directory")
+        with writing(html):
+            written = write_site(html, boards, atlas)
+        console.print(Text("wrote " + ", ".join(str(path) for path in written)), soft_wrap=True)
     if as_json:
         emit(boards, True, stdout)
     else:
