@@ -5,7 +5,6 @@ text escaped; in Chromium at 1280 and 390 px where Chromium is installed."""
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,7 @@ import pytest
 
 from conftest import cli_in_process
 from empathybench.atlas.data import shipped_atlas
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+from test_report_browser import CHROMIUM_ARGS, _chromium
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +54,7 @@ def test_a_file_in_place_of_the_directory_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_site_in_chromium(site: Path, width: int) -> None:
-    executable = os.environ.get("EMPATHYBENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    executable = _chromium()
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
