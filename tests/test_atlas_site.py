@@ -75,6 +75,12 @@ def test_the_site_in_chromium(site: Path, width: int) -> None:
         assert problems == []
         sizes = page.eval_on_selector_all("svg.chart", "cs => cs.map(c => c.getBoundingClientRect().width)")
         assert sizes and all(w > 100 for w in sizes)
+        # the page itself never scrolls sideways (a wide table scrolls in its own box on a phone)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        heights = page.eval_on_selector_all(
+            "tbody tr", "rows => rows.slice(0, 20).map(r => r.getBoundingClientRect().height)"
+        )
+        assert max(heights) < 80  # no cell broken into a column of letters
         # a click on a header sorts the table by that column
         table = page.locator("#atlas-eqbench + p + table, #atlas-eqbench ~ table").first
         table.locator("th").nth(3).click()

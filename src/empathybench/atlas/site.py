@@ -78,7 +78,7 @@ def _board_block(name: str, board: Mapping[str, Any]) -> Block:
                 _cell("nearest: " + ", ".join(f"{n['model']} {number(n['value'])}" for n in run["nearest"])),
             )
         )
-    headers = ("#", "model", "", "recomputed", "95% interval", "n", "published", "difference", "notes")
+    headers = ("#", "model", "status", "recomputed", "95% interval", "n", "published", "difference", "notes")
     points = [
         ChartPoint(_text(row["model"])[:40], row["value"], *(row["ci95"] or (None, None)))
         for row in board["rows"]
