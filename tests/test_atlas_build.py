@@ -18,6 +18,8 @@ from empathybench.errors import UserError
 from empathybench.instruments.protocol import AtlasSource, ReleasedRun
 from empathybench.instruments.registry import all_benchmarks, load
 
+pytestmark = pytest.mark.slow  # the whole atlas is rebuilt from the mirror once (about 30 s)
+
 
 @pytest.fixture(scope="module")
 def rebuilt() -> dict[str, Any]:

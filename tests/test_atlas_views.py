@@ -146,3 +146,17 @@ def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) ->
     result = cli_in_process(args, {**os.environ, "COLUMNS": "200"}, cwd=tmp_path)
     assert result.returncode != 0 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_run_with_another_simulator_is_placed_apart(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200", "EMPATHYBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["run", "-m", "scripted/plausible", "--simulator", "scripted/plausible", "-b", "sage", "-n", "3"]
+    run = cli_in_process([*args, "-o", "run", "-q"], env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    result = cli_in_process(["atlas", "--run", "run", "-b", "sage", "--json"], env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (placed,) = json.loads(result.stdout)["sage"]["runs"]
+    assert placed["comparable"] is False and "not comparable" in placed["not_comparable_because"]
+    assert placed["among"] == 1 + 18  # 12 recomputed + 6 published-only with the published simulator
+    text = cli_in_process(["atlas", "--run", "run", "-b", "sage"], env, cwd=tmp_path)
+    assert "; not comparable: " in text.stdout
