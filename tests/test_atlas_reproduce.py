@@ -119,3 +119,5 @@ def test_the_report_places_the_run_and_shows_the_check(runs: dict[str, Any]) -> 
         assert "Among the published models" in html
         block = html.split("Among the published models", 1)[1]
         assert "of 87" in block and "Qwen/Qwen-72B-Chat: published 80.70" in block and f": {verdict}" in block
+        markdown = (run / "report.md").read_text("utf-8").split("## Among the published models", 1)[1]
+        assert "| EQ-Bench |" in markdown and f": {verdict}" in markdown.split("\n## ", 1)[0]

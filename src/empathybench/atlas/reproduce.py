@@ -170,3 +170,46 @@ def published_standing(summary: Mapping[str, Any], run_info: Mapping[str, Any]) 
         check = checks.get(placement["instrument"]) or {}
         rows.append({**placement, "reproduction": check if check.get("matched") else None})
     return rows
+
+
+STANDING_HEADERS = ("instrument", "this run", "rank", "nearest published models", "reproduction")
+STANDING_INTRO = (
+    "Each headline placed among the published models, recomputed from their released outputs (the atlas: "
+    "empathybench atlas); where this model is one of them, the paired check against its published run."
+)
+
+
+def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> list[dict[str, str]]:
+    """`published_standing` as the lines a report prints: per instrument (its name under "instrument") the run's
+    figure, its rank, the nearest published models and the reproduction check, as text."""
+    from empathybench.formatting import interval, number
+
+    texts = []
+    for row in published_standing(summary, run_info):
+        nearest = ", ".join(f"{n['model']} {number(n['value'])}" for n in row["nearest"])
+        check = row["reproduction"]
+        if check is None:
+            reproduction = "no published run of this model"
+        else:
+            comparison = check["comparison"] or {}
+            reproduction = (
+                f"{check['matched']['model']}: published {number(check['published_value'])}, "
+                f"difference {number(comparison.get('difference'), signed=True)} {interval(comparison.get('ci95'))}"
+                f" over {number(comparison.get('n'))}: {comparison.get('verdict') or 'no verdict'}"
+            )
+            differs = ", ".join(sorted(check["settings"]["differs"]))
+            if differs:
+                reproduction += f"; settings that differ: {differs}"
+        rank = f"{row['rank']} of {row['among']}"
+        if not row["comparable"]:
+            rank += f" (not comparable: {row['not_comparable_because']})"
+        texts.append(
+            {
+                "instrument": row["instrument"],
+                "this run": number(row["value"]),
+                "rank": rank,
+                "nearest published models": nearest,
+                "reproduction": reproduction,
+            }
+        )
+    return texts

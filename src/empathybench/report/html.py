@@ -499,49 +499,24 @@ def _run_block(summary: dict[str, Any], run_info: dict[str, Any]) -> Block:
 def _published_block(summary: dict[str, Any], run_info: dict[str, Any]) -> Block | None:
     """The run among the published models (the atlas): rank among n, the nearest ones, and the reproduction check
     where its model is an atlas model; runs whose settings are not comparable are marked so."""
-    from empathybench.atlas.reproduce import published_standing
+    from empathybench.atlas.reproduce import STANDING_HEADERS, STANDING_INTRO, standing_texts
     from empathybench.errors import UserError
 
     try:
-        standing = published_standing(summary, run_info)
+        texts = standing_texts(summary, run_info)
     except UserError:
         return None  # no readable atlas: the report goes on without this block
-    if not standing:
+    if not texts:
         return None
-    rows = []
-    for row in standing:
-        nearest = ", ".join(f"{n['model']} {number(n['value'])}" for n in row["nearest"])
-        check = row["reproduction"]
-        if check is None:
-            reproduction = "no published run of this model"
-        else:
-            comparison = check["comparison"] or {}
-            reproduction = (
-                f"{check['matched']['model']}: published {number(check['published_value'])}, "
-                f"difference {number(comparison.get('difference'), signed=True)} {interval(comparison.get('ci95'))}"
-                f" over {number(comparison.get('n'))}: {comparison.get('verdict') or 'no verdict'}"
-            )
-            differs = ", ".join(sorted(check["settings"]["differs"]))
-            if differs:
-                reproduction += f"; settings that differ: {differs}"
-        rank = f"{row['rank']} of {row['among']}"
-        if not row["comparable"]:
-            rank += f" (not comparable: {row['not_comparable_because']})"
-        rows.append(
-            (
-                _cell(_text(title_of(row["instrument"]))),
-                _cell(number(row["value"])),
-                _cell(_text(rank)),
-                _cell(_text(nearest)),
-                _cell(_text(reproduction)),
-            )
-        )
+    rows = tuple(
+        tuple(_cell(_text(title_of(row[key]) if key == "instrument" else row[key])) for key in STANDING_HEADERS)
+        for row in texts
+    )
     return Block(
         anchor="published",
         title="Among the published models",
-        intro="Each headline placed among the published models, recomputed from their released outputs (the atlas: "
-        "empathybench atlas); where this model is one of them, the paired check against its published run.",
-        tables=(Table(("instrument", "this run", "rank", "nearest published models", "reproduction"), tuple(rows)),),
+        intro=STANDING_INTRO,
+        tables=(Table(STANDING_HEADERS, rows),),
     )
 
 
@@ -600,7 +575,7 @@ def write_run_reports(
     from empathybench.report.markdown import render_run_markdown
 
     html_path.write_text(redact(render_run_report(summary, run_info, samples)), encoding="utf-8")
-    html_path.with_suffix(".md").write_text(redact(render_run_markdown(summary)), encoding="utf-8")
+    html_path.with_suffix(".md").write_text(redact(render_run_markdown(summary, run_info)), encoding="utf-8")
 
 
 # -------------------------------------------------------------------------------------------------------- comparison
