@@ -252,3 +252,38 @@ def test_emobench_released_runs_give_a_runs_headline_with_its_items(rebuilt: dic
         assert entry["value"] == expected["EU"][model]["en"]["acc"]
         assert abs(100 * sum(entry["items"].values()) / entry["n"] - entry["value"]) < 1e-6
         assert all(key.startswith("EU-en-") for key in entry["items"])  # a run's item ids: pairs item by item
+
+
+def _garbage_mirror(tmp_path: Path) -> Path:
+    """A mirror of the real one (linked) plus a repository of our own for bad files."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for child in MIRROR.iterdir():
+        (mirror / child.name).symlink_to(child)
+    return mirror
+
+
+@pytest.mark.parametrize("name", ["eqbench", "sage", "spiral", "emotionbench", "emobench", "eqbench3"])
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00garbage", b'{"a": [1, 2, {"b": null}]}\n[1]\n', b""])
+def test_every_instruments_scorer_takes_a_bad_file_as_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: bytes
+) -> None:
+    if not MIRROR.is_dir():
+        pytest.skip(f"the offline mirror is not at {MIRROR}")
+    real = load(name).atlas
+    assert real is not None
+    run = real.runs()[0]
+    mirror = _garbage_mirror(tmp_path)
+    digest = hashlib.sha256(content).hexdigest()
+    fake: dict[str, DataFile] = {}
+    for number, key in enumerate(run.files):
+        path = f"bad/{number}/{real.pins()[key].filename}"
+        (mirror / "owner" / "repo" / "c0ffee" / path).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / "owner" / "repo" / "c0ffee" / path).write_bytes(content)
+        fake[key] = DataFile(key, "owner/repo", "c0ffee", path, digest, None, len(content))
+    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(mirror))
+    source = AtlasSource(metric=real.metric, pins=lambda: fake, runs=lambda: [run], score=real.score)
+    lines: list[str] = []
+    entries = instrument_entries(name, source, identity_table(), lines.append)
+    assert len(lines) == 1 and "\n" not in lines[0] and lines[0].startswith(f"{name} {run.model}: not scored")
+    assert [e["status"] for e in entries] == (["published-only"] if run.published else [])

@@ -95,7 +95,10 @@ def _published_only_entry(
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
-    return text.splitlines()[0][:MAX_NOTE_CHARS] if text else type(exc).__name__
+    line = text.splitlines()[0][:MAX_NOTE_CHARS] if text else ""
+    if isinstance(exc, DataError | UserError | OSError):
+        return line or type(exc).__name__
+    return f"{type(exc).__name__}: {line}"  # an error the scorer did not expect: named, so it can be fixed
 
 
 def score_run(source: AtlasSource, run: ReleasedRun) -> tuple[AtlasScore, list[dict[str, Any]]]:
@@ -124,7 +127,7 @@ def instrument_entries(
     for run in released:
         try:
             scored, files = score_run(source, run)
-        except (DataError, UserError, OSError) as exc:
+        except Exception as exc:  # a released file is untrusted: whatever it breaks is one line, never a traceback
             line = _first_line(exc)
             report(f"{name} {run.model}: not scored: {line}")
             if run.published is not None:
