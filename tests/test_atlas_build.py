@@ -287,3 +287,18 @@ def test_every_instruments_scorer_takes_a_bad_file_as_one_line(
     entries = instrument_entries(name, source, identity_table(), lines.append)
     assert len(lines) == 1 and "\n" not in lines[0] and lines[0].startswith(f"{name} {run.model}: not scored")
     assert [e["status"] for e in entries] == (["published-only"] if run.published else [])
+
+
+def test_loading_the_instruments_imports_no_scorer_of_the_atlas() -> None:
+    """An instrument's atlas source is declared at load; its rescore code (EQ-Bench 3's imports scipy.stats, ~0.6 s)
+    is imported by a build only, never by a run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom empathybench.instruments.registry import all_benchmarks\nall_benchmarks()\n"
+        "print(sorted(m for m in sys.modules if m == 'scipy.stats' or m.endswith('.rescore')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(result.stdout.replace("'", '"'))
+    assert "scipy.stats" not in loaded and "empathybench.instruments.eqbench3.rescore" not in loaded

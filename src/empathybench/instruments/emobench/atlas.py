@@ -14,7 +14,6 @@ from pathlib import Path
 
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
-from empathybench.instruments.emobench.rescore import condition_item_means, rescore_directory
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, ReleasedRun
 from empathybench.stats.intervals import mean_interval
 
@@ -46,6 +45,8 @@ def runs() -> Sequence[ReleasedRun]:
 
 def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     """The run's files in the upstream layout (a directory of their own), scored as `rescore emobench DIR`."""
+    from empathybench.instruments.emobench.rescore import condition_item_means, rescore_directory
+
     with tempfile.TemporaryDirectory(prefix="empathybench-emobench-") as temporary:
         folder = Path(temporary) / "data" / TASK / "Results" / run.model
         folder.mkdir(parents=True)

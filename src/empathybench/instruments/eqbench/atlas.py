@@ -14,7 +14,6 @@ from typing import Any
 from empathybench.data.fetch import fetch_pinned
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
-from empathybench.instruments.eqbench.rescore import rescore_upstream_results
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun
 from empathybench.stats.intervals import mean_interval
 
@@ -70,6 +69,8 @@ def _text_setting(value: Any) -> str | None:
 
 def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     """One released result file, scored as `empathybench rescore eqbench FILE` scores it."""
+    from empathybench.instruments.eqbench.rescore import rescore_upstream_results  # a build's, not a run's, import
+
     (key,) = run.files
     data = _read_result(paths[key])
     questions = json.loads(fetch_pinned(__package__, QUESTIONS_KEY).path.read_text("utf-8"))

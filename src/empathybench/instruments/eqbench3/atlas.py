@@ -16,12 +16,6 @@ from typing import Any
 
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
-from empathybench.instruments.eqbench3.rescore import (
-    read_json_file,
-    rescore_elo_file,
-    stored_ratings,
-    valid_comparisons,
-)
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun
 
 ATLAS_PINS = "atlas_pins.json"
@@ -44,6 +38,14 @@ def pins() -> Mapping[str, DataFile]:
 def _scored(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, float]], Counter[str]]:
     """The rescore of the verdict file (its re-solved ratings), the ratings it stores and how many valid verdicts
     each model took part in; once per process."""
+    # rescore imports scipy.stats (~0.6 s): only a build pays for it, never loading the instrument
+    from empathybench.instruments.eqbench3.rescore import (
+        read_json_file,
+        rescore_elo_file,
+        stored_ratings,
+        valid_comparisons,
+    )
+
     if path.stat().st_size > MAX_VERDICTS_BYTES:
         raise DataError(f"{path.name} is larger than the released verdict file can be")
     try:

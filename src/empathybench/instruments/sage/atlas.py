@@ -20,7 +20,6 @@ from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, PublishedOnly, ReleasedRun
 from empathybench.instruments.sage.data import PROFILES_KEY, parse_people
-from empathybench.instruments.sage.rescore import MAX_RESULT_FILE_BYTES, rescore_file
 from empathybench.instruments.sage.score import PUBLISHED_LEADERBOARD
 from empathybench.stats.intervals import mean_interval
 
@@ -109,6 +108,8 @@ def _person_numbers() -> dict[str, int]:
 
 def _final_emotions(path: Path, numbers: Mapping[str, int]) -> dict[str, float]:
     """Each person's final emotion, by the run's item id, read line by line (bounded as rescore bounds the file)."""
+    from empathybench.instruments.sage.rescore import MAX_RESULT_FILE_BYTES
+
     if path.stat().st_size > MAX_RESULT_FILE_BYTES:
         raise DataError(f"{path.name} is larger than a SAGE result file can be")
     finals: dict[str, float] = {}
@@ -127,6 +128,8 @@ def _final_emotions(path: Path, numbers: Mapping[str, int]) -> dict[str, float]:
 
 def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     """One released file: the README's figures by `rescore_file`, each person's final emotion beside them."""
+    from empathybench.instruments.sage.rescore import rescore_file  # a build's, not a run's, import
+
     (key,) = run.files
     path = paths[key]
     try:

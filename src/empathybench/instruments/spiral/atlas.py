@@ -18,7 +18,6 @@ from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, PublishedOnly, ReleasedRun
 from empathybench.instruments.spiral import published
-from empathybench.instruments.spiral.rescore import rescore_file
 
 ATLAS_PINS = "atlas_pins.json"
 NOTEBOOK_KEY = "spiral/atlas/extract_results_for_leaderboard.ipynb"
@@ -88,6 +87,8 @@ def published_only() -> Sequence[PublishedOnly]:
 
 
 def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
+    from empathybench.instruments.spiral.rescore import rescore_file  # a build's, not a run's, import
+
     (key,) = run.files
     try:
         row = rescore_file(paths[key])
