@@ -117,6 +117,10 @@ def test_the_report_places_the_run_and_shows_the_check(runs: dict[str, Any]) -> 
         run, _ = runs[name]
         html = (run / "report.html").read_text("utf-8")  # written by the run itself
         assert "Among the published models" in html
+        # the instrument's own section says it in one line, linking to the block
+        section = html.split('data-benchmark="eqbench"', 1)[1]
+        line = section.split("among the published models: ", 1)[1].split("</p>", 1)[0]
+        assert line.startswith("rank ") and f": {verdict}" in line and 'href="#published"' in line
         block = html.split("Among the published models", 1)[1]
         assert "of 87" in block and "Qwen/Qwen-72B-Chat: published 80.70" in block and f": {verdict}" in block
         markdown = (run / "report.md").read_text("utf-8").split("## Among the published models", 1)[1]
