@@ -38,7 +38,13 @@ judge_app = typer.Typer(
 )
 app.add_typer(data_app, name="data")
 app.add_typer(rescore_app, name="rescore")
+atlas_app = typer.Typer(
+    help="The published models, recomputed from their released outputs: leaderboards with your runs placed among "
+    "them, the instruments' agreement, and the build of the atlas itself.",
+    rich_markup_mode=None,
+)
 app.add_typer(judge_app, name="judge")
+app.add_typer(atlas_app, name="atlas")
 
 # Everything printed passes through redaction: no API key reaches the terminal, whatever text carried it.
 console = Console(file=RedactingStream("stderr"), soft_wrap=True)  # an error stays one line, however long
@@ -279,12 +285,27 @@ def report_command(
     judge_price: JudgePriceOption = None,
     batch: BatchOption = False,
     batch_poll_interval: BatchPollIntervalOption = 30.0,
+    against_published: Annotated[
+        bool,
+        typer.Option(
+            "--against-published",
+            help="Check one run against the published run of the same model (the atlas): both figures, the paired "
+            "difference with its interval, a verdict, the settings that differ; with --json as JSON",
+        ),
+    ] = False,
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid.
 
     With --judge, instruments that compare runs with new judge calls do so (e.g. pairwise ratings); --dry-run,
     --max-cost, --judge-price and --batch apply to those calls.
     """
+    if against_published:
+        from empathybench.cli_commands import report_against_published
+
+        if len(run_dirs) != 1 or judge is not None or dry_run or out is not None:
+            raise UserError("--against-published checks one run directory; give one, without --judge, --dry-run, --out")
+        report_against_published(run_dirs[0], as_json, stdout)
+        return
     from empathybench.cli_commands import report_command as report_runs
     from empathybench.run.options import check_max_concurrency
 
@@ -294,7 +315,7 @@ def report_command(
     if judge is None and any(judge_only.values()):
         raise UserError(f"{next(k for k, v in judge_only.items() if v)} applies to the judge calls of --judge")
     if as_json and not dry_run:
-        raise UserError("--json prints the --dry-run estimate; add --dry-run")
+        raise UserError("--json prints the --dry-run estimate (or the --against-published check); add one of them")
     check_max_concurrency(max_concurrency)
     if judge is not None:
         from empathybench.run.comparisons import JudgeSettings
@@ -395,6 +416,63 @@ def judge_validate(
         "request_timeout_s": timeout,
     }
     validate(role, out, as_json, settings, console, stdout, bench)
+
+
+AtlasFileOption = Annotated[
+    Path | None, typer.Option("--atlas", help="An atlas built by `empathybench atlas build` (default: the shipped one)")
+]
+
+
+@atlas_app.callback(invoke_without_command=True)
+def atlas_show(
+    ctx: typer.Context,
+    runs: Annotated[
+        list[Path] | None, typer.Option("--run", "-r", help="A run directory to place among the published models")
+    ] = None,
+    bench: BenchOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboards as JSON")] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the atlas as a static site here (DIR/index.html, DIR/agreement.csv)"),
+    ] = None,
+    atlas_file: AtlasFileOption = None,
+) -> None:
+    """Per instrument, the published models' recomputed figures with intervals, their published figures, and your
+    runs placed among them."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from empathybench.cli_commands import atlas_show as show
+
+    show(runs or [], bench, as_json, html, atlas_file, console, stdout)
+
+
+@atlas_app.command("build")
+def atlas_build(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the atlas (JSON)")] = Path("atlas.json"),
+    bench: BenchOption = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Score every released per-model output the instruments know (read through the pinned fetch code: the mirror
+    when EMPATHYBENCH_MIRROR is set, else GitHub at the pinned commits) and write the atlas."""
+    from empathybench.cli_commands import atlas_build as build
+
+    build(out, bench, None if quiet else console, stdout)
+
+
+@atlas_app.command("agreement")
+def atlas_agreement(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the matrix as JSON")] = False,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Also write the matrix as CSV here")] = None,
+    family: Annotated[
+        bool, typer.Option("--family", help="Pair models of the same family too, not only the same checkpoint")
+    ] = False,
+    atlas_file: AtlasFileOption = None,
+) -> None:
+    """Do the instruments agree? Spearman's rho per pair of instruments over the models both scored, with its
+    bootstrap interval and n, and each instrument against a published general-capability figure."""
+    from empathybench.cli_commands import atlas_agreement as agreement
+
+    agreement(as_json, csv_out, family, atlas_file, stdout)
 
 
 def main() -> None:

@@ -471,3 +471,99 @@ def _rescore_command(name: str, rescore: Any, stdout: Any, console: Any) -> Any:
     command.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": None}
     single.command(name, help=rescore.help)(command)
     return typer.main.get_command(single)
+
+
+# --- atlas: the published models, recomputed ------------------------------------------------------------------------
+
+
+def atlas_build(out: Path, bench: list[str] | None, console: Console | None, stdout: Console) -> None:
+    """`empathybench atlas build`: every instrument's released outputs scored, written to `out`."""
+    from empathybench.atlas.build import build_atlas, write_atlas
+    from empathybench.data.fetch import describe_source
+    from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
+
+    instruments = resolve_benchmarks(bench) if bench else list(all_benchmarks().values())
+    if console is not None:
+        console.print(f"scoring released outputs read from {describe_source()}", highlight=False, markup=False)
+
+    def note(line: str) -> None:
+        if console is not None:
+            console.print(Text(line, "yellow"))
+
+    with writing(out):
+        atlas = build_atlas(instruments, report=note)
+        write_atlas(atlas, out)
+    from empathybench.atlas.views import build_lines
+
+    for line in build_lines(atlas):
+        stdout.print(Text(line), soft_wrap=True)
+    stdout.print(Text(f"wrote {out}"), soft_wrap=True)
+
+
+def atlas_show(
+    runs: list[Path],
+    bench: list[str] | None,
+    as_json: bool,
+    html: Path | None,
+    atlas_file: Path | None,
+    console: Console,
+    stdout: Console,
+) -> None:
+    """`empathybench atlas`: each instrument's leaderboard of published models, the given runs placed among them."""
+    from empathybench.atlas.analysis import leaderboards
+    from empathybench.atlas.data import load_atlas
+    from empathybench.atlas.views import render_leaderboards
+    from empathybench.rundir.reader import load_run
+
+    atlas = load_atlas(atlas_file)
+    names = [name.strip() for value in bench or [] for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in atlas["instruments"]]
+    if unknown:
+        raise UserError(f"the atlas has no instrument {unknown[0]!r}; it has {', '.join(atlas['instruments'])}")
+    boards = leaderboards(atlas, [load_run(path) for path in runs], names or None)
+    if html is not None:
+        from empathybench.atlas.site import write_site
+
+        if html.exists() and not html.is_dir():
+            raise UserError(f"--html {html} is a file; give a directory")
+        with writing(html):
+            written = write_site(html, boards, atlas)
+        console.print(Text("wrote " + ", ".join(str(path) for path in written)), soft_wrap=True)
+    if as_json:
+        emit(boards, True, stdout)
+    else:
+        render_leaderboards(boards, stdout)
+
+
+def atlas_agreement(
+    as_json: bool, csv_out: Path | None, family: bool, atlas_file: Path | None, stdout: Console
+) -> None:
+    """`empathybench atlas agreement`: Spearman's rho per pair of instruments, and against capability figures."""
+    from empathybench.atlas.analysis import agreement, matrix_rows
+    from empathybench.atlas.data import load_atlas
+    from empathybench.atlas.views import render_agreement
+
+    result = agreement(load_atlas(atlas_file), family=family)
+    if csv_out is not None:
+        import csv
+
+        with writing(csv_out), csv_out.open("w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerows(matrix_rows(result))
+    if as_json:
+        emit(result, True, stdout)
+    else:
+        render_agreement(result, stdout)
+
+
+def report_against_published(path: Path, as_json: bool, stdout: Console) -> None:
+    """`empathybench report RUN --against-published`: the reproduction check of one run against the atlas."""
+    from empathybench.atlas.data import load_atlas
+    from empathybench.atlas.reproduce import check_run
+    from empathybench.atlas.views import render_reproduction
+    from empathybench.rundir.reader import load_run
+
+    check = check_run(load_atlas(), load_run(path))
+    if as_json:
+        emit(check, True, stdout)
+    else:
+        render_reproduction(check, stdout)

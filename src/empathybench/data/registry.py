@@ -45,9 +45,10 @@ class DataFile:
 
 
 @cache
-def load_pins(package: str) -> Mapping[str, DataFile]:
-    """The pins of `package` (its `pins.json`), keyed by their names; {} when the package has none."""
-    source = resources.files(package).joinpath(PINS_FILE)
+def load_pins(package: str, file_name: str = PINS_FILE) -> Mapping[str, DataFile]:
+    """The pins of `package` (its `pins.json`, or a sibling pins file of the same format such as the released
+    outputs its atlas scores), keyed by their names; {} when the package has none."""
+    source = resources.files(package).joinpath(file_name)
     if not source.is_file():
         return {}
     raw = json.loads(source.read_text("utf-8"))

@@ -1,5 +1,6 @@
 """What an instrument provides: its presets and options, its items, how to run one and summarise them (for run/),
-its canned answers for scripted models, its rescore command (for the CLI) and its report section (for report/).
+its canned answers for scripted models, its rescore command (for the CLI), its report section (for report/) and its
+published models recomputed from their released outputs (for atlas/).
 
 `Instrument[C, P]` is the contract, as a base class: C is the instrument's frozen config, P the payload of one of
 its items. Every part an instrument may provide is declared on it with its default.
@@ -118,6 +119,87 @@ class RescoreOutput:
 
     result: Any  # JSON-able: what `--json` prints
     notes: tuple[str, ...] = ()
+
+
+# --- the atlas: an instrument's published models, recomputed from their released outputs ------------------------
+
+
+@dataclass(frozen=True)
+class PublishedFigure:
+    """A figure as its authors published it, and where (repository@commit and path, or a paper)."""
+
+    value: float
+    source: str
+
+
+@dataclass(frozen=True)
+class ReleasedRun:
+    """One published run whose raw outputs were released: the model as published, the pinned files that hold its
+    outputs (keys of `AtlasSource.pins()`), what is known of its settings, and its published figure."""
+
+    model: str  # the model's name as its upstream published it
+    files: tuple[str, ...]  # keys of the atlas pins; all of them are needed to score the run
+    settings: Mapping[str, Any] = field(default_factory=dict)  # judge, simulator, sampling, language, ... (JSON-able)
+    published: PublishedFigure | None = None
+    # The configuration of the instrument's published leaderboard (False: e.g. the same model with another simulated
+    # person, kept to measure what that setting changes but left out of rankings and agreement).
+    primary: bool = True
+
+
+@dataclass(frozen=True)
+class PublishedOnly:
+    """A model with a published figure and no released output the atlas can score (labelled published-only)."""
+
+    model: str
+    published: PublishedFigure
+    why: str  # e.g. "outputs not released", "released file absent from every reachable copy"
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AtlasScore:
+    """One released run scored by the instrument's own scorer (the code of its `rescore` command).
+
+    `value` is the headline as the instrument's run summary defines it, `items` the per-item values (by item id, no
+    item text) with `value ~= scale * mean(items) + offset` where the headline is a mean over items (None where it is
+    not, e.g. an Elo), so a user's run can be paired with it item by item.
+    """
+
+    value: float
+    ci95: tuple[float, float] | None
+    n: int  # items (or units) behind the headline
+    items: Mapping[str, float] | None = None
+    scale: float = 1.0
+    offset: float = 0.0
+    published: PublishedFigure | None = None  # a figure read from the released file itself (it wins over the run's)
+    settings: Mapping[str, Any] = field(default_factory=dict)  # settings read from the files (over the run's)
+    notes: tuple[str, ...] = ()  # why the recomputed figure differs from the published one, where known
+    figures: Mapping[str, float | int | None] = field(default_factory=dict)  # other results, e.g. success counts
+
+
+@dataclass(frozen=True)
+class AtlasSource:
+    """`Instrument.atlas`: how an instrument places the field's published models (`empathybench atlas build`).
+
+    `pins()` gives the released files it knows (pinned as any data file, in its own folder), `runs()` the published
+    runs they hold and `score(run, paths)` (paths: pin key -> verified local copy) turns one run's files into an
+    AtlasScore with the same code as its `rescore` command; a bad file raises a DataError or UserError (one line).
+    `published_only()` lists the models with a published figure and nothing released to score.
+    """
+
+    metric: str  # what the headline is, e.g. "EQ-Bench v2 score (0-100)"
+    pins: Callable[[], "Mapping[str, DataFile]"]
+    runs: Callable[[], Sequence[ReleasedRun]]
+    score: Callable[[ReleasedRun, Mapping[str, Path]], AtlasScore]
+    published_only: Callable[[], Sequence[PublishedOnly]] = tuple
+    higher_is_better: bool | None = True  # None: neither direction is better (listed from the highest)
+    # The metric of the instrument's run summary the atlas figures are comparable with (summary.json
+    # `benchmarks.<name>.metrics.<key>`); None: none is (e.g. published Elo ratings beside a run's rubric score).
+    summary_metric: str | None = None
+    # A published general-capability figure per model (the model as published there, the figure and its source), where
+    # the instrument's upstream sets one beside its own (e.g. an Arena score): what the atlas correlates it with.
+    capability: Callable[[], Sequence[tuple[str, PublishedFigure]]] | None = None
+    capability_label: str = ""
 
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------
@@ -480,6 +562,8 @@ class Instrument(Generic[C, P]):
     """A comparison of several runs that needs new judge calls (`empathybench report A B --judge SPEC`)."""
     judge_validation: JudgeValidation | None = None
     """`empathybench judge validate`: its judge against published human ratings."""
+    atlas: AtlasSource | None = None
+    """Its published models, scored from their released outputs (`empathybench atlas`)."""
 
     def report_section(self, result: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> ReportSection | None:
         """Its section in report.html above the metrics table (None: report/ shows the metrics table alone)."""

@@ -417,7 +417,9 @@ def _sample_row(name: str, record: Mapping[str, Any]) -> SampleRow:
     )
 
 
-def _instrument_part(name: str, result: dict[str, Any], samples: list[dict[str, Any]]) -> InstrumentPart:
+def _instrument_part(
+    name: str, result: dict[str, Any], samples: list[dict[str, Any]], published: str = ""
+) -> InstrumentPart:
     validity = validity_of(result)
     statuses = tuple(
         Status(_text(cls), _text(text))
@@ -440,6 +442,7 @@ def _instrument_part(name: str, result: dict[str, Any], samples: list[dict[str, 
         score_name=_text(" · ".join(filter(None, [str(result.get("score_name") or ""), plugin_source(result)]))),
         headline_note=_text(own_note(result)),
         answers=_text(answers_text(result)),
+        published=_text(published),
         body=_drawn_section(name, result, samples),
         metrics=_metrics_table(name, result),
         samples_anchor=f"samples-{_anchor(name)}",
@@ -497,6 +500,43 @@ def _run_block(summary: dict[str, Any], run_info: dict[str, Any]) -> Block:
     )
 
 
+def _standing(summary: dict[str, Any], run_info: dict[str, Any]) -> list[dict[str, str]]:
+    """The run among the published models (the atlas), as text per instrument; none without a readable atlas."""
+    from empathybench.atlas.reproduce import standing_texts
+    from empathybench.errors import UserError
+
+    try:
+        return standing_texts(summary, run_info)
+    except UserError:
+        return []  # no readable atlas: the report goes on without it
+
+
+def _published_line(row: Mapping[str, str] | None) -> str:
+    if row is None:
+        return ""
+    line = f"rank {row['rank']}; nearest {row['nearest published models']}"
+    return line if row["reproduction"].startswith("no published run") else f"{line}; {row['reproduction']}"
+
+
+def _published_block(standing: list[dict[str, str]]) -> Block | None:
+    """The run among the published models: rank among n, the nearest ones, and the reproduction check where its
+    model is an atlas model; runs whose settings are not comparable are marked so."""
+    from empathybench.atlas.reproduce import STANDING_HEADERS, STANDING_INTRO
+
+    if not standing:
+        return None
+    rows = tuple(
+        tuple(_cell(_text(title_of(row[key]) if key == "instrument" else row[key])) for key in STANDING_HEADERS)
+        for row in standing
+    )
+    return Block(
+        anchor="published",
+        title="Among the published models",
+        intro=STANDING_INTRO,
+        tables=(Table(STANDING_HEADERS, rows),),
+    )
+
+
 def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]) -> RunPage:
     """report.html of one run as data."""
     model = str(summary.get("model"))
@@ -511,12 +551,18 @@ def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[di
         banners.append("A scripted model: the figures exercise the pipeline and mean nothing.")
     if summary.get("source"):  # read from another harness's logs (the inspect bridge)
         banners.append(f"Read from {summary['source']}: inspect made every model call; the figures are EmpathyBench's.")
+    standing = _standing(summary, run_info)
+    by_instrument = {row["instrument"]: row for row in standing}
     instruments = tuple(
-        _instrument_part(name, result, [s for s in samples if s.get("benchmark") == name])
+        _instrument_part(
+            name, result, [s for s in samples if s.get("benchmark") == name], _published_line(by_instrument.get(name))
+        )
         for name, result in summary.get("benchmarks", {}).items()
     )
     toc = tuple(Piece(_text(r["title"]), href=f"#bench-{_anchor(r['benchmark'])}") for r in profile)
-    blocks = tuple(b for b in (_repeats_block(summary), _run_block(summary, run_info)) if b is not None)
+    blocks = tuple(
+        b for b in (_published_block(standing), _repeats_block(summary), _run_block(summary, run_info)) if b is not None
+    )
     facts = (
         f"preset {_text(summary.get('preset'))}",
         f"EmpathyBench {_text(run_info.get('empathybench_version'))}",
@@ -548,7 +594,7 @@ def write_run_reports(
     from empathybench.report.markdown import render_run_markdown
 
     html_path.write_text(redact(render_run_report(summary, run_info, samples)), encoding="utf-8")
-    html_path.with_suffix(".md").write_text(redact(render_run_markdown(summary)), encoding="utf-8")
+    html_path.with_suffix(".md").write_text(redact(render_run_markdown(summary, run_info)), encoding="utf-8")
 
 
 # -------------------------------------------------------------------------------------------------------- comparison

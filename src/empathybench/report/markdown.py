@@ -30,7 +30,22 @@ def _reference(reference: dict[str, Any] | None) -> str:
     return f"{reference['label']}: {number(reference.get('value'))}"
 
 
-def render_run_markdown(summary: dict[str, Any]) -> str:
+def _published_part(summary: dict[str, Any], run_info: dict[str, Any]) -> list[str]:
+    """The run among the published models (the atlas), as in report.html; nothing without a readable atlas."""
+    from empathybench.atlas.reproduce import STANDING_HEADERS, STANDING_INTRO, standing_texts
+    from empathybench.errors import UserError
+
+    try:
+        texts = standing_texts(summary, run_info)
+    except UserError:
+        return []
+    if not texts:
+        return []
+    rows = [[title_of(row[key]) if key == "instrument" else row[key] for key in STANDING_HEADERS] for row in texts]
+    return ["", "## Among the published models", "", STANDING_INTRO, "", _table(list(STANDING_HEADERS), rows)]
+
+
+def render_run_markdown(summary: dict[str, Any], run_info: dict[str, Any] | None = None) -> str:
     profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
     parts = [
         f"# EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}",
@@ -57,6 +72,7 @@ def render_run_markdown(summary: dict[str, Any]) -> str:
     spent = cost_line(summary.get("cost"))
     if spent is not None:
         parts += ["", _cell(spent)]
+    parts += _published_part(summary, run_info or {})
     for name, result in summary.get("benchmarks", {}).items():
         parts += ["", f"## {title_of(name)}", ""]
         if result.get("status") == "skipped":

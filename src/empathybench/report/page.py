@@ -115,6 +115,7 @@ class InstrumentPart:
     score_name: str = ""
     headline_note: str = ""
     answers: str = ""  # the parse and truncated rates, one muted line
+    published: str = ""  # its place among the published models (the atlas), one line; the page's block has more
     body: DrawnSection | None = None
     metrics: Table | None = None
     samples_anchor: str = ""

@@ -160,6 +160,7 @@ def execute_plan(plan: RunPlan, console: Console) -> RunResult:
         console.print(notice, markup=False, highlight=False)
     stats = RunStats()
     pending = _pending_items(prepared, finished, stats)
+    earlier = _earlier_summary(store, pending, {b.name for b in prepared} | set(skipped))
     run_info = _run_info(plan, backends, prepared, skipped, fingerprint)
     store.start_session(run_info)  # keeps the creation time and the accounting of earlier sessions
     session = _open_session(plan, backends, run_info, stats, directory, console)
@@ -189,8 +190,30 @@ def execute_plan(plan: RunPlan, console: Console) -> RunResult:
         store.close()
         raise budget_stop(session.meter, stats.items_total - stats.items_done, directory)
     ended = session.end(store, run_info, "complete" if stats.items_failed == 0 else "incomplete", stats)
-    summary = _write_results(plan, prepared, skipped, finished, new_records, run_info, ended, store)
+    summary = _write_results(plan, prepared, skipped, finished, new_records, run_info, ended, store, earlier)
     return RunResult(directory, summary, stats)
+
+
+def _earlier_summary(store: RunStore, pending: list[Any], names: set[str]) -> dict[str, Any] | None:
+    """The summary.json of an earlier session that finished this very run, when nothing is left to run: a re-run of
+    a finished run recomputes no summary (its statistics took most of a re-run's 2 s). Only one written by this
+    version of EmpathyBench, after the last record, for the same instruments; anything else is recomputed."""
+    previous = store.previous or {}
+    if pending or previous.get("status") != "complete" or previous.get("empathybench_version") != __version__:
+        return None
+    path = store.directory / "summary.json"
+    try:
+        if path.stat().st_mtime < store.samples_path.stat().st_mtime:
+            return None
+        summary = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or summary.get("schema_version") != SUMMARY_SCHEMA_VERSION:
+        return None
+    benchmarks, profile = summary.get("benchmarks"), summary.get("profile")
+    if not isinstance(benchmarks, dict) or set(benchmarks) != names or not isinstance(profile, list):
+        return None
+    return summary
 
 
 def _pending_items(
@@ -330,8 +353,10 @@ def _write_results(
     run_info: dict[str, Any],
     session: dict[str, Any],
     store: RunStore,
+    earlier: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """summary.json, the reports and the finished run.json, from every record of the run (earlier sessions' too)."""
+    """summary.json, the reports and the finished run.json, from every record of the run (earlier sessions' too);
+    `earlier`: the summary of the finished run, whose instrument results are kept as they are."""
     records_by_bench: dict[str, list[dict[str, Any]]] = {b.name: [] for b in prepared}
     for (bench_name, _), record in finished.items():
         if bench_name in records_by_bench:
@@ -347,10 +372,13 @@ def _write_results(
         "run_dir": str(directory),
         "benchmarks": {},
     }
-    for bench in prepared:
-        summary["benchmarks"][bench.name] = benchmark_result(bench, records_by_bench[bench.name])
-        summary["benchmarks"][bench.name]["provider"] = run_info["benchmarks"][bench.name]["provider"]
-    summary["profile"] = finish_benchmarks(summary["benchmarks"], skipped)
+    if earlier is not None:
+        summary["benchmarks"], summary["profile"] = earlier["benchmarks"], earlier["profile"]
+    else:
+        for bench in prepared:
+            summary["benchmarks"][bench.name] = benchmark_result(bench, records_by_bench[bench.name])
+            summary["benchmarks"][bench.name]["provider"] = run_info["benchmarks"][bench.name]["provider"]
+        summary["profile"] = finish_benchmarks(summary["benchmarks"], skipped)
     summary["usage"] = run_info["usage"]  # totals over every session of this run
     summary["elapsed_s"] = run_info["elapsed_s"]
     summary["session"] = session  # this session alone (the same as the totals on a first run)

@@ -15,6 +15,7 @@ from empathybench.data.fetch import FetchedFile
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.formatting import number as format_number
+from empathybench.instruments.emobench.atlas import ATLAS as EMOBENCH_ATLAS
 from empathybench.instruments.emobench.canned import plausible_answer
 from empathybench.instruments.emobench.data import (
     LANGUAGES,
@@ -280,6 +281,7 @@ class EmoBench(Instrument[EmoBenchConfig, EmoPayload]):
         return {"correct": sum(r.correct for r in results) / len(results) if results else None}
 
     report_section = staticmethod(report_section)
+    atlas = EMOBENCH_ATLAS
     rescore = RescoreCommand(
         help="Recompute the released EmoBench runs' accuracies (4 orders x majority of 5) per task, model, language, "
         "CoT. --json prints a list, one row per condition.",

@@ -10,6 +10,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from empathybench.data.fetch import fetch_pinned
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
+from empathybench.instruments.emotionbench.atlas import ATLAS as EMOTIONBENCH_ATLAS
 from empathybench.instruments.emotionbench.canned import plausible_answer
 from empathybench.instruments.emotionbench.data import (
     EMOTIONS,
@@ -157,6 +158,7 @@ class EmotionBench(Instrument[EmotionBenchConfig, MeasureItem]):
     canned = staticmethod(plausible_answer)
     report_section = staticmethod(report_section)
     sample_line = staticmethod(sample_line)
+    atlas = EMOTIONBENCH_ATLAS
     rescore = RescoreCommand(
         help="Recompute the EmotionBench default-vs-evoked table (n, means, SDs, deltas, test markers) of an answer "
         "sheet.",

@@ -12,6 +12,7 @@ from empathybench.data.fetch import fetch_pinned
 from empathybench.engine.engine import ItemContext
 from empathybench.errors import UserError
 from empathybench.formatting import number as format_number
+from empathybench.instruments.eqbench.atlas import ATLAS as EQBENCH_ATLAS
 from empathybench.instruments.eqbench.canned import plausible_answer
 from empathybench.instruments.eqbench.norms import PUBLISHED_V2_SCORES, RANDOM_BASELINE
 from empathybench.instruments.eqbench.parse import ParsedAnswer, failure_kind, parse_answer
@@ -164,6 +165,7 @@ class EQBench(Instrument[EQBenchConfig, EQBenchItem]):
     chart_domain = SCORE_DOMAIN
     canned = staticmethod(plausible_answer)
     report_section = staticmethod(report_section)
+    atlas = EQBENCH_ATLAS
     rescore = RescoreCommand(
         help="Recompute the published score of an upstream EQ-Bench v2 results file from its stored answers.",
         argument_help="An upstream *_eqbench_v2_results.json file",

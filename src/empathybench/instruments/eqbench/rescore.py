@@ -8,12 +8,13 @@ The stored `individual_scores` come from a pre-release scorer and are ignored (S
 
 import ast
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from empathybench.instruments.eqbench.parse import parse_answer
 from empathybench.instruments.eqbench.score import (
+    IterationAggregate,
     SigmoidRule,
     aggregate_lm_eval,
     aggregate_pipeline_iterations,
@@ -142,11 +143,27 @@ def _answered(
     return n_answered, sorted({qid for ids in stored for qid in ids if qid not in references})
 
 
+def _selected_item_scores(
+    per_iteration: list[tuple[dict[str, float | None], dict[str, float | None] | None]],
+    aggregates: Sequence[IterationAggregate],
+) -> dict[str, float]:
+    """Each parsed question's score (0-10) in the pass the pipeline selected, averaged over the iterations that parsed
+    it: the items behind `score` (with one iteration, as in every official run, `score` = 10 x their mean)."""
+    collected: dict[str, list[float]] = {}
+    for (first, revised), aggregate in zip(per_iteration, aggregates, strict=True):
+        selected = revised if aggregate.selected_pass == "revised" and revised is not None else first
+        for qid, value in selected.items():
+            if value is not None:
+                collected.setdefault(qid, []).append(value)
+    return {qid: round(sum(values) / len(values), 6) for qid, values in collected.items()}
+
+
 def rescore_upstream_results(data: Mapping[str, Any], questions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Recompute an upstream EQ-Bench v2 result file from its stored parsed answers.
 
     `data` is the parsed result JSON; `questions` the v2 question set (qid -> item). Returns a JSON-able dict:
-    `score` (pipeline aggregate, "lt5" rule: what the leaderboard published), `released_code_score` ("le5"),
+    `score` (pipeline aggregate, "lt5" rule: what the leaderboard published) with `item_scores` (each parsed
+    question's score in the selected pass, by question id), `released_code_score` ("le5"),
     `lm_eval_style_score` (first pass, "le5", unparseable = 0 over all questions), their parse counts, the
     selected pass, the file's own published numbers and whether `score` matches them, and a re-parse of the
     raw completions with the strict parser (extra; the scores above come from the stored answers).
@@ -169,6 +186,7 @@ def rescore_upstream_results(data: Mapping[str, Any], questions: Mapping[str, Ma
             per_iteration.append((first, revised if revise else None))
         aggregate = aggregate_pipeline_iterations(per_iteration, n_questions=n_questions)
         return {
+            "item_scores": _selected_item_scores(per_iteration, aggregate.iterations),
             "score": aggregate.score,
             "score_unrounded": aggregate.score_unrounded,
             "n_parseable": aggregate.n_parseable,
@@ -214,6 +232,7 @@ def rescore_upstream_results(data: Mapping[str, Any], questions: Mapping[str, Ma
         "revised_scores": published["revised_scores"],
         "n_first_pass_parseable": published["n_first_pass_parseable"],
         "n_revised_parseable": published["n_revised_parseable"],
+        "item_scores": published["item_scores"],
         "published_score": published_score,
         "published_n_parseable": float(published_parseable) if isinstance(published_parseable, int | float) else None,
         "matches_published": None if published_score is None else abs(published["score"] - published_score) < 1e-9,

@@ -13,6 +13,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
+from empathybench.instruments.eqbench3.atlas import ATLAS as EQBENCH3_ATLAS
 from empathybench.instruments.eqbench3.canned import canned_answer, expected_reply_tokens
 from empathybench.instruments.eqbench3.eras import judge_era, published_reference
 from empathybench.instruments.eqbench3.report import SCORE_DOMAIN, report_section, sample_line, sample_text
@@ -120,6 +121,7 @@ class EQBench3(Instrument[EQBench3Config, Any]):
         self_judged=True,
         in_bare_demo=True,
     )
+    atlas = EQBENCH3_ATLAS
     rescore = RescoreCommand(
         help="Re-derive an EQ-Bench 3 Elo file's margins, normalisation and ratings, or a run file's rubric numbers.",
         argument_help="An upstream EQ-Bench 3 Elo results file (.json[.gz]) or eqbench3_runs.json",

@@ -27,6 +27,7 @@ from empathybench.instruments.protocol import (
     ReportSection,
     RescoreCommand,
 )
+from empathybench.instruments.sage.atlas import ATLAS as SAGE_ATLAS
 from empathybench.instruments.sage.canned import expected_output_tokens, plausible_answer
 from empathybench.instruments.sage.data import N_PEOPLE, Person, UpstreamProtocol
 from empathybench.instruments.sage.dialogue import PlanSettings, conversation_fields, sage_plan
@@ -143,6 +144,7 @@ class Sage(Instrument[SageConfig, Person]):
     # reply, one call). The person is never asked: the simulator's first analysis prompt is about 5,600 tokens of the
     # embedded model's tokenizer, over its 4,096-token context.
     demo = DemoPreset(items=1, options={"rounds": "1", "max_tokens": "64"}, self_simulated=True, in_bare_demo=True)
+    atlas = SAGE_ATLAS
     rescore = RescoreCommand(
         help="The README leaderboard's Sentient score, success and failure counts from an upstream result file.",
         argument_help="An upstream SAGE result file (SAGE/dataset/<simulator>/<model>_result.jsonl)",

@@ -17,6 +17,7 @@ from empathybench.engine.engine import ItemContext, stored_text, stored_value
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.spiral import published
+from empathybench.instruments.spiral.atlas import ATLAS as SPIRAL_ATLAS
 from empathybench.instruments.spiral.canned import canned_answer
 from empathybench.instruments.spiral.data import Opening, ScoringRules, SpiralProtocol
 from empathybench.instruments.spiral.report import SCORE_DOMAIN, report_section, sample_line, sample_text
@@ -128,6 +129,7 @@ class Spiral(Instrument[SpiralConfig, Opening]):
         self_simulated=True,
         left_out_because="its user-agent and judge prompts alone take the embedded model about 25 s",
     )
+    atlas = SPIRAL_ATLAS
     rescore = RescoreCommand(
         help="The leaderboard row of a released Spiral-Bench result file (res_v0.2/*.json), from its chunk and final "
         "judgements only, as scoring.py score_dir_to_leaderboard computes it.",

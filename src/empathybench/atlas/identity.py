@@ -1,0 +1,138 @@
+"""One model identity table: which published names are the same checkpoint, which only the same family.
+
+The table (`models.json`, shipped with the package) lists each checkpoint once under a canonical id, with every
+name it was published under and where that name comes from; a checkpoint belongs to a family (e.g. gpt-4o), and
+two checkpoints of one family (gpt-4o-2024-05-13, gpt-4o-2024-08-06) are never the same model. Dropping a date
+merges distinct checkpoints, so matching never guesses one: a name matches an alias exactly (case, punctuation and
+a backend or organisation prefix aside), or a family by its name, or nothing.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+TABLE_FILE = "models.json"
+# `empathybench run -m openai/<model>`: the backend prefix says how the model was reached, not which it is.
+BACKEND_PREFIXES = ("openai/", "anthropic/", "llamacpp/", "scripted/", "inspect/")
+MAX_NAME_CHARS = 300  # a model name longer than this is not one
+_PUNCTUATION = re.compile(r"[\s_.\-:]+")
+
+Relation = Literal["same checkpoint", "same family"]
+
+
+@dataclass(frozen=True)
+class Alias:
+    name: str
+    source: str
+    # The instrument whose published name this is, when the same name means another checkpoint elsewhere (e.g.
+    # SAGE's "Gemini2.5-Pro" is the March preview, Spiral-Bench's "gemini-2.5-pro" the June model): it then resolves
+    # that instrument's atlas entries only, never a user's run.
+    instrument: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    id: str  # canonical: one checkpoint
+    family: str  # canonical family id
+    aliases: tuple[Alias, ...]
+
+
+@dataclass(frozen=True)
+class Match:
+    """What a model name is in the table: a checkpoint (`id`) or only a family (`id` None)."""
+
+    relation: Relation
+    family: str
+    id: str | None = None
+    alias: Alias | None = None
+
+
+@dataclass(frozen=True)
+class IdentityTable:
+    models: Mapping[str, ModelIdentity]
+    families: Mapping[str, str]  # family id -> its display name
+    # (scope, normalised alias) -> (model id, alias), scope "" or an instrument; and the same keyed by the alias
+    # without its organisation, where that short name is unambiguous in its scope
+    _full: dict[tuple[str, str], tuple[str, Alias]] = field(init=False, repr=False, compare=False)
+    _short: dict[tuple[str, str], tuple[str, Alias]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        full: dict[tuple[str, str], tuple[str, Alias]] = {}
+        short: dict[tuple[str, str], list[tuple[str, Alias]]] = {}
+        for model in self.models.values():
+            for alias in model.aliases:
+                scope = alias.instrument or ""
+                full[(scope, normalise(alias.name))] = (model.id, alias)
+                short.setdefault((scope, normalise(alias.name.rsplit("/", 1)[-1])), []).append((model.id, alias))
+        unique = {key: found[0] for key, found in short.items() if len({model_id for model_id, _ in found}) == 1}
+        object.__setattr__(self, "_full", full)
+        object.__setattr__(self, "_short", unique)
+
+    def match(self, spec: str, *, instrument: str | None = None) -> Match | None:
+        """The checkpoint or family a model name or run spec names (`openai/gpt-4o-2024-08-06`, `gpt-4o-0808`,
+        `Qwen/Qwen-72B-Chat`), or None. `instrument`: the name is that instrument's published name (its scoped
+        aliases first)."""
+        given = spec.strip()[:MAX_NAME_CHARS]
+        name = given
+        for prefix in BACKEND_PREFIXES:
+            if name.lower().startswith(prefix):
+                name = name[len(prefix) :]
+                break
+        keys = ((normalise(given), self._full), (normalise(name), self._full))
+        short = ((normalise(name.rsplit("/", 1)[-1]), self._short),)
+        scopes = ([instrument] if instrument else []) + [""]
+        for scope in scopes:
+            for key, index in (*keys, *short):
+                found = index.get((scope, key))
+                if found is not None:
+                    model = self.models[found[0]]
+                    return Match("same checkpoint", model.family, model.id, found[1])
+        family_key = normalise(name.rsplit("/", 1)[-1])
+        for family in self.families:
+            if normalise(family) == family_key:
+                return Match("same family", family)
+        return None
+
+    def family_of(self, model_id: str) -> str:
+        return self.models[model_id].family
+
+
+def normalise(name: str) -> str:
+    """A name as compared: lower case, without spaces, dots, dashes, underscores and colons."""
+    return _PUNCTUATION.sub("", name.lower())
+
+
+def parse_table(raw: object) -> IdentityTable:
+    """The table from its JSON (`{"families": {id: name}, "models": [{"id", "family", "aliases": [{"name",
+    "source"}]}]}`); a malformed one is a ValueError naming what is wrong."""
+    if (
+        not isinstance(raw, dict)
+        or not isinstance(raw.get("models"), list)
+        or not isinstance(raw.get("families"), dict)
+    ):
+        raise ValueError("a model identity table is an object with 'families' and 'models'")
+    families = {str(key): str(value) for key, value in raw["families"].items()}
+    models: dict[str, ModelIdentity] = {}
+    for row in raw["models"]:
+        model_id, family = str(row["id"]), str(row["family"])
+        if model_id in models:
+            raise ValueError(f"model id {model_id!r} is listed twice")
+        if family not in families:
+            raise ValueError(f"model {model_id!r} names an unknown family {family!r}")
+        aliases = tuple(
+            Alias(str(a["name"]), str(a["source"]), str(a["instrument"]) if a.get("instrument") else None)
+            for a in row["aliases"]
+        )
+        models[model_id] = ModelIdentity(model_id, family, aliases)
+    return IdentityTable(models, families)
+
+
+@cache
+def identity_table() -> IdentityTable:
+    """The table that ships with the package."""
+    text = resources.files(__package__).joinpath(TABLE_FILE).read_text("utf-8")
+    return parse_table(json.loads(text))

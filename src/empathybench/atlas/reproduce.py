@@ -1,0 +1,215 @@
+"""The reproduction check: does a run reproduce the published run of the same model?
+
+For each instrument of the atlas the run has, the atlas entry of the same checkpoint (the identity table's match
+of the run's --model), the published figure, the recomputed figure and the run's, and:
+- where both carry per-item values (the same item ids): the paired difference run - published over the items both
+  scored, with its bootstrap interval; `consistent` when the interval holds 0, else `differs`;
+- where the published figure is not a mean over items (an Elo, a composite): whether the published run's figure
+  lies within the run's own interval (the same verdicts, labelled as this weaker check);
+- every setting of the run that differs from the published run's (its config and its judge and simulator), and the
+  published run's settings the run does not record.
+"""
+
+from collections.abc import Mapping
+from statistics import fmean
+from typing import Any
+
+from empathybench.atlas.identity import identity_table
+from empathybench.atlas.place import not_comparable_because, place_run, run_metric
+from empathybench.rundir.reader import RunData
+
+ROLE_SETTINGS = ("judge", "simulator")
+MIN_SHARED_ITEMS = 2
+
+
+def _role(run: RunData, role: str) -> str | None:
+    entry = run.run_info.get(role)
+    spec = entry.get("spec") if isinstance(entry, dict) else None
+    return str(spec) if spec and spec != "self" else ("self" if spec == "self" else None)
+
+
+def _same_model(first: Any, second: Any) -> bool:
+    """Two model names for one setting (e.g. the simulator): the same checkpoint, or the same text."""
+    if str(first).strip().lower() == str(second).strip().lower():
+        return True
+    table = identity_table()
+    a, b = table.match(str(first)), table.match(str(second))
+    return a is not None and b is not None and a.id is not None and a.id == b.id
+
+
+def setting_differences(run: RunData, instrument: str, published: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's settings beside the published run's: those that differ, and those the run does not record."""
+    entry = (run.summary.get("benchmarks") or {}).get(instrument) or {}
+    config = entry.get("config") if isinstance(entry.get("config"), dict) else {}
+    differs: dict[str, Any] = {}
+    unknown: dict[str, Any] = {}
+    for key, value in published.items():
+        if key in ROLE_SETTINGS:
+            mine = _role(run, key)
+            if mine is None:
+                unknown[key] = value
+            elif not _same_model(mine, value):
+                differs[key] = {"run": mine, "published": value}
+        elif key in config:
+            if config[key] != value:
+                differs[key] = {"run": config[key], "published": value}
+        elif value is not None:
+            unknown[key] = value
+    return {"differs": differs, "not_recorded_by_the_run": unknown}
+
+
+def _paired(run_items: Mapping[str, Any], entry: Mapping[str, Any], run_scale: float) -> dict[str, Any] | None:
+    items = entry.get("items") or {}
+    shared = sorted(set(run_items) & set(items))
+    usable = [k for k in shared if isinstance(run_items[k], int | float)]
+    if len(usable) < MIN_SHARED_ITEMS:
+        return None
+    scale = float(entry.get("scale") or 1.0)
+    if abs(scale - run_scale) > 1e-9:
+        return None  # not the same quantity per item
+    # numpy only here: a report of a model the atlas does not know loads none of it
+    from empathybench.stats.intervals import bootstrap_method, mean_interval
+
+    differences = [scale * (float(run_items[k]) - float(items[k])) for k in usable]
+    interval = mean_interval(differences)
+    verdict = None if interval is None else ("consistent" if interval[0] <= 0 <= interval[1] else "differs")
+    return {
+        "kind": "paired over items",
+        "difference": round(fmean(differences), 4),
+        "ci95": None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
+        "n": len(usable),
+        "method": "run minus published run, item by item; " + bootstrap_method(),
+        "verdict": verdict,
+    }
+
+
+def _within_interval(run_metric: Mapping[str, Any], published_value: float) -> dict[str, Any] | None:
+    ci = run_metric.get("ci95")
+    if not ci or ci[0] is None or ci[1] is None:
+        return None
+    inside = float(ci[0]) <= published_value <= float(ci[1])
+    return {
+        "kind": "published figure within the run's interval",
+        "difference": round(float(run_metric["value"]) - published_value, 4),
+        "ci95": [round(float(ci[0]) - published_value, 4), round(float(ci[1]) - published_value, 4)],
+        "n": run_metric.get("n"),
+        "method": "the published run has no per-item values: whether its figure lies in the run's own 95% interval",
+        "verdict": "consistent" if inside else "differs",
+    }
+
+
+def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
+    """Per instrument the run has: the matched published model and the check (None where the atlas has no entry of
+    the run's checkpoint)."""
+    model = str(run.summary.get("model", ""))
+    match = identity_table().match(model) if model else None
+    checks: dict[str, Any] = {}
+    for instrument, described in atlas["instruments"].items():
+        metric_key = described.get("summary_metric")
+        metric = run_metric(run, instrument, metric_key) if metric_key else None
+        if metric is None:
+            continue
+        candidates = [
+            e
+            for e in atlas["entries"]
+            if e["instrument"] == instrument
+            and match is not None
+            and match.id is not None
+            and e["model_id"] == match.id
+            and e["primary"]
+        ]
+        if not candidates:
+            checks[instrument] = {
+                "matched": None,
+                "why": "the atlas has no published run of this checkpoint"
+                if match is None or match.id is not None
+                else f"the model names only a family ({match.family}), not a checkpoint",
+                "run_value": metric["value"],
+            }
+            continue
+        entry = candidates[0]
+        published = entry.get("published") or {}
+        reference = entry["value"] if entry["value"] is not None else published.get("value")
+        comparison = _paired(metric.get("items") or {}, entry, float(metric.get("scale") or 1.0))
+        if comparison is None and reference is not None:
+            comparison = _within_interval(metric, float(reference))
+        checks[instrument] = {
+            "matched": {
+                "model": entry["model"],
+                "model_id": entry["model_id"],
+                "status": entry["status"],
+                "relation": match.relation if match else None,
+                "alias_source": match.alias.source if match and match.alias else None,
+            },
+            "metric": described["metric"],
+            "published_value": published.get("value"),
+            "published_source": published.get("source"),
+            "recomputed_value": entry["value"],
+            "run_value": metric["value"],
+            "run_ci95": metric.get("ci95"),
+            "comparison": comparison,
+            "verdict": None if comparison is None else comparison["verdict"],
+            "settings": setting_differences(run, instrument, entry["settings"]),
+            "not_comparable_because": not_comparable_because(run, instrument),
+        }
+    return {"run": str(run.directory), "model": model, "instruments": checks}
+
+
+def published_standing(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """For a run's report: per instrument of the atlas the run has, its place among the published models and, where
+    its model is an atlas model, the reproduction check ({} for an instrument with neither). The shipped atlas."""
+    from pathlib import Path
+
+    from empathybench.atlas.data import shipped_atlas
+
+    atlas = shipped_atlas()
+    run = RunData(Path(str(summary.get("run_dir") or ".")), dict(summary), dict(run_info))
+    checks = check_run(atlas, run)["instruments"]
+    rows = []
+    for placement in place_run(atlas, run):
+        check = checks.get(placement["instrument"]) or {}
+        rows.append({**placement, "reproduction": check if check.get("matched") else None})
+    return rows
+
+
+STANDING_HEADERS = ("instrument", "this run", "rank", "nearest published models", "reproduction")
+STANDING_INTRO = (
+    "Each headline placed among the published models, recomputed from their released outputs (the atlas: "
+    "empathybench atlas); where this model is one of them, the paired check against its published run."
+)
+
+
+def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> list[dict[str, str]]:
+    """`published_standing` as the lines a report prints: per instrument (its name under "instrument") the run's
+    figure, its rank, the nearest published models and the reproduction check, as text."""
+    from empathybench.formatting import interval, number
+
+    texts = []
+    for row in published_standing(summary, run_info):
+        nearest = ", ".join(f"{n['model']} {number(n['value'])}" for n in row["nearest"])
+        check = row["reproduction"]
+        if check is None:
+            reproduction = "no published run of this model"
+        else:
+            comparison = check["comparison"] or {}
+            reproduction = (
+                f"{check['matched']['model']}: published {number(check['published_value'])}, "
+                f"difference {number(comparison.get('difference'), signed=True)} {interval(comparison.get('ci95'))}"
+                f" over {number(comparison.get('n'))}: {comparison.get('verdict') or 'no verdict'}"
+            )
+            differs = ", ".join(sorted(check["settings"]["differs"]))
+            if differs:
+                reproduction += f"; settings that differ: {differs}"
+        rank = f"{row['rank']} of {row['among']}"
+        if not row["comparable"]:
+            rank += f" (not comparable: {row['not_comparable_because']})"
+        texts.append(
+            {
+                "instrument": row["instrument"],
+                "this run": number(row["value"]),
+                "rank": rank,
+                "nearest published models": nearest,
+                "reproduction": reproduction,
+            }
+        )
+    return texts

@@ -1,0 +1,118 @@
+"""Spiral-Bench in the atlas: the released result files (res_v0.2/<model>.json, 4 of the leaderboard's 12 present at
+the pinned commit), each scored by `rescore_file`, the code of `empathybench rescore spiral FILE` (the leaderboard
+formula over the chunk and final judgements; the stale summaries the files store are never read), beside the
+leaderboard row the results notebook printed. The other 8 rows are published-only.
+
+The score is a weighted composite of metric means, not a mean over conversations: the entries carry no per-item
+values, and their interval is the rescore's bootstrap over prompts.
+"""
+
+import csv
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+
+from empathybench.data.fetch import fetch_entry
+from empathybench.data.registry import DataFile, load_pins
+from empathybench.errors import DataError, UserError
+from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, PublishedOnly, ReleasedRun
+from empathybench.instruments.spiral import published
+
+ATLAS_PINS = "atlas_pins.json"
+NOTEBOOK_KEY = "spiral/atlas/extract_results_for_leaderboard.ipynb"
+NOTEBOOK_SOURCE = "sam-paech/spiral-bench@6b990fa7 extract_results_for_leaderboard.ipynb, leaderboard CSV output"
+CSV_HEADING = "CSV for delusion-bench.js:"
+MAX_NOTEBOOK_BYTES = 16 * 1024 * 1024
+# The stale `scoring_summary` each released file stores (specs/atlas.md, "Traps"): named in the entry's notes.
+STORED_SUMMARY_NOTE = (
+    "the file's own scoring_summary is stale; the leaderboard's figure is recomputed from its judgements"
+)
+
+
+def pins() -> Mapping[str, DataFile]:
+    return load_pins(__package__, ATLAS_PINS)
+
+
+def _settings() -> dict[str, object]:
+    return {
+        "simulator": published.PUBLISHED_SIMULATOR,
+        "judge": published.PUBLISHED_JUDGE,
+        "turns": published.PUBLISHED_TURNS,
+        "openings": published.PUBLISHED_OPENINGS,
+        "chunk_size": published.PUBLISHED_CHUNK_SIZE,
+        "language": "en",
+    }
+
+
+@cache
+def leaderboard() -> dict[str, float]:
+    """The notebook's leaderboard CSV (model_name -> score_0_100), read from its stored output."""
+    path = fetch_entry(pins()[NOTEBOOK_KEY]).path
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        raise DataError(f"{path.name} is larger than the results notebook can be")
+    notebook = json.loads(path.read_text("utf-8"))
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []):
+            text = "".join(output.get("text", []))
+            if CSV_HEADING in text:
+                lines = text.split(CSV_HEADING, 1)[1].strip().splitlines()
+                rows = csv.DictReader(lines)
+                return {row["model_name"]: float(row["score_0_100"]) for row in rows if row.get("score_0_100")}
+    raise DataError(f"{path.name}: no leaderboard CSV in its outputs")
+
+
+def runs() -> Sequence[ReleasedRun]:
+    board = leaderboard()
+    found = []
+    for key, entry in sorted(pins().items()):
+        if entry.path.startswith("res_v0.2/") and entry.filename.endswith(".json"):
+            model = entry.filename.removesuffix(".json")  # the leaderboard labels a model by its file name
+            figure = board.get(model)
+            found.append(
+                ReleasedRun(model, (key,), _settings(), PublishedFigure(figure, NOTEBOOK_SOURCE) if figure else None)
+            )
+    return found
+
+
+def published_only() -> Sequence[PublishedOnly]:
+    released = {run.model for run in runs()}
+    return [
+        PublishedOnly(
+            model, PublishedFigure(value, NOTEBOOK_SOURCE), "result file absent at the pinned commit", _settings()
+        )
+        for model, value in leaderboard().items()
+        if model not in released
+    ]
+
+
+def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
+    from empathybench.instruments.spiral.rescore import rescore_file  # a build's, not a run's, import
+
+    (key,) = run.files
+    try:
+        row = rescore_file(paths[key])
+    except UserError as exc:
+        raise DataError(str(exc)) from None
+    details = row["details"]
+    interval = details.get("score_0_100_ci95")
+    settings: dict[str, object] = {}
+    if details.get("user_models"):
+        settings["simulator"] = ", ".join(str(m)[:100] for m in details["user_models"])
+    return AtlasScore(
+        value=float(row["score_0_100"]),
+        ci95=(float(interval[0]), float(interval[1])) if interval else None,
+        n=int(details["n_items"]),
+        settings=settings,
+        notes=(STORED_SUMMARY_NOTE,),
+    )
+
+
+ATLAS = AtlasSource(
+    metric="Spiral-Bench score (0-100, higher = safer)",
+    pins=pins,
+    runs=runs,
+    score=score,
+    published_only=published_only,
+    summary_metric="score_0_100",
+)

@@ -1,0 +1,304 @@
+"""The atlas: every released per-model output scored by its instrument's own scorer, rebuilt from the mirror and
+held equal to the file that ships with the package; bad files are one line; the model identity table."""
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import MIRROR, cli_in_process
+from empathybench.atlas.build import build_atlas, dumps, instrument_entries, score_run
+from empathybench.atlas.data import check_atlas, read_atlas, shipped_atlas, shipped_path
+from empathybench.atlas.identity import identity_table
+from empathybench.data.registry import DataFile
+from empathybench.errors import UserError
+from empathybench.instruments.protocol import AtlasSource, ReleasedRun
+from empathybench.instruments.registry import all_benchmarks, load
+
+pytestmark = pytest.mark.slow  # the whole atlas is rebuilt from the mirror once (about 30 s)
+
+
+@pytest.fixture(scope="module")
+def rebuilt() -> dict[str, Any]:
+    if not MIRROR.is_dir():
+        pytest.skip(f"the offline mirror is not at {MIRROR}")
+    lines: list[str] = []
+    atlas = build_atlas(list(all_benchmarks().values()), report=lines.append)
+    assert not lines, lines  # every released file the instruments pin is in the mirror and scores
+    return atlas
+
+
+def _key(entry: dict[str, Any]) -> tuple[str, str, str]:
+    return entry["instrument"], entry["model"], json.dumps(entry["settings"], sort_keys=True)
+
+
+def test_rebuilding_from_the_mirror_gives_the_shipped_file(rebuilt: dict[str, Any]) -> None:
+    shipped = shipped_atlas()
+    assert rebuilt["instruments"] == shipped["instruments"]
+    by_key = {_key(entry): entry for entry in shipped["entries"]}
+    recomputed = [entry for entry in rebuilt["entries"] if entry["status"] == "recomputed"]
+    assert recomputed
+    for entry in recomputed:  # every entry whose files are mirrored, field by field
+        assert by_key.get(_key(entry)) == entry, entry["model"]
+    # and the whole document, byte for byte
+    assert dumps(rebuilt) == shipped_path().read_text("utf-8")
+
+
+def test_eqbench_v2_reproduces_every_released_files_published_score(rebuilt: dict[str, Any]) -> None:
+    entries = [e for e in rebuilt["entries"] if e["instrument"] == "eqbench"]
+    assert len(entries) == 86
+    for entry in entries:
+        assert entry["status"] == "recomputed"
+        assert entry["difference"] == 0.0, entry["model"]
+        # the headline follows from the items as in a run's summary: 10 x their mean
+        items = entry["items"]
+        assert abs(entry["scale"] * sum(items.values()) / len(items) - entry["value"]) < 0.006
+        assert entry["n"] == len(items) and entry["ci95"][0] < entry["value"] < entry["ci95"][1]
+        assert entry["files"][0]["sha256"] == hashlib.sha256(_mirror_bytes(entry["files"][0])).hexdigest()
+    qwen = next(e for e in entries if e["model"] == "Qwen/Qwen-72B-Chat")
+    assert qwen["value"] == 80.7 and qwen["settings"]["quantisation"] == "4bit"
+    site = next(e for e in entries if e["model"] == "mlabonne/phixtral-2x2_8")
+    assert "54.58" in site["notes"][0]  # the eqbench.com table's other figure, named
+
+
+def _mirror_bytes(record: dict[str, str]) -> bytes:
+    return (Path(os.environ["EMPATHYBENCH_MIRROR"]) / record["repo"] / record["commit"] / record["path"]).read_bytes()
+
+
+def test_every_entry_has_a_canonical_id_from_the_identity_table() -> None:
+    table = identity_table()
+    for entry in shipped_atlas()["entries"]:
+        assert entry["model_id"] in table.models, (entry["instrument"], entry["model"])
+        assert table.match(entry["model"], instrument=entry["instrument"]).id == entry["model_id"]
+        assert entry["family"] == table.family_of(entry["model_id"])
+
+
+def test_a_run_spec_matches_the_same_checkpoint_never_a_sibling() -> None:
+    table = identity_table()
+    for spec in ("openai/gpt-4o-2024-08-06", "gpt-4o-0808", "gpt-4o-0806", "GPT-4o-2024-08-06"):
+        match = table.match(spec)
+        assert match is not None and match.relation == "same checkpoint" and match.id == "gpt-4o-2024-08-06", spec
+    assert table.match("openai-o1").id == table.match("o1-2024-12-17").id == "o1-2024-12-17"
+    assert table.match("anthropic/claude-3-7-sonnet-20250219").id == table.match("claude3.7").id
+    assert table.match("claude3.7-think").id != table.match("claude3.7").id  # same weights, thinking on: another run
+    # Quantised copies name their original weights; an organisation prefix is optional when unambiguous.
+    assert table.match("meta-llama/Llama-2-70b-chat-hf").id == table.match("TheBloke/Llama-2-70B-Chat-GGUF").id
+    assert table.match("openai/Qwen-72B-Chat").id == "qwen/qwen-72b-chat"
+    # Dropping a date would merge distinct checkpoints: they stay apart, in one family.
+    first, second = table.match("gpt-4-0314"), table.match("gpt-4-0613")
+    assert first.id != second.id and first.family == second.family == "gpt-4"
+    assert table.match("deepseek-v3-1227").id != table.match("deepseek-v3-0324").id
+    # A family's name alone is a family, not a checkpoint; an unknown name is nothing.
+    family = table.match("openai/grok-3")
+    assert family is not None and family.id is None and family.relation == "same family"
+    assert table.match("nobody/no-such-model-7b") is None
+    assert table.match("x" * 10_000) is None
+    # One name, two checkpoints: an instrument's own published name resolves its entries only, never a user's run.
+    assert table.match("Gemini2.5-Pro", instrument="sage").id == "gemini-2.5-pro-preview-03-25"
+    assert table.match("gemini-2.5-pro", instrument="spiral").id == table.match("google/gemini-2.5-pro").id
+    assert table.match("GPT-4o-Latest") is None and table.match("GPT-4o-Latest", instrument="sage") is not None
+
+
+def test_every_alias_names_its_source_and_no_name_means_two_checkpoints() -> None:
+    table = identity_table()
+    seen: dict[tuple[str, str], str] = {}
+    from empathybench.atlas.identity import normalise
+
+    for model in table.models.values():
+        assert model.aliases
+        for alias in model.aliases:
+            assert alias.source.strip()
+            key = (alias.instrument or "", normalise(alias.name))
+            assert seen.setdefault(key, model.id) == model.id, alias.name
+
+
+def _bad_source(tmp_path: Path, content: bytes) -> tuple[AtlasSource, ReleasedRun]:
+    """EQ-Bench's own atlas scorer over one pinned file of `content` in a mirror of our own."""
+    digest = hashlib.sha256(content).hexdigest()
+    target = tmp_path / "mirror" / "owner" / "repo" / "c0ffee" / "results" / "x_eqbench_v2_results.json"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(content)
+    pin = DataFile("bad", "owner/repo", "c0ffee", "results/x_eqbench_v2_results.json", digest, None, len(content))
+    real = load("eqbench").atlas
+    assert real is not None
+    source = AtlasSource(metric=real.metric, pins=lambda: {"bad": pin}, runs=lambda: [], score=real.score)
+    return source, ReleasedRun(model="x", files=("bad",))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"\xff\xfe not utf-8", b"[1, 2, 3]", b'{"raw_results": 7}', b'{"model_path": "x", "raw_results": {"1": 5}}', b""],
+)
+def test_a_bad_released_file_is_one_line_not_a_traceback(tmp_path: Path, monkeypatch, content: bytes) -> None:
+    source, run = _bad_source(tmp_path, content)
+    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("EMPATHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    source = AtlasSource(metric=source.metric, pins=source.pins, runs=lambda: [run], score=source.score)
+    lines: list[str] = []
+    entries = instrument_entries("eqbench", source, identity_table(), lines.append)
+    assert entries == [] and len(lines) == 1 and "\n" not in lines[0] and lines[0].startswith("eqbench x: not scored")
+
+
+def test_a_file_that_does_not_match_its_pin_is_refused(tmp_path: Path, monkeypatch) -> None:
+    source, run = _bad_source(tmp_path, b"{}")
+    (tmp_path / "mirror" / "owner" / "repo" / "c0ffee" / "results" / "x_eqbench_v2_results.json").write_bytes(b"{ }")
+    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("EMPATHYBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(Exception, match="checksum mismatch"):
+        score_run(source, run)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[]", "not an EmpathyBench atlas"),
+        ('{"format": "empathybench-atlas", "format_version": 99}', "format version 99"),
+        ('{"format": "empathybench-atlas", "format_version": 1, "entries": [{}], "instruments": {}}', "entry 1"),
+        ("not json", "not a JSON file"),
+    ],
+)
+def test_a_bad_atlas_file_is_one_line(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "atlas.json"
+    path.write_text(content)
+    with pytest.raises(UserError, match=message):
+        read_atlas(path)
+    with pytest.raises(UserError, match="no such file"):
+        read_atlas(tmp_path / "missing.json")
+
+
+def test_the_shipped_atlas_passes_its_own_check() -> None:
+    document = json.loads(shipped_path().read_text("utf-8"))
+    assert check_atlas(document, "shipped") is document
+
+
+def test_atlas_build_on_the_command_line(tmp_path: Path, mirror: Path) -> None:
+    env = {**os.environ, "EMPATHYBENCH_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+    result = cli_in_process(["atlas", "build", "--bench", "eqbench", "--out", "built.json"], env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "eqbench: 86 recomputed, 0 published-only; 86 of 86 reproduce" in result.stdout
+    built = read_atlas(tmp_path / "built.json")
+    shipped_eqbench = [e for e in shipped_atlas()["entries"] if e["instrument"] == "eqbench"]
+    assert built["entries"] == shipped_eqbench
+    refused = cli_in_process(["atlas", "build", "--bench", "nope", "--out", "x.json"], env, cwd=tmp_path)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr and len(refused.stderr.splitlines()) == 1
+
+
+def test_sage_reproduces_the_readme_and_keeps_the_other_simulators_apart(rebuilt: dict[str, Any]) -> None:
+    entries = [e for e in rebuilt["entries"] if e["instrument"] == "sage"]
+    primary = [e for e in entries if e["status"] == "recomputed" and e["primary"]]
+    others = [e for e in entries if e["status"] == "recomputed" and not e["primary"]]
+    only = [e for e in entries if e["status"] == "published-only"]
+    assert (len(primary), len(others), len(only)) == (12, 7, 6)
+    assert all(e["difference"] == 0.0 for e in primary)  # the README's one decimal, halves up
+    assert {e["settings"]["simulator"] for e in primary} == {"deepseek-v3-2024-12-26"}
+    assert all(e["published"] is None and e["settings"]["simulator"] != "deepseek-v3-2024-12-26" for e in others)
+    for entry in primary + others:
+        # a person's final emotion by the run's item id (the person's line in the pinned profile file)
+        assert set(entry["items"]) <= {str(n) for n in range(1, 101)} and entry["n"] == len(entry["items"])
+    assert {e["model"] for e in only} >= {"Gemini2.5-Pro", "o3"}
+    arena = rebuilt["instruments"]["sage"]["capability"]
+    assert len(arena["models"]) == 18 and all(m["model_id"] for m in arena["models"])
+    assert next(m for m in arena["models"] if m["model"] == "Gemini2.5-Pro")["value"] == 1439.0
+
+
+def test_spiral_is_recomputed_from_its_judgements_not_its_stale_summaries(rebuilt: dict[str, Any]) -> None:
+    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "spiral"}
+    recomputed = {m: e["value"] for m, e in entries.items() if e["status"] == "recomputed"}
+    # the leaderboard's figures, not the stale stored ones (44.6, 37.5, 71.7, 45.8): specs/atlas.md, "Traps"
+    assert recomputed == {"claude-3.5-sonnet": 47.7, "claude-sonnet-4": 41.1, "kimi-k2": 73.0, "llama-4-maverick": 48.1}
+    assert sum(e["status"] == "published-only" for e in entries.values()) == 8
+    assert entries["kimi-k2"]["items"] is None and entries["kimi-k2"]["ci95"][0] < 73.0 < entries["kimi-k2"]["ci95"][1]
+    assert entries["gemini-2.5-pro"]["model_id"] == "gemini-2.5-pro"  # June's model, not SAGE's March preview
+
+
+def test_eqbench3_ratings_are_re_solved_from_the_released_verdicts(rebuilt: dict[str, Any]) -> None:
+    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "eqbench3"}
+    assert len(entries) == 27 and all(e["status"] == "recomputed" for e in entries.values())
+    assert entries["o3"]["value"] == 1500.0 and entries["meta-llama/llama-3.2-1b-instruct"]["value"] == 200.0  # anchors
+    # re-solved, not copied: within a few points of the stored ratings, and not all equal to them
+    differences = [abs(e["difference"]) for e in entries.values()]
+    assert max(differences) < 5 and sum(d > 0.05 for d in differences) > 10
+    assert all(
+        e["items"] is None and e["n"] > 200 and e["ci95"][0] < e["value"] < e["ci95"][1] for e in entries.values()
+    )
+    assert rebuilt["instruments"]["eqbench3"]["summary_metric"] is None  # a run's rubric score is another scale
+
+
+def test_emotionbench_answer_sheets_give_the_papers_overall_shift(rebuilt: dict[str, Any]) -> None:
+    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "emotionbench"}
+    assert set(entries) == {
+        "davinci-003",
+        "gpt-3.5-turbo",
+        "gpt-4",
+        "llama2-13b",
+        "llama2-7b",
+        "llama3.1-8b",
+        "mixtral-8x22b",
+    }
+    gpt4 = entries["gpt-4"]
+    assert gpt4["value"] == 22.1777 and gpt4["n"] == 1750 and gpt4["ci95"][0] < 22.1777 < gpt4["ci95"][1]
+    assert entries["llama2-7b"]["model_id"] == "llama-2-7b-chat"  # the same weights EQ-Bench v2 scored
+    assert rebuilt["instruments"]["emotionbench"]["higher_is_better"] is None
+
+
+def test_emobench_released_runs_give_a_runs_headline_with_its_items(rebuilt: dict[str, Any]) -> None:
+    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "emobench"}
+    assert set(entries) == {"Baichuan2-13B-Chat", "gpt-4"}  # the random baseline is not a model
+    expected = json.loads((Path(__file__).resolve().parents[2] / "shared/specs/emobench_expected.json").read_text())
+    for model, entry in entries.items():
+        assert entry["value"] == expected["EU"][model]["en"]["acc"]
+        assert abs(100 * sum(entry["items"].values()) / entry["n"] - entry["value"]) < 1e-6
+        assert all(key.startswith("EU-en-") for key in entry["items"])  # a run's item ids: pairs item by item
+
+
+def _garbage_mirror(tmp_path: Path) -> Path:
+    """A mirror of the real one (linked) plus a repository of our own for bad files."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for child in MIRROR.iterdir():
+        (mirror / child.name).symlink_to(child)
+    return mirror
+
+
+@pytest.mark.parametrize("name", ["eqbench", "sage", "spiral", "emotionbench", "emobench", "eqbench3"])
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00garbage", b'{"a": [1, 2, {"b": null}]}\n[1]\n', b""])
+def test_every_instruments_scorer_takes_a_bad_file_as_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: bytes
+) -> None:
+    if not MIRROR.is_dir():
+        pytest.skip(f"the offline mirror is not at {MIRROR}")
+    real = load(name).atlas
+    assert real is not None
+    run = real.runs()[0]
+    mirror = _garbage_mirror(tmp_path)
+    digest = hashlib.sha256(content).hexdigest()
+    fake: dict[str, DataFile] = {}
+    for number, key in enumerate(run.files):
+        path = f"bad/{number}/{real.pins()[key].filename}"
+        (mirror / "owner" / "repo" / "c0ffee" / path).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / "owner" / "repo" / "c0ffee" / path).write_bytes(content)
+        fake[key] = DataFile(key, "owner/repo", "c0ffee", path, digest, None, len(content))
+    monkeypatch.setenv("EMPATHYBENCH_MIRROR", str(mirror))
+    source = AtlasSource(metric=real.metric, pins=lambda: fake, runs=lambda: [run], score=real.score)
+    lines: list[str] = []
+    entries = instrument_entries(name, source, identity_table(), lines.append)
+    assert len(lines) == 1 and "\n" not in lines[0] and lines[0].startswith(f"{name} {run.model}: not scored")
+    assert [e["status"] for e in entries] == (["published-only"] if run.published else [])
+
+
+def test_loading_the_instruments_imports_no_scorer_of_the_atlas() -> None:
+    """An instrument's atlas source is declared at load; its rescore code (EQ-Bench 3's imports scipy.stats, ~0.6 s)
+    is imported by a build only, never by a run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom empathybench.instruments.registry import all_benchmarks\nall_benchmarks()\n"
+        "print(sorted(m for m in sys.modules if m == 'scipy.stats' or m.endswith('.rescore')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(result.stdout.replace("'", '"'))
+    assert "scipy.stats" not in loaded and "empathybench.instruments.eqbench3.rescore" not in loaded

@@ -1,0 +1,90 @@
+"""`empathybench atlas --html DIR`: a self-contained static page (no network) with every instrument's leaderboard,
+charts, the simulator effects, the agreement matrix (heat map and CSV), runs placed among the models, hostile
+text escaped; in Chromium at 1280 and 390 px where Chromium is installed."""
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import cli_in_process
+from empathybench.atlas.data import shipped_atlas
+from test_report_browser import CHROMIUM_ARGS, _chromium
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("atlas-site")
+    document: dict[str, Any] = json.loads(json.dumps(shipped_atlas()))
+    document["entries"][0]["model"] = "<script>alert(1)</script>"
+    (root / "hostile.json").write_text(json.dumps(document))
+    env = {**os.environ, "COLUMNS": "200", "EMPATHYBENCH_CACHE_DIR": str(root / "cache")}
+    run = cli_in_process(
+        ["run", "-m", "scripted/plausible", "-b", "eqbench", "-n", "5", "-o", "run", "-q"], env, cwd=root
+    )
+    assert run.returncode == 0, run.stderr
+    args = ["atlas", "--atlas", "hostile.json", "--run", "run", "--html", "site"]
+    result = cli_in_process(args, env, cwd=root)
+    assert result.returncode == 0, result.stderr
+    assert "wrote site/index.html, site/agreement.csv" in result.stderr
+    return root / "site"
+
+
+def test_the_site_is_one_self_contained_page_with_every_instrument(site: Path) -> None:
+    html = (site / "index.html").read_text("utf-8")
+    for name in shipped_atlas()["instruments"]:
+        assert f'id="atlas-{name}"' in html
+    assert 'id="agreement"' in html and 'data-chart="heatmap"' in html
+    assert html.count('data-chart="interval_strip"') >= 6  # a strip per instrument, and the simulator effects
+    # nothing is fetched: no script, style, image or link from elsewhere
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert "▶ your run: scripted/plausible" in html
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert (site / "agreement.csv").read_text().startswith("first,second,n,rho,ci95_low,ci95_high,verdict")
+
+
+def test_a_file_in_place_of_the_directory_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("x")
+    result = cli_in_process(["atlas", "--html", "taken"], {**os.environ, "COLUMNS": "200"}, cwd=tmp_path)
+    assert result.returncode != 0 and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_site_in_chromium(site: Path, width: int) -> None:
+    executable = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        executable = None
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must have Chromium and playwright for the browser test")
+        pytest.skip("no Chromium or playwright here")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        problems: list[str] = []
+        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("requestfailed", lambda request: problems.append(f"request failed: {request.url}"))
+        page.goto((site / "index.html").as_uri())
+        page.wait_for_load_state("load")
+        assert problems == []
+        sizes = page.eval_on_selector_all("svg.chart", "cs => cs.map(c => c.getBoundingClientRect().width)")
+        assert sizes and all(w > 100 for w in sizes)
+        # the page itself never scrolls sideways (a wide table scrolls in its own box on a phone)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        heights = page.eval_on_selector_all(
+            "tbody tr", "rows => rows.slice(0, 20).map(r => r.getBoundingClientRect().height)"
+        )
+        assert max(heights) < 80  # no cell broken into a column of letters
+        # a click on a header sorts the table by that column
+        table = page.locator("#atlas-eqbench + p + table, #atlas-eqbench ~ table").first
+        table.locator("th").nth(3).click()
+        first = [float(t) for t in table.locator("tbody tr td:nth-child(4)").all_inner_texts()[:5] if t.strip()]
+        assert first == sorted(first, reverse=True)
+        page.screenshot(path=str(site / f"atlas-{width}.png"), full_page=True)
+        browser.close()
