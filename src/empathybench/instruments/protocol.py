@@ -9,6 +9,7 @@ its items. Every part an instrument may provide is declared on it with its defau
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Concatenate, Generic, TypeVar
 
