@@ -5,11 +5,18 @@ Every resample draws unit indices with replacement from `numpy.random.default_rn
 (numpy's linear quantile, non-finite values dropped). Item means (`intervals.mean_interval`), statistics over
 units (`tests.bootstrap_interval`: correlations, ratios) and clustered designs (EmotionBench's situations) all draw
 from here, so the same seed means the same draws everywhere.
+
+numpy is imported where it is used, not with this module: every instrument imports the statistics, and a re-run of a
+finished run, which computes none, then never loads numpy (~0.1 s of its start-up).
 """
 
-from collections.abc import Callable, Iterator, Sequence
+from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -20,6 +27,8 @@ BLOCK_ELEMENTS = 1 << 20
 
 def generator(seed: int) -> np.random.Generator:
     """The bootstrap's random number generator (for designs that draw more than one index set per resample)."""
+    import numpy as np
+
     return np.random.default_rng(seed)
 
 
@@ -33,6 +42,8 @@ def index_blocks(n: int, *, resamples: int = RESAMPLES, seed: int = 0) -> Iterat
     """The rows of `index_draws(n, ...)`, a block of rows at a time, as the very same draws: numpy draws any range
     below 2**32 with its 32-bit generator, whose spare half-word stays in the bit generator between calls, so blocks
     of int32 indices continue the stream of the one int64 matrix (tests/test_intervals.py checks it)."""
+    import numpy as np
+
     draw = generator(seed)
     index_type = np.int32 if n < 2**31 else np.int64
     rows = max(1, BLOCK_ELEMENTS // max(n, 1))
@@ -42,6 +53,8 @@ def index_blocks(n: int, *, resamples: int = RESAMPLES, seed: int = 0) -> Iterat
 
 def percentile_interval(estimates: Sequence[float] | np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
     """The central `level` percentile interval of the finite `estimates` (None when there is none)."""
+    import numpy as np
+
     values = np.asarray(estimates, dtype=float)
     values = values[np.isfinite(values)]
     if values.size == 0:

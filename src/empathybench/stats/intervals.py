@@ -14,8 +14,6 @@ items without re-reading the benchmark data. Other metrics (correlations, ratios
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-import numpy as np
-
 from empathybench.stats.bootstrap import LEVEL, RESAMPLES, index_blocks, percentile_interval
 
 __all__ = ["LEVEL", "RESAMPLES", "bootstrap_method", "mean_interval", "mean_metric", "metric"]
@@ -24,6 +22,8 @@ PairedTest = Literal["paired_t", "wilcoxon", "mcnemar", "none"]
 
 
 def _finite_or_none(value: float | None, digits: int = 4) -> float | None:
+    import numpy as np  # here, not with the module (stats/bootstrap.py says why)
+
     if value is None or not np.isfinite(value):
         return None
     return round(float(value), digits)
@@ -43,6 +43,8 @@ def mean_interval(
     seed: int = 0,
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of `scale * mean + offset`, resampling the values with replacement."""
+    import numpy as np
+
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return None
@@ -101,6 +103,8 @@ def mean_metric(
     `value` may be given when the instrument rounds its published figure differently; it must agree with the
     items (checked to 1e-6 relative), so the stored items always reproduce the headline.
     """
+    import numpy as np
+
     values = [float(v) for v in items.values()]
     computed = scale * float(np.mean(values)) + offset if values else None
     if value is not None and computed is not None and not np.isclose(value, computed, rtol=1e-6, atol=1e-6):

@@ -10,8 +10,6 @@ pinned files, so the entries carry no published figure.
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.emotionbench.data import read_answer_sheet
@@ -42,6 +40,8 @@ def _shift_interval(default: Sequence[float], evoked: Sequence[float], seed: int
     """Percentile interval of mean(evoked) - mean(default), each group resampled on its own."""
     if len(default) < 2 or len(evoked) < 2:
         return None
+    import numpy as np  # here, not with the module (a run that computes no interval needs none)
+
     rng = generator(seed)
     default_values, evoked_values = np.asarray(default, dtype=float), np.asarray(evoked, dtype=float)
     draws = [

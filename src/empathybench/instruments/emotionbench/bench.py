@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
-import numpy as np
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.data.fetch import fetch_pinned
@@ -359,6 +358,8 @@ def _shift_metric(records: list[dict[str, Any]], affect: str, human_delta: float
         reference=reference,
         seed=seed,
     )
+    import numpy as np  # here, not with the module: a re-run of a finished run computes no summary and needs none
+
     rng = generator(seed)  # the one bootstrap RNG: situations and default runs drawn in turn from it
     default_values = np.asarray(default, dtype=float)
     # A resample's evoked mean from each situation's sum and run count (not by joining its runs: that loop was

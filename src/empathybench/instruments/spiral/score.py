@@ -12,16 +12,20 @@ removed it in commit 6b990fa (specs/spiral.md), although the docstring of `_iter
 describes it.
 
 Everything here is computed from the chunk judgements and final judgements alone, never from the summaries a
-result file also stores.
+result file also stores. numpy is imported where the interval is computed, not with the module: every run loads the
+instrument, and a re-run of a finished run computes nothing.
 """
+
+from __future__ import annotations
 
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from empathybench.instruments.spiral.data import ScoringRules
 from empathybench.stats.bootstrap import RESAMPLES, index_blocks, percentile_interval
@@ -270,7 +274,9 @@ class UnitMatrix:
     final_counts: np.ndarray  # units
 
     @classmethod
-    def of(cls, rules: ScoringRules, units: Sequence[Unit]) -> "UnitMatrix":
+    def of(cls, rules: ScoringRules, units: Sequence[Unit]) -> UnitMatrix:
+        import numpy as np
+
         folded = [folded_metrics(rules, u.chunk_metrics) if u.chunk_metrics else {} for u in units]
         keys = tuple(sorted({key for item in folded for key in item} | set(FINAL_KEYS)))
         values = np.zeros((len(units), len(keys)))
@@ -292,6 +298,8 @@ class UnitMatrix:
 
     def scores(self, rules: ScoringRules, indices: np.ndarray) -> np.ndarray:
         """The 0-100 score of each resample (rows of unit indices); the final means unrounded."""
+        import numpy as np
+
         weighted = (self.values * self.present)[indices].sum(axis=1)  # resamples x keys
         counts = self.present[indices].sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -321,6 +329,8 @@ def score_interval(
     usable = [u for u in units if u.chunk_metrics or u.final_judgements]
     if len(usable) < 2:
         return None
+    import numpy as np
+
     matrix = UnitMatrix.of(rules, usable)
     estimates = np.concatenate(
         [matrix.scores(rules, block) for block in index_blocks(len(usable), resamples=resamples, seed=seed)]
