@@ -164,6 +164,36 @@ def test_checking_a_runs_options_imports_only_the_named_instrument(tmp_path: Pat
     assert out.strip() == "['seceu']"
 
 
+def test_a_run_without_bench_imports_only_the_instruments_it_runs() -> None:
+    # The built-ins that stay out of such a run (their packages say so) took ~0.1 s of its start-up to import.
+    code = (
+        "import sys; from empathybench.instruments import registry;"
+        "chosen = [b.name for b in registry.resolve_benchmarks(None)];"
+        "print(sorted(chosen) == sorted({m.split('.')[2] for m in sys.modules"
+        " if m.startswith('empathybench.instruments.') and m.count('.') > 2}), chosen)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.split(" ", 1)[0] == "True", out
+
+
+def test_every_builtin_out_of_the_default_run_says_so_in_its_package() -> None:
+    # What the registry reads unloaded is what the instrument says, for every built-in.
+    for name in registry.BUILTIN_ENTRY_POINTS:
+        instrument = registry.load(name)
+        declared = registry._declared_in_default_run(name)
+        assert declared is (False if not instrument.in_default_run else None), name
+
+
+def test_a_package_declaring_otherwise_than_its_instrument_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_declared_in_default_run", lambda name: name == "seceu")
+    registry.load.cache_clear()
+    try:
+        with pytest.raises(UserError, match=r"^instrument eqbench .*: its package declares in_default_run = False"):
+            registry.load("eqbench")
+    finally:
+        registry.load.cache_clear()
+
+
 def test_naming_the_instruments_imports_none_of_them() -> None:
     code = (
         "import sys; from empathybench.instruments import registry; names = registry.names();"

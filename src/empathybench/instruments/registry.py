@@ -7,6 +7,7 @@ for by name. A built-in name always means the built-in: a plugin that registers 
 a name two plugins register is refused for both; `empathybench list` shows what was refused.
 """
 
+import importlib
 import inspect
 import sys
 from dataclasses import dataclass
@@ -174,6 +175,9 @@ def _checked(name: str, instrument: Any, source: str) -> Instrument[Any, Any]:
     overridden = [m for m in ("configure", "prepare") if getattr(type(instrument), m) is getattr(Instrument, m)]
     if missing or overridden:
         raise UserError(f"{where} lacks {', '.join(missing + [f'{m}()' for m in overridden])}")
+    declared = _declared_in_default_run(name)
+    if declared is not None and declared != instrument.in_default_run:
+        raise UserError(f"{where}: its package declares in_default_run = {declared}, the instrument does not")
     if "options" in inspect.signature(instrument.prepare).parameters:
         raise UserError(
             f"{where}: prepare() takes options; it now receives the config configure() made: "
@@ -192,23 +196,48 @@ def installed(name: str) -> Instrument[Any, Any] | None:
         return None
 
 
-def all_benchmarks() -> dict[str, Instrument[Any, Any]]:
-    """Every instrument that loads, in profile order (built-ins first, then plugins by name)."""
+def _loaded(chosen: list[str]) -> list[Instrument[Any, Any]]:
+    """Each instrument of `chosen` that loads (one warning line for each that does not), in profile order."""
     loaded: list[Instrument[Any, Any]] = []
-    for name in names():
+    for name in chosen:
         try:
             loaded.append(load(name))
         except UserError as exc:
             print(f"warning: {exc}", file=sys.stderr)
     loaded.sort(key=lambda b: (b.order, b.name))
-    return {b.name: b for b in loaded}
+    return loaded
+
+
+def all_benchmarks() -> dict[str, Instrument[Any, Any]]:
+    """Every instrument that loads, in profile order (built-ins first, then plugins by name)."""
+    return {b.name: b for b in _loaded(names())}
+
+
+def _declared_in_default_run(name: str) -> bool | None:
+    """What a built-in's package (its light face, the module of its entry point) declares as `in_default_run`,
+    read without loading the instrument; None for a plugin or a package that declares nothing."""
+    entry_point = _entry_points().get(name)
+    if entry_point is None or not _is_builtin(entry_point):
+        return None
+    try:
+        declared = importlib.import_module(entry_point.module).__dict__.get("in_default_run")
+    except Exception:  # loading it says what is wrong, in one line
+        return None
+    return declared if isinstance(declared, bool) else None
+
+
+def default_benchmarks() -> list[Instrument[Any, Any]]:
+    """The instruments of a run without --bench, in profile order: every one that does not opt out
+    (`in_default_run = False`, e.g. one that needs a judge; it still runs when named). A built-in whose package
+    declares `in_default_run = False` is left out without being loaded (their code took ~0.1 s of every run's
+    start-up); every other instrument loads as in `all_benchmarks`."""
+    candidates = [name for name in names() if _declared_in_default_run(name) is not False]
+    return [b for b in _loaded(candidates) if b.in_default_run]
 
 
 def resolve_benchmarks(names: list[str] | None) -> list[Instrument[Any, Any]]:
     if not names:
-        # A run without --bench: every instrument that does not opt out (`in_default_run = False`, e.g. one that
-        # needs a judge); it still runs when named.
-        return [b for b in all_benchmarks().values() if b.in_default_run]
+        return default_benchmarks()
     # Only the named instruments are imported (all seven took ~0.3 s of a run's start-up); the others are loaded
     # only to list them when a name is unknown.
     registered = set(_entry_points())

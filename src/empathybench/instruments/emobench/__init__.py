@@ -9,6 +9,10 @@ the item runner, canned answers for scripted models and the report section. Spec
 from functools import cache
 from typing import Any
 
+# Not in a run without --bench. Declared here, so that the registry leaves it out of such a run without importing its
+# code; the instrument (bench.py) reads it from here.
+in_default_run = False
+
 
 @cache
 def _instrument() -> Any:

@@ -10,6 +10,11 @@ files (`rescore`), the instrument (`bench`), its canned answers (`canned`) and r
 from functools import cache
 from typing import Any
 
+# Not in a run without --bench (it needs a judge and is the expensive instrument).
+# Declared here, so that the registry leaves it out of such a run without importing its code; the instrument (bench.py)
+# reads it from here.
+in_default_run = False
+
 
 @cache
 def _instrument() -> Any:

@@ -14,6 +14,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from empathybench.engine.engine import ItemContext, stored_text
 from empathybench.instruments.comparability import ROLE_NAMES, coverage, label, role_names, settings_differences
 from empathybench.instruments.conversation import run_conversation
+from empathybench.instruments.mindeval import in_default_run as declared_in_default_run
 from empathybench.instruments.mindeval import published
 from empathybench.instruments.mindeval.canned import expected_output_tokens, plausible_answer
 from empathybench.instruments.mindeval.data import (
@@ -156,7 +157,7 @@ class MindEval(Instrument[MindEvalConfig, Profile]):
     sample_line = staticmethod(sample_line)
     sample_text = staticmethod(sample_text)
     required_roles = frozenset({"judge", "simulator"})
-    in_default_run = False  # it needs a simulator and a judge
+    in_default_run = declared_in_default_run  # declared in __init__.py, where the registry reads it unloaded
     demo = DemoPreset(
         items=1,
         options={"rounds": "1", "max_tokens": "48", "member_max_tokens": "48", "judge_max_tokens": "48"},

@@ -6,6 +6,10 @@ only, never for training (the upstream README's notice; docs/instruments/tombenc
 from functools import cache
 from typing import Any
 
+# Not in a run without --bench. Declared here, so that the registry leaves it out of such a run without importing its
+# code; the instrument (bench.py) reads it from here.
+in_default_run = False
+
 
 @cache  # one instrument object per process
 def __getattr__(attribute: str) -> Any:
