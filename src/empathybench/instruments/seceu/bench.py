@@ -19,7 +19,7 @@ from empathybench.instruments.seceu.data import (
     N_OPTIONS,
     PROMPTS_KEY,
     SeceuItem,
-    docx_paragraphs,
+    fetched_docx_paragraphs,
     load_items,
     load_norm,
 )
@@ -144,7 +144,7 @@ class Seceu(Instrument[SeceuConfig, SeceuPrompted]):
             files.append(prompts_file)
             first = items[0]  # Prompts.docx shows every variant filled with item 1
             templates.update(
-                templates_from_prompts_docx(docx_paragraphs(prompts_file.path), first.story, first.options)
+                templates_from_prompts_docx(fetched_docx_paragraphs(prompts_file), first.story, first.options)
             )
         numbers = [item.number for item in items]
         if preset == "quick":

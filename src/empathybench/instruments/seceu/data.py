@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from empathybench.data.fetch import FetchedFile, fetch_pinned
+from empathybench.data.parsed import parsed_lines
 from empathybench.errors import DataError
 from empathybench.formatting import number as format_number
 from empathybench.instruments.seceu import norms
@@ -50,6 +51,14 @@ def docx_paragraphs(path: Path) -> list[str]:
     except Exception as exc:  # python-docx raises several unrelated types for a damaged file
         raise DataError(f"{path} is not a readable .docx file: {exc}") from None
     return [paragraph.text for paragraph in document.paragraphs]
+
+
+def fetched_docx_paragraphs(fetched: FetchedFile) -> list[str]:
+    """`docx_paragraphs` of a fetched file, kept in the cache for these bytes and this python-docx version: a run
+    after the first neither imports python-docx nor reads the .docx again."""
+    from importlib import metadata
+
+    return parsed_lines(fetched, f"docx-paragraphs-{metadata.version('python-docx')}", docx_paragraphs)
 
 
 def normalise_space(text: str) -> str:
@@ -127,7 +136,7 @@ def check_norm_against_paper(norm: SeceuNorm) -> None:
 
 def load_norm(*, allow_unverified: bool = False) -> tuple[SeceuNorm, FetchedFile]:
     fetched = fetch_pinned(__package__, NORM_KEY, allow_unverified=allow_unverified)
-    norm = parse_norm(docx_paragraphs(fetched.path))
+    norm = parse_norm(fetched_docx_paragraphs(fetched))
     check_norm_against_paper(norm)
     return norm, fetched
 
@@ -138,6 +147,6 @@ def load_items(*, allow_unverified: bool = False) -> tuple[list[SeceuItem], Sece
     norm, norm_file = load_norm(allow_unverified=allow_unverified)
     items = [
         SeceuItem(number, story, options, norm.standard_scores[number - 1], norm.template[number - 1])
-        for number, story, options in parse_items(docx_paragraphs(items_file.path))
+        for number, story, options in parse_items(fetched_docx_paragraphs(items_file))
     ]
     return items, norm, [items_file, norm_file]

@@ -1,0 +1,38 @@
+"""Text a parser read from a fetched data file, kept in the cache by the file's SHA-256 and the parser's name.
+
+Reading a file again is cheap; parsing it may not be (python-docx takes ~0.1 s to import and read SECEU's two .docx
+files, most of a re-run of a finished run). The key is the content's hash, not its name, and the parser's name carries
+its version, so a kept result is always the one the parser would give for these very bytes; every check on the text
+still runs on it each time. A kept result that cannot be read, or a cache that cannot be written, only means parsing
+again.
+"""
+
+import contextlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from empathybench.data.fetch import FetchedFile, _write_atomically
+from empathybench.paths import cache_dir
+
+PARSED_DIR = "parsed"
+
+
+def parsed_path(fetched: FetchedFile, parser: str) -> Path:
+    return cache_dir() / PARSED_DIR / f"{fetched.sha256}.{parser}.json"
+
+
+def parsed_lines(fetched: FetchedFile, parser: str, parse: Callable[[Path], list[str]]) -> list[str]:
+    """`parse(fetched.path)`, kept for the next call on the same bytes by `parser` (a name with its version)."""
+    path = parsed_path(fetched, parser)
+    try:
+        kept = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        kept = None
+    if isinstance(kept, list) and all(isinstance(line, str) for line in kept):
+        return kept
+    lines = parse(fetched.path)  # a file the parser refuses raises here, every time: nothing is kept for it
+    # A read-only or full cache (or text JSON cannot hold) only means the next run parses again.
+    with contextlib.suppress(OSError, ValueError):
+        _write_atomically(path, json.dumps(lines, ensure_ascii=False).encode("utf-8"))
+    return lines
