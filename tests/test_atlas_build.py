@@ -304,7 +304,7 @@ def test_a_tactfultom_run_is_checked_against_the_published_figure_not_paired_ite
 
     run_items = {"0-1-0-0-comprehension-0": 3.776, "0-1-0-0-fact_reason-0": 0.0, "0-1-0-0-belief-0": 0.1873}
     metric = {"value": 61.0, "ci95": [57.5, 64.5], "n": 4154, "items": run_items, "scale": 100.0}
-    config = {"cot": [False, True], "temperature": 0.2, "max_tokens": 8192, "freeform": True}
+    config = {"cot": [False, True], "temperature": 0.2, "max_tokens": 8192, "freeform": False}
     summary = {
         "model": "openai/gpt-4o-2024-08-06",
         "benchmarks": {"tactfultom": {"config": config, "metrics": {"overall_macro": metric}}},
