@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import MIRROR, cli_in_process
+from empathybench.atlas.analysis import setting_effects
 from empathybench.atlas.build import build_atlas, dumps, instrument_entries, score_run
 from empathybench.atlas.data import check_atlas, read_atlas, shipped_atlas, shipped_path
 from empathybench.atlas.identity import identity_table
@@ -254,6 +255,70 @@ def test_emobench_released_runs_give_a_runs_headline_with_its_items(rebuilt: dic
         assert all(key.startswith("EU-en-") for key in entry["items"])  # a run's item ids: pairs item by item
 
 
+def test_tactfultom_enters_with_its_two_development_models_only(rebuilt: dict[str, Any]) -> None:
+    from empathybench.instruments.tactfultom.score import CATEGORIES
+    from test_tactfultom_rescore import EXPECTED  # specs/tactfultom.md section 10, checked against the spec there
+
+    # run name as upstream's table -> (overall_macro, overall_micro, the 11 categories in upstream's order)
+    table = {(m.removesuffix("-cot"), m.endswith("-cot")): (row[1], row[0], *row[2:]) for m, row in EXPECTED.items()}
+    entries = [e for e in rebuilt["entries"] if e["instrument"] == "tactfultom"]
+    # the other six released models are held out to check the instrument: not in the atlas, not even published-only
+    assert {(e["model"], e["settings"]["cot"] == [True]) for e in entries} == set(table)
+    assert {e["model_id"] for e in entries} == {"gpt-4o-2024-08-06", "llama-3.3-70b-instruct"}
+    for entry in entries:
+        cot = entry["settings"]["cot"] == [True]
+        expected = table[(entry["model"], cot)]
+        # the headline (a run's overall_macro, no CoT) and every column of the published row, to 2 decimals
+        figures = (entry["value"], entry["figures"]["overall_micro"], *(entry["figures"][c] for c in CATEGORIES))
+        assert tuple(round(f, 2) for f in figures) == expected, entry["model"]
+        assert entry["published"]["value"] == expected[0] and abs(entry["difference"]) < 0.005
+        assert "main_table.txt" in entry["published"]["source"] and entry["status"] == "recomputed"
+        assert entry["primary"] is not cot  # with CoT: the same model under another setting, not ranked
+        assert (entry["settings"]["temperature"], entry["settings"]["max_tokens"]) == (0.2, 8192)
+        assert entry["settings"]["dataset"].startswith("legacy") and len(entry["files"]) == 5
+        # the headline is 100 x the mean of the questions' shares, over the legacy dataset's 3,544 scored questions
+        items = entry["items"]
+        assert entry["n"] == len(items) == 3544 == sum(entry["figures"][f"n_{c}"] for c in CATEGORIES)
+        assert abs(entry["scale"] * sum(items.values()) / len(items) - entry["value"]) < 1e-3
+        assert entry["ci95"][0] < entry["value"] < entry["ci95"][1]
+        # the released files' question ids, apart from a run's (another version of the dataset): never paired
+        assert all(key.startswith("legacy/") for key in items)
+        # a right answer's share is N / (K * n_c): every category counts once (e.g. 84 comprehension questions)
+        comprehension = {round(v, 6) for k, v in items.items() if "-comprehension-" in k}
+        assert comprehension == {0.0, round(3544 / (11 * 84), 6)}
+        shares = {0.0} | {round(3544 / (11 * entry["figures"][f"n_{c}"]), 6) for c in CATEGORIES}
+        assert {round(v, 6) for v in items.values()} <= shares
+    # CoT's effect, paired question by question over the same released questions
+    effects = {e["model"]: e for e in setting_effects(rebuilt) if e["instrument"] == "tactfultom"}
+    assert set(effects) == {"gpt-4o-2024-08-06", "Llama-3.3-70B-Instruct"}
+    gpt = effects["gpt-4o-2024-08-06"]
+    assert gpt["settings_changed"] == {"cot": [[False], [True]]} and gpt["n"] == 3544
+    assert abs(gpt["difference"] - (55.99 - 62.30)) < 0.01 and gpt["ci95"][1] < 0
+
+
+def test_a_tactfultom_run_is_checked_against_the_published_figure_not_paired_item_by_item() -> None:
+    """A run asks the final set; the released outputs answered the legacy one: the check is the weaker one (the
+    published figure within the run's interval), and the setting that differs and the dataset are named."""
+    from empathybench.atlas.reproduce import check_run
+    from empathybench.rundir.reader import RunData
+
+    run_items = {"0-1-0-0-comprehension-0": 3.776, "0-1-0-0-fact_reason-0": 0.0, "0-1-0-0-belief-0": 0.1873}
+    metric = {"value": 61.0, "ci95": [57.5, 64.5], "n": 4154, "items": run_items, "scale": 100.0}
+    config = {"cot": [False, True], "temperature": 0.2, "max_tokens": 8192, "freeform": False}
+    summary = {
+        "model": "openai/gpt-4o-2024-08-06",
+        "benchmarks": {"tactfultom": {"config": config, "metrics": {"overall_macro": metric}}},
+    }
+    check = check_run(shipped_atlas(), RunData(Path("run"), summary, {}))["instruments"]["tactfultom"]
+    assert check["matched"]["model_id"] == "gpt-4o-2024-08-06" and check["published_value"] == 62.3
+    assert check["comparison"]["kind"] == "published figure within the run's interval"
+    assert check["verdict"] == "consistent"
+    assert check["settings"]["differs"] == {"cot": {"run": [False, True], "published": [False]}}
+    assert check["settings"]["not_recorded_by_the_run"]["dataset"].startswith("legacy")
+    llama = identity_table().match("meta-llama/Llama-3.3-70B-Instruct")
+    assert llama is not None and llama.id == identity_table().match("llama3.3-70b").id  # SAGE's model, the same weights
+
+
 def _garbage_mirror(tmp_path: Path) -> Path:
     """A mirror of the real one (linked) plus a repository of our own for bad files."""
     mirror = tmp_path / "mirror"
@@ -263,7 +328,7 @@ def _garbage_mirror(tmp_path: Path) -> Path:
     return mirror
 
 
-@pytest.mark.parametrize("name", ["eqbench", "sage", "spiral", "emotionbench", "emobench", "eqbench3"])
+@pytest.mark.parametrize("name", ["eqbench", "sage", "spiral", "emotionbench", "emobench", "eqbench3", "tactfultom"])
 @pytest.mark.parametrize("content", [b"\xff\xfe\x00garbage", b'{"a": [1, 2, {"b": null}]}\n[1]\n', b""])
 def test_every_instruments_scorer_takes_a_bad_file_as_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: bytes

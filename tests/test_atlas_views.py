@@ -78,7 +78,7 @@ def test_the_sage_simulator_effect_is_in_the_atlas_output(eqbench_run: tuple[Pat
 
 def test_setting_effects_need_the_same_checkpoint_and_shared_items() -> None:
     effects = setting_effects(shipped_atlas())
-    assert {e["instrument"] for e in effects} == {"sage"}
+    assert {e["instrument"] for e in effects} == {"sage", "tactfultom"}  # another simulator; CoT
     assert all(len(e["settings_changed"]) == 1 for e in effects)
 
 
@@ -87,7 +87,7 @@ def test_agreement_gives_rho_with_n_and_interval_and_no_verdict_below_five(tmp_p
     result = cli_in_process(["atlas", "agreement", "--json", "--csv", "matrix.csv"], env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert len(report["pairs"]) == 15  # 6 instruments with an atlas
+    assert len(report["pairs"]) == 21  # 7 instruments with an atlas
     for row in report["pairs"] + report["capability"]:
         assert row["n"] == len(row["models"])
         if row["n"] < MIN_MODELS_FOR_VERDICT:
@@ -96,10 +96,12 @@ def test_agreement_gives_rho_with_n_and_interval_and_no_verdict_below_five(tmp_p
             assert -1 <= row["rho"] <= 1 and row["ci95"] is not None
     pair = next(p for p in report["pairs"] if p["instruments"] == ["eqbench3", "sage"])
     assert pair["n"] == 9 and pair["verdict"] in ("agree", "disagree", "inconclusive")
+    tactful = next(p for p in report["pairs"] if p["instruments"] == ["sage", "tactfultom"])
+    assert (tactful["n"], tactful["rho"], tactful["verdict"]) == (2, None, None)  # two shared checkpoints: no rho
     arena = next(r for r in report["capability"] if r["instrument"] == "sage")
     assert arena["n"] == 18 and arena["verdict"] == "agree"  # the README's own Sentient and Arena columns
     rows = list(csv.reader((tmp_path / "matrix.csv").open()))
-    assert rows[0][:4] == ["first", "second", "n", "rho"] and len(rows) == 1 + 15 + len(report["capability"])
+    assert rows[0][:4] == ["first", "second", "n", "rho"] and len(rows) == 1 + 21 + len(report["capability"])
     family = agreement(shipped_atlas(), family=True)
     wider = next(p for p in family["pairs"] if p["instruments"] == ["eqbench3", "sage"])
     assert wider["n"] == 12  # the same family where not the same checkpoint (specs/atlas.md: 12 models)

@@ -420,7 +420,7 @@ def test_the_published_settings_go_to_the_published_models_only() -> None:
 def test_the_label_names_the_roles_and_the_protocol() -> None:
     given = {"simulator": "gpt-4o", "judge": JUDGE}
     differences = published.role_differences(given, {"simulator": False, "judge": False})
-    assert differences == ["member gpt-4o, not the published claude-haiku-4-5@20251001"]
+    assert differences == ["the member is not the published claude-haiku-4-5@20251001"]
     assert "self-judged" in published.role_differences(given, {"simulator": False, "judge": True})[-1]
     assert published.role_differences({"simulator": MEMBER, "judge": "claude-sonnet-4-5@20250929"}, {}) == []
     protocol = {"rounds": 10, "clinician_template": "v0_1", "judge_template": "v0_1", "missing_criterion": "default"}

@@ -148,7 +148,7 @@ def test_comparability_names_the_simulator() -> None:
     assert simulator_differences("deepseek-ai/DeepSeek-V3", self_simulated=False) == []
     assert simulator_differences("deepseek-v3-2024-1227", self_simulated=False) == []
     assert simulator_differences("gpt-4o", self_simulated=False) == [
-        "simulator gpt-4o, not the published DeepSeek-V3 (2024-12-27)"
+        "the simulator is not the published DeepSeek-V3 (2024-12-27)"
     ]
     assert simulator_differences("deepseek-chat", self_simulated=False) != []  # the alias has served later models
     assert simulator_differences("gpt-4o", self_simulated=True) == [

@@ -202,7 +202,7 @@ def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> l
                 reproduction += f"; settings that differ: {differs}"
         rank = f"{row['rank']} of {row['among']}"
         if not row["comparable"]:
-            rank += f" (not comparable: {row['not_comparable_because']})"
+            rank += " (not comparable: its section says why)"  # the instrument's label is said once, there
         texts.append(
             {
                 "instrument": row["instrument"],

@@ -87,7 +87,7 @@ def role_differences(roles: Mapping[str, str], self_played: Mapping[str, bool]) 
             played = "simulated" if role == "simulator" else "judged"
             differences.append(f"self-{played}: the model under test played the {word} ({name})")
         elif not all(is_published(role, each) for each in name.split(", ")):
-            differences.append(f"{word} {name}, not the published {published}")
+            differences.append(f"the {word} is not the published {published}")  # the label names the model given
     return differences
 
 

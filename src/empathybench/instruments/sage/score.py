@@ -94,7 +94,7 @@ def simulator_differences(simulator: str, *, self_simulated: bool) -> list[str]:
     if self_simulated:
         return ["self-simulated: the model under test played the person"]
     if not simulator or not all(is_published_simulator(name.strip()) for name in simulator.split(",")):
-        return [f"simulator {simulator or 'unknown'}, not the published {PUBLISHED_SIMULATOR} (2024-12-27)"]
+        return [f"the simulator is not the published {PUBLISHED_SIMULATOR} (2024-12-27)"]  # the label names it
     return []
 
 

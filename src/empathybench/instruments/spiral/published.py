@@ -66,11 +66,11 @@ def role_differences(simulator: str, judge: str, *, simulator_self: bool, judge_
     if simulator_self:
         differs.append("self-simulated: the model under test played the user agent")
     elif not is_published_simulator(simulator):
-        differs.append(f"user agent {simulator or 'unknown'}, not the published {PUBLISHED_SIMULATOR}")
+        differs.append(f"the user agent is not the published {PUBLISHED_SIMULATOR}")  # the label names it
     if judge_self:
         differs.append("self-judged: the model under test judged itself")
     elif not is_published_judge(judge):
-        differs.append(f"judge {judge or 'unknown'}, not the published {PUBLISHED_JUDGE}")
+        differs.append(f"the judge is not the published {PUBLISHED_JUDGE}")
     return differs
 
 

@@ -27,6 +27,7 @@ from empathybench.instruments.support import (
     preset_config,
 )
 from empathybench.instruments.tactfultom import in_default_run as declared_in_default_run
+from empathybench.instruments.tactfultom.atlas import ATLAS as TACTFULTOM_ATLAS
 from empathybench.instruments.tactfultom.canned import plausible_answer
 from empathybench.instruments.tactfultom.data import SETS, Question, load_questions
 from empathybench.instruments.tactfultom.freeform import (
@@ -251,6 +252,7 @@ class TactfulToM(Instrument[TactfulToMConfig, Question]):
     comparison_section = staticmethod(comparison_section)
     sample_line = staticmethod(sample_line)
     canned = staticmethod(plausible_answer)
+    atlas = TACTFULTOM_ATLAS
     rescore = RescoreCommand(
         help="Recompute the released TactfulToM outputs' accuracy per question category, per set file and pooled per "
         "model over its set files (upstream's main_table), plus our overall micro and macro accuracy.",

@@ -115,8 +115,14 @@ def _entries(results: Any, where: Path) -> Iterable[tuple[str, Mapping[str, Any]
 
 def file_verdicts(results: Any, where: Path, reading: str) -> list[Verdict]:
     """Every scored entry's verdict in one result file, reading `clean_result` (clean) or `original_result`."""
+    return [verdict for _, verdict in file_scored_entries(results, where, reading)]
+
+
+def file_scored_entries(results: Any, where: Path, reading: str) -> list[tuple[Mapping[str, Any], Verdict]]:
+    """Every scored entry of one result file with its verdict (the entry holds its `question_id`, the dataset's
+    q_id), reading `clean_result` (clean) or `original_result` (upstream's pre-step chosen by the file's name)."""
     step = prestep_for(where.name.removesuffix(".json"))
-    verdicts = []
+    scored = []
     for category, entry in _entries(results, where):
         question_format = entry["question_type"]
         if reading == "clean":
@@ -126,8 +132,9 @@ def file_verdicts(results: Any, where: Path, reading: str) -> list[Verdict]:
             mapping = entry.get("mcq_mapping") or []
             cleaned = clean_reply(reply, question_format, mapping, step) if isinstance(reply, str) else None
         if is_scored(question_format, cleaned, str(entry.get("context_type", "full_context"))):
-            verdicts.append(Verdict(category, is_correct(question_format, cleaned, entry.get("correct_answer"))))
-    return verdicts
+            verdict = Verdict(category, is_correct(question_format, cleaned, entry.get("correct_answer")))
+            scored.append((entry, verdict))
+    return scored
 
 
 def file_lenient_lists(results: Any, where: Path) -> list[Verdict]:

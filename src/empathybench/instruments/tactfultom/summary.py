@@ -35,6 +35,17 @@ def _verdict(record: Mapping[str, Any], condition: str) -> bool | None:
     return answer.get("correct") if "correct" in answer else None
 
 
+def macro_item_values(correct: Mapping[str, tuple[str, float]]) -> dict[str, float]:
+    """Each question's share of the macro accuracy (question id -> (category, 0/1) in, question id -> value out), so
+    that the macro is the mean over questions: a question of category c weighs N / (K * n_c) (N questions, K
+    categories, n_c of them in c), every category counts once; a bootstrap resamples questions with the weights
+    fixed."""
+    sizes: dict[str, int] = {}
+    for category, _ in correct.values():
+        sizes[category] = sizes.get(category, 0) + 1
+    return {q: v * len(correct) / (len(sizes) * sizes[c]) for q, (c, v) in correct.items()}
+
+
 def condition_figures(records: Sequence[Mapping[str, Any]], condition: str, *, seed: int) -> dict[str, Any]:
     """Every figure of one condition: per category and overall (micro and macro), with intervals."""
     label = f"TactfulToM ({condition})"
@@ -63,12 +74,9 @@ def condition_figures(records: Sequence[Mapping[str, Any]], condition: str, *, s
         paired_test="mcnemar",
         seed=seed,
     )
-    # The macro mean as a mean over questions: a question of category c weighs N / (K * n_c), so every category
-    # counts once; the bootstrap resamples questions with these weights fixed.
-    weight = {c: len(correct) / (len(by_category) * len(members)) for c, members in by_category.items()}
     macro = mean_metric(
         f"{label} overall accuracy, macro over categories (ours)",
-        {q: v * weight[c] for q, (c, v) in correct.items()},
+        macro_item_values(correct),
         scale=100.0,
         unit="%",
         paired_test="paired_t",
