@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 # Not in a run without --bench. Declared here, so that the registry leaves it out of such a run without importing its
-# code; the instrument (bench.py) reads it from here.
+# code; the registry checks that the instrument (bench.py) says the same.
 in_default_run = False
 
 

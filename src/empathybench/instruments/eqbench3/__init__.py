@@ -11,8 +11,8 @@ from functools import cache
 from typing import Any
 
 # Not in a run without --bench (it needs a judge and is the expensive instrument).
-# Declared here, so that the registry leaves it out of such a run without importing its code; the instrument (bench.py)
-# reads it from here.
+# Declared here, so that the registry leaves it out of such a run without importing its code; the registry checks that
+# the instrument (bench.py) says the same.
 in_default_run = False
 
 

@@ -13,7 +13,6 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import CallFailedError, ItemContext
 from empathybench.errors import UserError
-from empathybench.instruments.eqbench3 import in_default_run as declared_in_default_run
 from empathybench.instruments.eqbench3.atlas import ATLAS as EQBENCH3_ATLAS
 from empathybench.instruments.eqbench3.canned import canned_answer, expected_reply_tokens
 from empathybench.instruments.eqbench3.eras import judge_era, published_reference
@@ -113,7 +112,7 @@ class EQBench3(Instrument[EQBench3Config, Any]):
     sample_line = staticmethod(sample_line)  # the samples table's one-line view of a task
     sample_text = staticmethod(sample_text)  # its transcript, debrief and judge text, folded under the row
     required_roles = frozenset({"judge"})  # a run without --judge is refused before any call: self-judging is not it
-    in_default_run = declared_in_default_run  # declared in __init__.py, where the registry reads it unloaded
+    in_default_run = False  # as its package (__init__.py) declares it for the registry, which checks the two agree
     # The bare demo shows it end to end on the embedded model: one scenario, its first turn at 48 tokens (no debrief),
     # the model as its own judge (labelled self-judged).
     demo = DemoPreset(

@@ -14,7 +14,6 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from empathybench.engine.engine import ItemContext, stored_text
 from empathybench.instruments.comparability import ROLE_NAMES, coverage, label, role_names, settings_differences
 from empathybench.instruments.conversation import run_conversation
-from empathybench.instruments.mindeval import in_default_run as declared_in_default_run
 from empathybench.instruments.mindeval import published
 from empathybench.instruments.mindeval.canned import expected_output_tokens, plausible_answer
 from empathybench.instruments.mindeval.data import (
@@ -157,7 +156,7 @@ class MindEval(Instrument[MindEvalConfig, Profile]):
     sample_line = staticmethod(sample_line)
     sample_text = staticmethod(sample_text)
     required_roles = frozenset({"judge", "simulator"})
-    in_default_run = declared_in_default_run  # declared in __init__.py, where the registry reads it unloaded
+    in_default_run = False  # as its package (__init__.py) declares it for the registry, which checks the two agree
     demo = DemoPreset(
         items=1,
         options={"rounds": "1", "max_tokens": "48", "member_max_tokens": "48", "judge_max_tokens": "48"},

@@ -27,7 +27,6 @@ from empathybench.instruments.protocol import (
     ReportSection,
     RescoreCommand,
 )
-from empathybench.instruments.sage import in_default_run as declared_in_default_run
 from empathybench.instruments.sage.atlas import ATLAS as SAGE_ATLAS
 from empathybench.instruments.sage.canned import expected_output_tokens, plausible_answer
 from empathybench.instruments.sage.data import N_PEOPLE, Person, UpstreamProtocol
@@ -140,7 +139,7 @@ class Sage(Instrument[SageConfig, Person]):
     sample_line = staticmethod(sample_line)
     sample_text = staticmethod(sample_text)
     required_roles = frozenset({"simulator"})  # refused without --simulator, except in the demo (self-simulated)
-    in_default_run = declared_in_default_run  # declared in __init__.py, where the registry reads it unloaded
+    in_default_run = False  # as its package (__init__.py) declares it for the registry, which checks the two agree
     # The demo, bare or `--preset demo`: one person, the first round only (the preset first line and the model's
     # reply, one call). The person is never asked: the simulator's first analysis prompt is about 5,600 tokens of the
     # embedded model's tokenizer, over its 4,096-token context.

@@ -12,8 +12,8 @@ from functools import cache
 from typing import Any
 
 # Not in a run without --bench (runs when named: it needs two more roles and a paper run is ~1,800 calls). Declared
-# here, so that the registry leaves it out of such a run without importing its code; the instrument (bench.py) reads it
-# from here.
+# here, so that the registry leaves it out of such a run without importing its code; the registry checks that the
+# instrument (bench.py) says the same.
 in_default_run = False
 
 

@@ -16,7 +16,6 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from empathybench.engine.engine import ItemContext, stored_text, stored_value
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
-from empathybench.instruments.spiral import in_default_run as declared_in_default_run
 from empathybench.instruments.spiral import published
 from empathybench.instruments.spiral.atlas import ATLAS as SPIRAL_ATLAS
 from empathybench.instruments.spiral.canned import canned_answer
@@ -118,7 +117,7 @@ class Spiral(Instrument[SpiralConfig, Opening]):
     sample_line = staticmethod(sample_line)
     sample_text = staticmethod(sample_text)
     required_roles = frozenset({"judge", "simulator"})  # the chunk and final judges; the user agent
-    in_default_run = declared_in_default_run  # declared in __init__.py, where the registry reads it unloaded
+    in_default_run = False  # as its package (__init__.py) declares it for the registry, which checks the two agree
     # `--preset demo` shows it end to end on the embedded model: one opening, two turns at 48 tokens, the model as
     # its own user agent and judge (labelled self-simulated and self-judged). Not in the bare demo: its user-agent
     # and judge prompts are 2,300 tokens, about 26 s of the embedded model on 2 cores, and the bare demo takes 50 s

@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 
 # Not in a run without --bench (paper: 19,908 calls). Declared here, so that the registry leaves it out of such a run
-# without importing its code; the instrument (bench.py) reads it from here.
+# without importing its code; the registry checks that the instrument (bench.py) says the same.
 in_default_run = False
 
 

@@ -22,7 +22,6 @@ from empathybench.instruments.support import (
     evenly_spread,
     preset_config,
 )
-from empathybench.instruments.tombench import in_default_run as declared_in_default_run
 from empathybench.instruments.tombench.canned import plausible_answer
 from empathybench.instruments.tombench.data import LANGUAGES, Language, TomItem, load_items, task_slug, task_slugs
 from empathybench.instruments.tombench.parse import PARSERS, Parser, extract_answer, majority
@@ -295,7 +294,7 @@ class ToMBench(Instrument[ToMBenchConfig, TomPayload]):
     preset_configs: ClassVar[Mapping[str, ToMBenchConfig]] = PRESETS
     options = OPTION_HELP
     limit_unit = "questions (each asked in every language; try_times calls per language and prompt)"
-    in_default_run = declared_in_default_run  # declared in __init__.py, where the registry reads it unloaded
+    in_default_run = False  # as its package (__init__.py) declares it for the registry, which checks the two agree
     demo = DemoPreset(
         items=1, options={"tasks": "false-belief-task", "try_times": "1", "max_tokens": "16"}, in_bare_demo=True
     )
