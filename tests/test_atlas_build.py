@@ -157,7 +157,7 @@ def test_a_file_that_does_not_match_its_pin_is_refused(tmp_path: Path, monkeypat
     [
         ("[]", "not an EmpathyBench atlas"),
         ('{"format": "empathybench-atlas", "format_version": 99}', "format version 99"),
-        ('{"format": "empathybench-atlas", "format_version": 1, "entries": [{}], "instruments": {}}', "entry 1"),
+        ('{"format": "empathybench-atlas", "format_version": 1, "entries": [{}], "instruments": {}}', "entries.0"),
         ("not json", "not a JSON file"),
     ],
 )
@@ -168,6 +168,30 @@ def test_a_bad_atlas_file_is_one_line(tmp_path: Path, content: str, message: str
         read_atlas(path)
     with pytest.raises(UserError, match="no such file"):
         read_atlas(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["entries"][0].update(value="abc"), "entries.0.value"),
+        (lambda d: d["entries"][0].update(items={"1": "x"}), "entries.0.items.1"),
+        (lambda d: d["instruments"].update(x="not an object"), "instruments.x"),
+        (lambda d: d["entries"][0].update(ci95=[1.0]), "entries.0.ci95"),
+        (lambda d: d["entries"][0].update(instrument="nowhere"), "names an instrument the atlas does not describe"),
+    ],
+    ids=["value", "items", "instrument", "interval", "unknown instrument"],
+)
+def test_an_atlas_file_of_wrong_types_is_one_line_on_the_command_line(
+    tmp_path: Path, change: Any, message: str
+) -> None:
+    document = json.loads(shipped_path().read_text("utf-8"))
+    change(document)
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(document), "utf-8")
+    done = cli_in_process(["atlas", "--atlas", str(path), "--json"])
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert message in line
 
 
 def test_the_shipped_atlas_passes_its_own_check() -> None:
