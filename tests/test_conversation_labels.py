@@ -215,3 +215,28 @@ def test_the_report_shows_the_label_once_per_instrument(tmp_path: Path, mirror: 
     assert label.startswith("not comparable")
     page = html.unescape((out / "report.html").read_text("utf-8"))
     assert page.count(label) == 1
+
+
+def test_a_spiral_opening_whose_judge_call_fails_is_named_in_the_label(tmp_path: Path, mirror: Path) -> None:
+    conversation = _canned("spiral", canned_answer)
+    out = tmp_path / "run"
+    with FakeOpenAIServer(answer=conversation, models=("model-under-test", "moonshotai/kimi-k2", "o3-mini")) as server:
+        args = ["run", "-m", "openai/model-under-test", "--base-url", server.base_url, "--bench", "spiral"]
+        args += ["--simulator", "openai/moonshotai/kimi-k2", "--simulator-base-url", server.base_url]
+        # o3-mini takes no max_tokens: forcing that field makes the server refuse every judge call (HTTP 400)
+        args += [
+            "--judge",
+            "openai/o3-mini",
+            "--judge-base-url",
+            server.base_url,
+            "--judge-arg",
+            "token_field=max_tokens",
+        ]
+        args += ["--option", "spiral.num_turns=2", "--limit", "2", "--out", str(out)]
+        done = cli_in_process(args, _env(tmp_path, mirror))
+    assert done.returncode == 1
+    for record in _records(out):
+        assert record["status"] == "error" and record["error"].startswith("judge o3-mini: request rejected")
+    summary = _summary(out, "spiral")
+    assert summary["n_failed_items"] == 2 and "judge o3-mini" in summary["comparability"]
+    assert "2 failed (a call of the judge failed)" in summary["comparability"]

@@ -165,3 +165,15 @@ def test_under_inspect_the_published_settings_reach_inspects_config() -> None:
         ChatRequest.of("hello", published.request_sampling("google/gemini-2.5-pro", BUDGETS[0]))
     )
     assert gemini.extra_body == {"reasoning": {"max_tokens": 1}} and gemini.reasoning_effort is None
+
+
+def test_a_users_thinking_budget_is_added_to_the_protocols_budget_not_refused() -> None:
+    from empathybench.models.anthropic_backend import AnthropicBackend
+
+    backend = AnthropicBackend(
+        "claude-sonnet-4-5", base_url="http://127.0.0.1:9", api_key="k", args=parse_model_args(["thinking_budget=8192"])
+    )
+    request = ChatRequest.of([Message("user", "hello")], published.request_sampling("claude-sonnet-4-5", BUDGETS[0]))
+    sent = backend.request_parameters(request)
+    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    assert sent["max_tokens"] == 3072 + 8192  # the answer's budget on top of the thinking, as for any instrument

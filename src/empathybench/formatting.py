@@ -95,12 +95,12 @@ def cut_text(text: object, limit: int) -> str:
 # Characters that steer a terminal rather than show: C0 and C1 controls (ESC starts colour, cursor and title
 # sequences; CSI U+009B alone does in some terminals; a newline would start a line the file wrote), DEL, and the
 # bidirectional overrides and isolates that reorder what follows them.
-_STEERING = frozenset([*range(0x00, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+_STEERING = {
+    code: "\ufffd" for code in (*range(0x00, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
 
 
 def printable(text: object, limit: int = 200) -> str:
     """Text from a file or a server, safe to print in a terminal on one line: every control character as U+FFFD,
-    cut to `limit` characters with a note of how long it was."""
-    whole = str(text)
-    shown = "".join("\ufffd" if ord(ch) in _STEERING else ch for ch in whole[:limit])
-    return shown if len(whole) <= limit else shown + f" … [cut at {limit} of {len(whole)} characters]"
+    cut to `limit` characters with a note of how long it was (`cut_text`)."""
+    return cut_text(str(text).translate(_STEERING), limit)

@@ -21,10 +21,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from empathybench.models.capabilities import TRUNCATING_FINISH_REASONS
+
 # Fields of a request body that are not settings of the reply: what is asked of whom, and routing.
 NOT_SETTINGS = frozenset({"model", "messages", "system", "stream", "n", "provider", "seed"})
 BUDGET_FIELDS = ("max_tokens", "max_completion_tokens")
-TRUNCATING_FINISH_REASONS = frozenset({"length", "max_tokens"})
 ROLE_NAMES = {"model": "the model under test", "judge": "the judge", "simulator": "the simulator"}
 
 

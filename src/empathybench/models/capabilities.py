@@ -96,7 +96,12 @@ class ModelArgs:
         given = {k: v for k, v in user.__dict__.items() if v is not None and k != "extra_body"}
         body = dict(self.extra_body)
         body.update(user.extra_body)
-        return replace(self, **given, extra_body=tuple(body.items()))
+        merged = replace(self, **given, extra_body=tuple(body.items()))
+        if user.max_tokens is None and (user.thinking_budget is not None or user.reasoning):
+            # The user's thinking is on top of the protocol's answer budget: the protocol's whole budget (which
+            # would leave the thinking no room, and which Anthropic refuses below the thinking budget) yields.
+            merged = replace(merged, max_tokens=None)
+        return merged
 
 
 MODEL_ARG_HELP: dict[str, str] = {

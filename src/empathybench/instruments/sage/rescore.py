@@ -141,7 +141,7 @@ def rescore_file(path: Path) -> dict[str, Any]:
 
 def render(result: Any, console: Any) -> None:
     """The text output: the README's three figures, then the details (every text from the file printable)."""
-    states = ", ".join(f"{printable(state, STATE_CHARS)} {count}" for state, count in result["states"].items())
+    states = ", ".join(f"{state} {count}" for state, count in result["states"].items())  # printable when read
     lines = [
         f"Sentient score {result['score']} (mean final emotion {result['score_exact']}), "
         f"success {result['success']}, failure {result['failure']} ({result['n_people']} people)",

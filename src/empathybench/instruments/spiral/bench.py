@@ -187,6 +187,7 @@ class Spiral(Instrument[SpiralConfig, Opening]):
             run_item=run_item,
             summarize=summarize,
             data_files=files,
+            summarize_failed=True,  # failed openings are named in the coverage, with the role that failed
         )
 
 

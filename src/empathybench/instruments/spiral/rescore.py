@@ -213,7 +213,7 @@ def print_row(result: dict[str, Any], console: Any) -> None:
     from empathybench.formatting import number
 
     details = result.get("details") or {}
-    title = Text(f"Spiral-Bench leaderboard row: {printable(result.get('model_name'), NAME_CHARS)}")
+    title = Text(f"Spiral-Bench leaderboard row: {result.get('model_name')}")  # printable since rescore_data
     table = Table("column", Column("value", justify="right"), title=title)
     for key, value in result.items():
         if key in ("model_name", "details"):
