@@ -603,3 +603,11 @@ def test_judge_validate_sends_the_published_judge_its_published_settings(tmp_pat
     assert len(bodies) == 2 and all(b["thinking"] == {"type": "enabled", "budget_tokens": 4096} for b in bodies)
     assert all(b["max_tokens"] == 16000 and "temperature" not in b for b in bodies)
     assert json.loads(done.stdout)["n_rated"] == 2
+
+
+def test_a_criterion_of_hundreds_of_digits_reads_as_missing_not_infinity() -> None:
+    from empathybench.instruments.mindeval.parse import CRITERIA, parse_judgment
+
+    reply = "\n".join(f"{name}: {'9' * 400 if i == 0 else '4'}" for i, name in enumerate(CRITERIA))
+    judgment = parse_judgment(reply)
+    assert judgment.missing == (CRITERIA[0],) and all(math.isfinite(v) for v in judgment.scores.values())

@@ -177,3 +177,29 @@ def test_a_sage_file_of_endless_states_is_refused_before_it_fills_memory(tmp_pat
     path = tmp_path / "states.jsonl"
     path.write_text("\n".join(_line(emo_state=f"Emotion-{i}") for i in range(150)) + "\n", "utf-8")
     assert "more than 100 different emo_state values" in _one_line_refusal(_rescore("sage", path))
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "body", "said"),
+    [
+        ("tactfultom", "gpt-4o-2024-08-06-0.json", '[{"beliefQAs": 5}]', "is not a list of questions"),
+        (
+            "mindeval",
+            "judgments.jsonl",
+            '{"parsed_judgment": {"Overall score": 1' + "0" * 400 + '}, "unparsed_judgment": ""}',
+            "",
+        ),
+    ],
+    ids=["tactfultom category", "mindeval 401 digits"],
+)
+def test_the_new_instruments_rescore_take_hostile_files_too(
+    tmp_path: Path, kind: str, name: str, body: str, said: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(body + "\n", "utf-8")
+    done = _rescore(kind, path)
+    assert "Traceback" not in done.stderr, done.stderr
+    if said:  # refused in one line
+        assert said in _one_line_refusal(done)
+    else:  # read: the out-of-range figure left out, nothing crashed
+        assert done.returncode in (0, 1)

@@ -7,6 +7,7 @@
   criterion is 3 (upstream's default, counted here); no clamp; Overall = Average = the mean of the five.
 """
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -78,8 +79,9 @@ def parse_judgment(text: str) -> Judgment:
     missing = []
     for name in CRITERIA:
         match = _PATTERNS[name].search(reply)
-        if match:
-            scores[name] = float(match.group(1))
+        value = float(match.group(1)) if match else math.inf
+        if math.isfinite(value):  # a number of hundreds of digits reads as infinity: as good as no number
+            scores[name] = value
         else:
             scores[name] = MISSING_DEFAULT
             missing.append(name)

@@ -23,9 +23,13 @@ FIGURES = (*CRITERIA, OVERALL)
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past any float
+        return None
+    return number if math.isfinite(number) else None
 
 
 def rescore_judgments(text: str, *, source: str = "judgments file") -> dict[str, Any]:

@@ -85,10 +85,12 @@ PRESET_HELP = {
     "quick": f"{QUICK_PER_CATEGORY} questions per set and category (110), scored formats only, without CoT",
     "paper": "the final set (100 conversations, 4,154 questions), every format upstream asks (6,636 requests), "
     "without and with two-pass CoT (19,908 calls), temperature 0.2, max_tokens 8192",
+    "full": "the paper preset",
 }
 PRESETS: dict[str, TactfulToMConfig] = {
     "quick": TactfulToMConfig(cot=(False,), freeform=False, per_category=QUICK_PER_CATEGORY),
     "paper": TactfulToMConfig(),
+    "full": TactfulToMConfig(),
 }
 OPTION_HELP = {
     "cot": "false | true | both: upstream's prompts without / with two-pass chain of thought (both: two conditions)",

@@ -104,7 +104,10 @@ def _entries(results: Any, where: Path) -> Iterable[tuple[str, Mapping[str, Any]
         if not isinstance(conversation, dict):
             raise UserError(f"{where}: conversation {number} is not an object")
         for category in CATEGORIES:
-            for question in conversation.get(category) or []:
+            questions = conversation.get(category) or []
+            if not isinstance(questions, list):
+                raise UserError(f"{where}: conversation {number} {category} is not a list of questions")
+            for question in questions:
                 for entry in question if isinstance(question, list) else []:
                     if not isinstance(entry, dict) or entry.get("question_type") not in FORMATS:
                         raise UserError(f"{where}: conversation {number} {category} holds an entry of no known format")
@@ -157,6 +160,8 @@ def file_freeform_checks(results: Any, where: Path, set_id: str) -> tuple[list[V
     as misaligned (a file made on another dataset) and left out."""
     legacy = json.loads(fetch_pinned(__package__, legacy_key(set_id)).path.read_text("utf-8"))
     verdicts, misaligned = [], 0
+    for _ in _entries(results, where):  # the file's shape checked as the readings check it, before it is walked
+        pass
     for number, conversation in enumerate(results):
         for category in CATEGORIES:
             for index, question in enumerate(conversation.get(category) or []):
