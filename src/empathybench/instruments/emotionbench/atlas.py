@@ -2,21 +2,21 @@
 `rescore_answer_sheet`, the code of `empathybench rescore emotionbench FILE` (the paper's table).
 
 The headline is the overall Negative Affect shift: mean NA after imagining the situations minus mean NA with none
-(PANAS sums, 10-50), the `NA_delta` of a run's summary. Its interval resamples the default and the evoked responses
-independently (the project's one bootstrap generator). The published table (the gh-pages data.json) is not among the
-pinned files, so the entries carry no published figure.
+(PANAS sums, 10-50), the `NA_delta` of a run's summary, with the interval a run's has (stats.shift_interval:
+situations with all their runs, and the default runs, resampled). The published table (the gh-pages data.json) is
+not among the pinned files, so the entries carry no published figure.
 """
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from empathybench.data.registry import DataFile, load_pins
-from empathybench.errors import DataError, UserError
+from empathybench.errors import DataError
 from empathybench.instruments.emotionbench.data import read_answer_sheet
-from empathybench.instruments.emotionbench.questionnaires import load_questionnaires
-from empathybench.instruments.emotionbench.rescore import panas_responses, rescore_answer_sheet
+from empathybench.instruments.emotionbench.questionnaires import load_questionnaires, panas_affect
+from empathybench.instruments.emotionbench.rescore import detect_questionnaire, rescore_panas
+from empathybench.instruments.emotionbench.stats import shift_interval
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, ReleasedRun
-from empathybench.stats.bootstrap import RESAMPLES, generator, percentile_interval
 
 ATLAS_PINS = "atlas_pins.json"
 SHEET_SUFFIX = "-PANAS-testing.csv"
@@ -36,43 +36,37 @@ def runs() -> Sequence[ReleasedRun]:
     ]
 
 
-def _shift_interval(default: Sequence[float], evoked: Sequence[float], seed: int = 0) -> tuple[float, float] | None:
-    """Percentile interval of mean(evoked) - mean(default), each group resampled on its own."""
-    if len(default) < 2 or len(evoked) < 2:
-        return None
-    import numpy as np  # here, not with the module (a run that computes no interval needs none)
-
-    rng = generator(seed)
-    default_values, evoked_values = np.asarray(default, dtype=float), np.asarray(evoked, dtype=float)
-    draws = [
-        evoked_values[rng.integers(0, evoked_values.size, evoked_values.size)].mean()
-        - default_values[rng.integers(0, default_values.size, default_values.size)].mean()
-        for _ in range(RESAMPLES)
-    ]
-    return percentile_interval(draws)
-
-
 def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     (key,) = run.files
     path = paths[key]
     if path.stat().st_size > MAX_SHEET_BYTES:
         raise DataError(f"{path.name} is larger than an EmotionBench answer sheet can be")
     try:
-        table = rescore_answer_sheet(path)
-        responses, _ = panas_responses(read_answer_sheet(path), load_questionnaires()["PANAS"])
-    except UserError as exc:
-        raise DataError(str(exc)) from None
+        sheet = read_answer_sheet(path)  # read once: the table and the interval come from the same responses
+        panas = load_questionnaires()["PANAS"]
+        if detect_questionnaire(sheet, {"PANAS": panas}, path) is not panas:
+            raise ValueError("not a PANAS sheet")
+        table = rescore_panas(sheet, panas)
     except (KeyError, ValueError, UnicodeDecodeError) as exc:
         raise DataError(f"{path.name} is not an EmotionBench answer sheet: {str(exc)[:200]}") from None
     overall = table["rows"][-1]
     if overall.get("level") != "overall" or overall.get("NA_delta") is None:
         raise DataError(f"{path.name}: too few readable responses for the default-vs-evoked shift")
-    default = [r.scores["NA"] for r in responses if r.factor_key is None]
-    evoked = [r.scores["NA"] for r in responses if r.factor_key is not None]
+    default: list[float] = []
+    situations: dict[tuple[str, int], list[float]] = {}
+    for response in sheet.responses:
+        if response.answers is None or len(response.answers) != len(panas.items):
+            continue  # dropped, as the paper did (rescore_panas drops the same)
+        negative = panas_affect(panas, response.answers)[1]
+        if response.factor_key is None:
+            default.append(negative)
+        else:
+            situations.setdefault((response.factor_key, response.scenario_index), []).append(negative)
     notes = (f"{table['skipped_runs']} unreadable runs dropped, as the paper did",) if table["skipped_runs"] else ()
     return AtlasScore(
         value=float(overall["NA_delta"]),
-        ci95=_shift_interval(default, evoked),
+        # the interval a run's NA_delta has: situations with all their runs, and default runs, resampled
+        ci95=shift_interval(default, list(situations.values()), 0),
         n=int(overall["n"]),
         figures={"PA_delta": overall["PA_delta"], "default_runs": len(default)},
         notes=notes,

@@ -32,7 +32,7 @@ from empathybench.instruments.emotionbench.questionnaires import (
 )
 from empathybench.instruments.emotionbench.report import SHIFT_DOMAIN, report_section, sample_line
 from empathybench.instruments.emotionbench.rescore import rescore_answer_sheet
-from empathybench.instruments.emotionbench.stats import ScoredResponse, group_table
+from empathybench.instruments.emotionbench.stats import ScoredResponse, group_table, shift_interval
 from empathybench.instruments.protocol import BenchItem, DemoPreset, Instrument, PreparedBenchmark, RescoreCommand
 from empathybench.instruments.support import (
     MAX_ATTEMPTS,
@@ -43,8 +43,7 @@ from empathybench.instruments.support import (
     truncation_reasks,
 )
 from empathybench.models.base import Sampling
-from empathybench.stats.bootstrap import generator, percentile_interval
-from empathybench.stats.intervals import RESAMPLES, bootstrap_method, mean_metric, metric
+from empathybench.stats.intervals import bootstrap_method, mean_metric, metric
 
 OPTION_HELP = {
     "scale": "PANAS (default) | a challenging scale (AGQ, DASS-21, BDI, FDS, MJS, GASP, FSS, BFNE): its emotion only",
@@ -358,21 +357,7 @@ def _shift_metric(records: list[dict[str, Any]], affect: str, human_delta: float
         reference=reference,
         seed=seed,
     )
-    import numpy as np  # here, not with the module: a re-run of a finished run computes no summary and needs none
-
-    rng = generator(seed)  # the one bootstrap RNG: situations and default runs drawn in turn from it
-    default_values = np.asarray(default, dtype=float)
-    # A resample's evoked mean from each situation's sum and run count (not by joining its runs: that loop was
-    # 0.2 ms per call of a full run, issue 13); the draws are the same, in the same order.
-    situation_sums = np.asarray([sum(v for _, v in runs) for _, runs in situations], dtype=float)
-    situation_runs = np.asarray([len(runs) for _, runs in situations], dtype=float)
-    draws = []
-    for _ in range(RESAMPLES):
-        picked = rng.integers(0, len(situations), size=len(situations))
-        evoked_mean = situation_sums[picked].sum() / situation_runs[picked].sum()
-        baseline = default_values[rng.integers(0, len(default_values), size=len(default_values))]
-        draws.append(evoked_mean - baseline.mean())
-    interval = percentile_interval(draws)
+    interval = shift_interval(default, [[value for _, value in runs] for _, runs in situations], seed)
     result["ci95"] = None if interval is None else [round(interval[0], 4), round(interval[1], 4)]
     result["method"] = bootstrap_method(seed=seed, unit="situations (clustered runs) and default runs")
     return result

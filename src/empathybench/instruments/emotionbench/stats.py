@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from empathybench.instruments.emotionbench.data import EMOTIONS
+from empathybench.stats.bootstrap import RESAMPLES, generator, percentile_interval
 from empathybench.stats.tests import compare_independent, describe
 
 ALPHA = 0.01
@@ -81,3 +82,28 @@ def group_table(
     if evoked:
         rows.append(row("overall", None, None, evoked))
     return rows
+
+
+def shift_interval(
+    default: Sequence[float], situations: Sequence[Sequence[float]], seed: int
+) -> tuple[float, float] | None:
+    """The 95% percentile interval of mean(evoked) - mean(default): situations resampled with all their runs (the
+    runs of one situation share it) and default runs resampled on their own, from the one bootstrap generator, in
+    turn. A resample's evoked mean comes from each situation's sum and run count (the same draws as joining its runs,
+    without the loop: 0.2 ms per call of a full run, issue 13)."""
+    situations = [runs for runs in situations if runs]
+    if not default or not situations:
+        return None
+    import numpy as np  # here, not with the module: a re-run of a finished run computes no interval and needs none
+
+    rng = generator(seed)
+    default_values = np.asarray(default, dtype=float)
+    situation_sums = np.asarray([sum(runs) for runs in situations], dtype=float)
+    situation_runs = np.asarray([len(runs) for runs in situations], dtype=float)
+    draws = []
+    for _ in range(RESAMPLES):
+        picked = rng.integers(0, len(situations), size=len(situations))
+        evoked_mean = situation_sums[picked].sum() / situation_runs[picked].sum()
+        baseline = default_values[rng.integers(0, len(default_values), size=len(default_values))]
+        draws.append(evoked_mean - baseline.mean())
+    return percentile_interval(draws)
