@@ -93,7 +93,7 @@ def test_a_cache_that_cannot_be_written_still_gives_the_text(cache: Path, monkey
     def refuse(path: Path, data: bytes) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(parsed, "_write_atomically", refuse)
+    monkeypatch.setattr(parsed, "write_atomically", refuse)
     fetched = fetch_pinned(PINS, seceu_data.NORM_KEY)
     assert seceu_data.fetched_docx_paragraphs(fetched) == seceu_data.docx_paragraphs(fetched.path)
     assert not (cache / parsed.PARSED_DIR).exists()

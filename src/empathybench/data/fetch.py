@@ -85,7 +85,7 @@ def cached_path(entry: DataFile) -> Path:
     return cache_dir() / "data" / entry.repo / entry.commit / entry.path
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
     try:
@@ -130,7 +130,7 @@ def fetch_entry(entry: DataFile, *, allow_unverified: bool = False, refresh: boo
     verified = actual == expected
     if not verified and not allow_unverified:
         raise _mismatch(entry, location, kind, expected, actual)
-    _write_atomically(target, data)
+    write_atomically(target, data)
     return FetchedFile(key, target, _sha256(kind, actual, data), verified, location)
 
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from empathybench.data.fetch import FetchedFile, _write_atomically
+from empathybench.data.fetch import FetchedFile, write_atomically
 from empathybench.paths import cache_dir
 
 PARSED_DIR = "parsed"
@@ -34,5 +34,5 @@ def parsed_lines(fetched: FetchedFile, parser: str, parse: Callable[[Path], list
     lines = parse(fetched.path)  # a file the parser refuses raises here, every time: nothing is kept for it
     # A read-only or full cache (or text JSON cannot hold) only means the next run parses again.
     with contextlib.suppress(OSError, ValueError):
-        _write_atomically(path, json.dumps(lines, ensure_ascii=False).encode("utf-8"))
+        write_atomically(path, json.dumps(lines, ensure_ascii=False).encode("utf-8"))
     return lines

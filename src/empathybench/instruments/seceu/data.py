@@ -5,6 +5,7 @@ specs/seceu.md §1-§2; shared/datasets/seceu/SOURCE.md. Nothing from these file
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from empathybench.data.fetch import FetchedFile, fetch_pinned
@@ -53,12 +54,22 @@ def docx_paragraphs(path: Path) -> list[str]:
     return [paragraph.text for paragraph in document.paragraphs]
 
 
-def fetched_docx_paragraphs(fetched: FetchedFile) -> list[str]:
-    """`docx_paragraphs` of a fetched file, kept in the cache for these bytes and this python-docx version: a run
-    after the first neither imports python-docx nor reads the .docx again."""
+# docx_paragraphs' own version: raise it whenever what it reads changes (e.g. tables too), so that no text kept by an
+# earlier version is served.
+DOCX_PARAGRAPHS_VERSION = 1
+
+
+@cache
+def _docx_parser_name() -> str:
     from importlib import metadata
 
-    return parsed_lines(fetched, f"docx-paragraphs-{metadata.version('python-docx')}", docx_paragraphs)
+    return f"docx-paragraphs-{DOCX_PARAGRAPHS_VERSION}-python-docx-{metadata.version('python-docx')}"
+
+
+def fetched_docx_paragraphs(fetched: FetchedFile) -> list[str]:
+    """`docx_paragraphs` of a fetched file, kept in the cache for these bytes, this reader and this python-docx
+    version: a run after the first neither imports python-docx nor reads the .docx again."""
+    return parsed_lines(fetched, _docx_parser_name(), docx_paragraphs)
 
 
 def normalise_space(text: str) -> str:
