@@ -157,13 +157,15 @@ def report_command(
 
 
 def _report_one(run: Any, out: Path | None, stdout: Console) -> None:
+    from empathybench.atlas.reproduce import report_standing
     from empathybench.report.html import write_run_reports
 
     # A run read from inspect logs gets its report beside the logs, under a name of its own.
     own_name = "report.html" if run.origin is None else f"empathybench-{_slug(run.label)}.html"
     target = out or run.directory / own_name
     with writing(target):
-        write_run_reports(target, run.summary, run.run_info, run.samples())
+        standing = report_standing(run.summary, run.run_info)
+        write_run_reports(target, run.summary, run.run_info, run.samples(), standing)
     stdout.print(Text.assemble("report: ", (str(target), "bold")))
 
 

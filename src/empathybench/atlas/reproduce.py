@@ -16,6 +16,7 @@ from typing import Any
 
 from empathybench.atlas.identity import identity_table
 from empathybench.atlas.place import not_comparable_because, place_run, run_metric
+from empathybench.report.page import NO_PUBLISHED_RUN
 from empathybench.rundir.reader import RunData
 
 ROLE_SETTINGS = ("judge", "simulator")
@@ -172,13 +173,6 @@ def published_standing(summary: Mapping[str, Any], run_info: Mapping[str, Any]) 
     return rows
 
 
-STANDING_HEADERS = ("instrument", "this run", "rank", "nearest published models", "reproduction")
-STANDING_INTRO = (
-    "Each headline placed among the published models, recomputed from their released outputs (the atlas: "
-    "empathybench atlas); where this model is one of them, the paired check against its published run."
-)
-
-
 def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> list[dict[str, str]]:
     """`published_standing` as the lines a report prints: per instrument (its name under "instrument") the run's
     figure, its rank, the nearest published models and the reproduction check, as text."""
@@ -189,7 +183,7 @@ def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> l
         nearest = ", ".join(f"{n['model']} {number(n['value'])}" for n in row["nearest"])
         check = row["reproduction"]
         if check is None:
-            reproduction = "no published run of this model"
+            reproduction = NO_PUBLISHED_RUN
         else:
             comparison = check["comparison"] or {}
             reproduction = (
@@ -213,3 +207,14 @@ def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> l
             }
         )
     return texts
+
+
+def report_standing(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> list[dict[str, str]]:
+    """`standing_texts` for a run's report.html and report.md (computed once for both); none without a readable
+    atlas: the report goes on without it."""
+    from empathybench.errors import UserError
+
+    try:
+        return standing_texts(summary, run_info)
+    except UserError:
+        return []

@@ -36,6 +36,9 @@ from empathybench.instruments.protocol import (
 from empathybench.report import svg
 from empathybench.report.cost import cost_line
 from empathybench.report.page import (
+    NO_PUBLISHED_RUN,
+    STANDING_HEADERS,
+    STANDING_INTRO,
     Block,
     Cell,
     ComparisonPage,
@@ -500,29 +503,16 @@ def _run_block(summary: dict[str, Any], run_info: dict[str, Any]) -> Block:
     )
 
 
-def _standing(summary: dict[str, Any], run_info: dict[str, Any]) -> list[dict[str, str]]:
-    """The run among the published models (the atlas), as text per instrument; none without a readable atlas."""
-    from empathybench.atlas.reproduce import standing_texts
-    from empathybench.errors import UserError
-
-    try:
-        return standing_texts(summary, run_info)
-    except UserError:
-        return []  # no readable atlas: the report goes on without it
-
-
 def _published_line(row: Mapping[str, str] | None) -> str:
     if row is None:
         return ""
     line = f"rank {row['rank']}; nearest {row['nearest published models']}"
-    return line if row["reproduction"].startswith("no published run") else f"{line}; {row['reproduction']}"
+    return line if row["reproduction"] == NO_PUBLISHED_RUN else f"{line}; {row['reproduction']}"
 
 
-def _published_block(standing: list[dict[str, str]]) -> Block | None:
+def _published_block(standing: Sequence[Mapping[str, str]]) -> Block | None:
     """The run among the published models: rank among n, the nearest ones, and the reproduction check where its
     model is an atlas model; runs whose settings are not comparable are marked so."""
-    from empathybench.atlas.reproduce import STANDING_HEADERS, STANDING_INTRO
-
     if not standing:
         return None
     rows = tuple(
@@ -537,8 +527,13 @@ def _published_block(standing: list[dict[str, str]]) -> Block | None:
     )
 
 
-def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]) -> RunPage:
-    """report.html of one run as data."""
+def run_page(
+    summary: dict[str, Any],
+    run_info: dict[str, Any],
+    samples: list[dict[str, Any]],
+    standing: Sequence[Mapping[str, str]] = (),
+) -> RunPage:
+    """report.html of one run as data; `standing`: the run among the published models (atlas.report_standing)."""
     model = str(summary.get("model"))
     profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
     banners = []
@@ -551,7 +546,6 @@ def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[di
         banners.append("A scripted model: the figures exercise the pipeline and mean nothing.")
     if summary.get("source"):  # read from another harness's logs (the inspect bridge)
         banners.append(f"Read from {summary['source']}: inspect made every model call; the figures are EmpathyBench's.")
-    standing = _standing(summary, run_info)
     by_instrument = {row["instrument"]: row for row in standing}
     instruments = tuple(
         _instrument_part(
@@ -582,19 +576,29 @@ def run_page(summary: dict[str, Any], run_info: dict[str, Any], samples: list[di
     )
 
 
-def render_run_report(summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    return _render("run_report.html.j2", page=run_page(summary, run_info, samples))
+def render_run_report(
+    summary: dict[str, Any],
+    run_info: dict[str, Any],
+    samples: list[dict[str, Any]],
+    standing: Sequence[Mapping[str, str]] = (),
+) -> str:
+    return _render("run_report.html.j2", page=run_page(summary, run_info, samples, standing))
 
 
 def write_run_reports(
-    html_path: Path, summary: dict[str, Any], run_info: dict[str, Any], samples: list[dict[str, Any]]
+    html_path: Path,
+    summary: dict[str, Any],
+    run_info: dict[str, Any],
+    samples: list[dict[str, Any]],
+    standing: Sequence[Mapping[str, str]] = (),
 ) -> None:
-    """A run's report.html at `html_path` and its report.md beside it."""
+    """A run's report.html at `html_path` and its report.md beside it; `standing`: the run among the published models
+    (atlas.report_standing, computed once by the caller for both)."""
     from empathybench.redaction import redact
     from empathybench.report.markdown import render_run_markdown
 
-    html_path.write_text(redact(render_run_report(summary, run_info, samples)), encoding="utf-8")
-    html_path.with_suffix(".md").write_text(redact(render_run_markdown(summary, run_info)), encoding="utf-8")
+    html_path.write_text(redact(render_run_report(summary, run_info, samples, standing)), encoding="utf-8")
+    html_path.with_suffix(".md").write_text(redact(render_run_markdown(summary, run_info, standing)), encoding="utf-8")
 
 
 # -------------------------------------------------------------------------------------------------------- comparison

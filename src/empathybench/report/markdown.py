@@ -1,11 +1,12 @@
 """report.md: the profile and every figure with its interval, as Markdown tables to paste into papers and PRs."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.formatting import interval, number
 from empathybench.instruments.protocol import ItemLink, Marked, ReportSection
 from empathybench.report.cost import cost_line
+from empathybench.report.page import STANDING_HEADERS, STANDING_INTRO
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.validity import answers_text, own_note, plugin_source, validity_of
 
@@ -30,22 +31,17 @@ def _reference(reference: dict[str, Any] | None) -> str:
     return f"{reference['label']}: {number(reference.get('value'))}"
 
 
-def _published_part(summary: dict[str, Any], run_info: dict[str, Any]) -> list[str]:
-    """The run among the published models (the atlas), as in report.html; nothing without a readable atlas."""
-    from empathybench.atlas.reproduce import STANDING_HEADERS, STANDING_INTRO, standing_texts
-    from empathybench.errors import UserError
-
-    try:
-        texts = standing_texts(summary, run_info)
-    except UserError:
+def _published_part(standing: Sequence[Mapping[str, str]]) -> list[str]:
+    """The run among the published models (the atlas), as in report.html; nothing without it."""
+    if not standing:
         return []
-    if not texts:
-        return []
-    rows = [[title_of(row[key]) if key == "instrument" else row[key] for key in STANDING_HEADERS] for row in texts]
+    rows = [[title_of(row[key]) if key == "instrument" else row[key] for key in STANDING_HEADERS] for row in standing]
     return ["", "## Among the published models", "", STANDING_INTRO, "", _table(list(STANDING_HEADERS), rows)]
 
 
-def render_run_markdown(summary: dict[str, Any], run_info: dict[str, Any] | None = None) -> str:
+def render_run_markdown(
+    summary: dict[str, Any], run_info: dict[str, Any] | None = None, standing: Sequence[Mapping[str, str]] = ()
+) -> str:
     profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
     parts = [
         f"# EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}",
@@ -72,7 +68,7 @@ def render_run_markdown(summary: dict[str, Any], run_info: dict[str, Any] | None
     spent = cost_line(summary.get("cost"))
     if spent is not None:
         parts += ["", _cell(spent)]
-    parts += _published_part(summary, run_info or {})
+    parts += _published_part(standing)
     for name, result in summary.get("benchmarks", {}).items():
         parts += ["", f"## {title_of(name)}", ""]
         if result.get("status") == "skipped":

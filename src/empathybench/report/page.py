@@ -157,3 +157,13 @@ class ComparisonPage:
     warnings: tuple[str, ...]
     overlay: tuple[OverlayCard, ...]
     blocks: tuple[Block, ...]  # the leaderboard, the paired differences, and whatever comes as a table
+
+
+# The run among the published models (the atlas's standing rows, computed by whoever writes the report): its columns
+# and the line above them, the same in report.html and report.md.
+STANDING_HEADERS = ("instrument", "this run", "rank", "nearest published models", "reproduction")
+STANDING_INTRO = (
+    "Each headline placed among the published models, recomputed from their released outputs (the atlas: "
+    "empathybench atlas); where this model is one of them, the paired check against its published run."
+)
+NO_PUBLISHED_RUN = "no published run of this model"

@@ -390,9 +390,11 @@ def _write_results(
         raise
     store.write_summary(summary)
 
+    from empathybench.atlas.reproduce import report_standing
     from empathybench.report.html import write_run_reports
 
-    write_run_reports(directory / "report.html", summary, run_info, read_samples(directory))
+    standing = report_standing(summary, run_info)  # the run among the published models, once for both reports
+    write_run_reports(directory / "report.html", summary, run_info, read_samples(directory), standing)
     run_info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     checked(RunInfo, run_info, "run.json")
     store.write_run(run_info)

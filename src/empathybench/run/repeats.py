@@ -56,9 +56,11 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
     checked(RunInfo, run_info, "run.json")
     store.write_run(run_info)
 
+    from empathybench.atlas.reproduce import report_standing
     from empathybench.report.html import write_run_reports
 
-    write_run_reports(parent / "report.html", summary, run_info, read_samples(results[0].directory))
+    standing = report_standing(summary, run_info)
+    write_run_reports(parent / "report.html", summary, run_info, read_samples(results[0].directory), standing)
     stats = RunStats()
     for result in results:
         stats.items_total += result.stats.items_total
