@@ -2,12 +2,13 @@
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_type_hints
 
 from empathybench.errors import DataError, UserError
+from empathybench.formatting import printable
 from empathybench.stats.intervals import mean_metric as mean_metric  # re-exported: the summary's metrics
 
 __all__ = [  # what a third-party instrument may use (with instruments.protocol); see docs/write-an-instrument.md
@@ -63,20 +64,30 @@ def read_text_argument(path: Path, *, limit: int, what: str) -> str:
         raise UserError(f"{path} is not UTF-8 text ({what}): {exc}") from None
 
 
-def jsonl_records(text: str, *, source: str) -> list[dict[str, Any]]:
-    """One JSON object per line, split on "\\n" only: some texts hold U+2028, which str.splitlines() splits on."""
-    records = []
-    for number, line in enumerate(text.split("\n"), start=1):
+def jsonl_lines(lines: Iterable[bytes | str], *, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-empty line of a JSON-lines file, read one at a time (bytes are decoded as
+    UTF-8): a line that is not text, not JSON, nested past the parser's depth or not an object is one DataError."""
+    for number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError:
+            raise DataError(f"{source}: line {number} is not UTF-8 text") from None
         if not line.strip():
             continue
         try:
             record = json.loads(line)
+        except RecursionError:
+            raise DataError(f"{source}: line {number} is nested too deeply to be read") from None
         except ValueError as exc:
-            raise DataError(f"{source}: line {number} is not JSON ({exc})") from None
+            raise DataError(f"{source}: line {number} is not JSON ({printable(exc, 120)})") from None
         if not isinstance(record, dict):
             raise DataError(f"{source}: line {number} is not a JSON object")
-        records.append(record)
-    return records
+        yield number, record
+
+
+def jsonl_records(text: str, *, source: str) -> list[dict[str, Any]]:
+    """One JSON object per line, split on "\n" only: some texts hold U+2028, which str.splitlines() splits on."""
+    return [record for _, record in jsonl_lines(text.split("\n"), source=source)]
 
 
 def evenly_spread(items: Sequence[T], size: int) -> list[T]:

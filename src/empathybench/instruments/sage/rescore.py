@@ -11,7 +11,6 @@ Anything a line holds that is not a result (a number out of range, nesting too d
 one line naming the file and the line; every text taken from the file is printable (no control character).
 """
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ from typing import Any
 from empathybench.errors import DataError, UserError
 from empathybench.formatting import printable
 from empathybench.instruments.sage.score import figures_of_totals
+from empathybench.instruments.support import jsonl_lines
 
 # The released files are 3-4 MB; this bounds what a wrong path can make us read.
 MAX_RESULT_FILE_BYTES = 256 * 1024 * 1024
@@ -79,30 +79,10 @@ class _Tally:
         self.disagreeing += last != record.get("emo_point")
 
 
-def _records(lines: Iterable[bytes | str], source: str) -> Iterable[tuple[int, dict[str, Any]]]:
-    """Each non-empty line as its JSON object, with its 1-based line number."""
-    for number, raw in enumerate(lines, start=1):
-        try:
-            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        except UnicodeDecodeError:
-            raise DataError(f"{source}: line {number} is not UTF-8 text") from None
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except RecursionError:
-            raise DataError(f"{source}: line {number} is nested too deeply to be a result") from None
-        except ValueError as exc:
-            raise DataError(f"{source}: line {number} is not JSON ({printable(exc, 120)})") from None
-        if not isinstance(record, dict):
-            raise DataError(f"{source}: line {number} is not a JSON object")
-        yield number, record
-
-
 def rescore_lines(lines: Iterable[bytes | str], *, source: str = "result file") -> dict[str, Any]:
     """The README's figures from a result file's lines (bytes or text, without their "\n")."""
     kept = _Tally()
-    for number, record in _records(lines, source):
+    for number, record in jsonl_lines(lines, source=source):
         kept.add(record, number, source)
     if not kept.n_people:
         raise DataError(f"{source}: no conversation in it")
