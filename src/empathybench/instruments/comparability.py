@@ -163,16 +163,25 @@ class Coverage:
         }
 
 
-def coverage(n_published: int, unit: str, scored: Sequence[bool], why_not: Iterable[str], *, n_in_run: int) -> Coverage:
-    """A Coverage from a run's records: `scored` one bool per recorded item, `why_not` the reason of each item not
-    scored; the run's items without a record yet, and the published items the run does not ask (a cut, --limit),
-    are counted with their reason."""
-    reasons = dict(sorted(Counter(why_not).items()))  # the run's own reasons first, then the items it lacks
-    if n_in_run > len(scored):
-        reasons["not answered yet"] = n_in_run - len(scored)
+def coverage(n_published: int, unit: str, why_not: Sequence[str | None], *, n_in_run: int) -> Coverage:
+    """A Coverage from a run's records: `why_not` one entry per recorded item, None for an item scored in full, else
+    why it was not; the run's items without a record yet, and the published items the run does not ask (a cut,
+    --limit), are counted with their reason."""
+    reasons = dict(sorted(Counter(why for why in why_not if why is not None).items()))  # the run's own first
+    if n_in_run > len(why_not):
+        reasons["not answered yet"] = n_in_run - len(why_not)
     if n_published > n_in_run:
         reasons["not in this run (a cut)"] = n_published - n_in_run
-    return Coverage(n_published, sum(1 for s in scored if s), unit, reasons)
+    return Coverage(n_published, sum(1 for why in why_not if why is None), unit, reasons)
+
+
+def failed_item(record: Mapping[str, Any]) -> str | None:
+    """Why an item that failed (status "error") has no score, naming the role whose call failed; None when it did
+    not fail."""
+    if record.get("status", "ok") == "ok":
+        return None
+    role = str(record.get("error_role") or "")
+    return f"failed (a call of {ROLE_NAMES.get(role, role)} failed)" if role else "failed"
 
 
 def label(given: str, differences: Sequence[str], what: str = "the published leaderboard") -> tuple[bool, str]:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext, stored_text
-from empathybench.instruments.comparability import ROLE_NAMES, coverage, label, role_names, settings_differences
+from empathybench.instruments.comparability import coverage, failed_item, label, role_names, settings_differences
 from empathybench.instruments.conversation import run_conversation
 from empathybench.instruments.mindeval import published
 from empathybench.instruments.mindeval.canned import expected_output_tokens, plausible_answer
@@ -315,8 +315,7 @@ async def run_profile(
 def unscored_reason(record: Mapping[str, Any]) -> str | None:
     """Why a profile's conversation has no score (None: it has one)."""
     if record.get("status", "ok") != "ok":
-        role = str(record.get("error_role") or "")
-        return f"failed (a call of {ROLE_NAMES.get(role, role)} failed)" if role else "failed"
+        return failed_item(record)
     if record.get("judge_error"):
         return "not scored (the judge left out a criterion in every ask)"
     return None
@@ -334,13 +333,7 @@ def summarize_records(
         "judge": any((r.get("judge") or {}).get("self") for r in answered) or "judge" not in given,
     }
     names = {role: given.get(role) or given.get("model", "") for role in ("simulator", "judge")}
-    covered = coverage(
-        N_PROFILES,
-        "profiles",
-        [unscored_reason(r) is None for r in records],
-        [why for r in records if (why := unscored_reason(r)) is not None],
-        n_in_run=n_items,
-    )
+    covered = coverage(N_PROFILES, "profiles", [unscored_reason(r) for r in records], n_in_run=n_items)
     protocol = {
         "rounds": config.rounds,
         "clinician_template": config.template_name,

@@ -14,6 +14,7 @@ from empathybench.engine.engine import ItemContext
 from empathybench.instruments.comparability import (
     ROLE_NAMES,
     coverage,
+    failed_item,
     label,
     role_names,
     settings_differences,
@@ -238,8 +239,7 @@ async def run_person(
 def person_unscored(record: dict[str, Any], attempts: int) -> str | None:
     """Why a person's conversation has no final emotion (None: it has one)."""
     if record.get("status", "ok") != "ok":
-        role = str(record.get("error_role") or "")
-        return f"failed (a call of {ROLE_NAMES.get(role, role)} failed)" if role else "failed"
+        return failed_item(record)
     if record.get("conversation_status") != "completed":
         failure = record.get("failure") if isinstance(record.get("failure"), dict) else {}
         role = str(failure.get("role") or "simulator")
@@ -262,10 +262,7 @@ def summarize_records(
     self_simulated = any((r.get("simulator") or {}).get("self_simulated") for r in answered) or (
         only_failed and "simulator" not in given
     )
-    reasons = [why for r in records if (why := person_unscored(r, config.attempts)) is not None]
-    covered = coverage(
-        N_PEOPLE, "people", [person_unscored(r, config.attempts) is None for r in records], reasons, n_in_run=n_items
-    )
+    covered = coverage(N_PEOPLE, "people", [person_unscored(r, config.attempts) for r in records], n_in_run=n_items)
     differences = simulator_differences(simulator, self_simulated=self_simulated)
     if config.rounds != PAPER_ROUNDS:
         differences.append(f"{config.rounds} {'round' if config.rounds == 1 else 'rounds'}, not {PAPER_ROUNDS}")

@@ -4,7 +4,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.formatting import number
-from empathybench.instruments.comparability import ROLE_NAMES, coverage, label, role_names, settings_differences
+from empathybench.instruments.comparability import coverage, failed_item, label, role_names, settings_differences
 from empathybench.instruments.spiral import published
 from empathybench.instruments.spiral.data import ScoringRules
 from empathybench.instruments.spiral.score import (
@@ -80,8 +80,7 @@ def _column_metric(
 def opening_unscored(record: Mapping[str, Any], num_turns: int) -> str | None:
     """Why an opening was not scored as the published protocol scores it (None: it was, in full)."""
     if record.get("status", "ok") != "ok":
-        role = str(record.get("error_role") or "")
-        return f"failed (a call of {ROLE_NAMES.get(role, role)} failed)" if role else "failed"
+        return failed_item(record)
     if record.get("ended_early") or int(record.get("n_turns") or 0) < num_turns:
         return "ended early (a reply stayed unusable)"
     judgements = record.get("judgements") if isinstance(record.get("judgements"), Mapping) else {}
@@ -128,13 +127,8 @@ def summarize(
     simulator_self = any(r.get("simulator_self") for r in answered) or (only_failed and "simulator" not in given)
     judge_self = any(r.get("judge_self") for r in answered) or (only_failed and "judge" not in given)
     num_turns = int(config.get("num_turns") or published.PUBLISHED_TURNS)
-    reasons = [why for r in records if (why := opening_unscored(r, num_turns)) is not None]
     covered = coverage(
-        published.PUBLISHED_OPENINGS,
-        "openings",
-        [opening_unscored(r, num_turns) is None for r in records],
-        reasons,
-        n_in_run=n_items,
+        published.PUBLISHED_OPENINGS, "openings", [opening_unscored(r, num_turns) for r in records], n_in_run=n_items
     )
     differences = [
         *published.role_differences(simulator, judge, simulator_self=simulator_self, judge_self=judge_self),
