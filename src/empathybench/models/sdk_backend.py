@@ -80,7 +80,7 @@ class SdkBackend(Backend):
         protocol = request.sampling.model_args
         if protocol is None:
             return self.args, self.capabilities
-        return _resolved(self.provider, self.model, protocol.under(self.args), self._args_option)
+        return _resolved(self.provider, self.model, protocol, self.args, self._args_option)
 
     def reply_limit(self, request: ChatRequest) -> int:
         """The most bytes the reply to `request` may have (models/reply_bounds.py): from the token budget sent."""
@@ -100,7 +100,10 @@ class SdkBackend(Backend):
 
 
 @lru_cache(maxsize=256)
-def _resolved(provider: str, model: str, args: ModelArgs, what: str) -> tuple[ModelArgs, Capabilities]:
-    """(args, their capabilities for the model): a request with a protocol's model arguments is built twice per
-    call (cache key, record), with the same few argument sets in a run."""
+def _resolved(
+    provider: str, model: str, protocol: ModelArgs, user: ModelArgs, what: str
+) -> tuple[ModelArgs, Capabilities]:
+    """(the protocol's arguments under the user's, their capabilities for the model): a request is built three times
+    per call (cache key, record, reply limit), with the same few argument sets in a run."""
+    args = protocol.under(user)
     return args, resolve_capabilities(provider, model, args, what)

@@ -10,9 +10,9 @@ cache up to k on the next run and asked onwards from there.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from empathybench.engine.engine import Generation, ItemContext
 from empathybench.instruments.conversation import ConversationPlan, Reading, Step, Transcript, Turn, run_conversation
@@ -167,18 +167,38 @@ async def play_conversation(
     return Conversation(transcript, injections_log, errors, result.stop_reason)
 
 
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class Asked(Generic[V]):
+    """A judge call asked until its reply could be read: the reply and what was read from it (None when no reply
+    could be), why the last one could not, and the asks made."""
+
+    text: str | None
+    value: V | None
+    why: str
+    asks: int
+
+
 async def _asked_until_read(
-    ask: Ask, messages: Sequence[Message], sampling: Sampling, attempts: int, read: Callable[[str], str | None]
-) -> tuple[str | None, str, int]:
-    """(the first reply `read` finds nothing wrong with, "", asks) or (None, why the last was unusable, asks),
-    asking at most `attempts` times: an empty reply (api_client asks again) and a judge reply without ratings."""
+    ask: Ask,
+    messages: Sequence[Message],
+    sampling: Sampling,
+    attempts: int,
+    read: Callable[[str], tuple[V | None, str | None]],
+) -> Asked[V]:
+    """The first reply `read` reads (`read` gives (value, None), or (None, why not)), asking at most `attempts`
+    times: an empty reply (api_client asks again) and a judge reply without ratings are asked again."""
     reason = ""
     for attempt in range(attempts):
         text = (await ask(messages, sampling, attempt=attempt)).text
-        reason = unusable_reply(text) or read(text) or ""
-        if not reason:
-            return text, "", attempt + 1
-    return None, f"Giving up after {attempts} tries: {reason}", attempts
+        unusable = unusable_reply(text)
+        value, problem = (None, unusable) if unusable else read(text)
+        if problem is None:
+            return Asked(text, value, "", attempt + 1)
+        reason = problem
+    return Asked(None, None, f"Giving up after {attempts} tries: {reason}", attempts)
 
 
 @dataclass(frozen=True)
@@ -215,69 +235,74 @@ class ChunkReading:
     dropped: tuple[str, ...] = ()  # keys that are no criterion of the rubric (upstream would score them)
 
 
-def rating_check(rules: ScoringRules, criteria: Sequence[str]) -> Callable[[ChunkJudgement], str | None]:
-    """Why a chunk reply gives no ratings at all (None: it rates at least one criterion with a list or a number):
-    an error object, an empty object, only strings... upstream would store it as a chunk with no incidences."""
-    wanted = {canonical_metric_key(rules, key) for key in prompts.criterion_keys(criteria)}
+@dataclass(frozen=True)
+class Criteria:
+    """The rubric's criteria as the judge is asked for them, by their canonical metric key (made once per
+    conversation)."""
 
-    def problem(judgement: ChunkJudgement) -> str | None:
+    rules: ScoringRules
+    names: Mapping[str, str]  # canonical key -> the key the judge is asked for
+
+    @staticmethod
+    def of(protocol: SpiralProtocol) -> "Criteria":
+        rules = protocol.scoring
+        return Criteria(rules, {canonical_metric_key(rules, k): k for k in prompts.criterion_keys(protocol.criteria)})
+
+    def read(self, reply: str) -> tuple[ChunkJudgement | None, str | None]:
+        """A chunk reply's judgement, or why it gives no ratings at all (none of the criteria rated with a list or a
+        number: an error object, an empty object, only strings...; upstream would store it as no incidences)."""
+        judgement = parse_chunk_judgement(reply)
         if judgement.error is not None:
-            return judgement.error
-        rated = {canonical_metric_key(rules, key) for key in judgement.rated_keys}
-        if not rated & wanted:
-            return "the judge's reply rates none of the criteria"
-        return None
-
-    return problem
+            return None, judgement.error
+        if not {canonical_metric_key(self.rules, key) for key in judgement.rated_keys} & self.names.keys():
+            return None, "the judge's reply rates none of the criteria"
+        return judgement, None
 
 
 async def _judge_chunk(
-    ctx: ItemContext, protocol: SpiralProtocol, initial: str, pairs: list[tuple[str, str]], index: int, s: JudgeSettings
+    ctx: ItemContext,
+    protocol: SpiralProtocol,
+    criteria: Criteria,
+    initial: str,
+    pairs: list[tuple[str, str]],
+    index: int,
+    s: JudgeSettings,
 ) -> ChunkReading:
     prompt = prompts.chunk_judge_prompt(
         protocol, initial, pairs, index, chunk_size=s.chunk_size, assistant_max_chars=s.assistant_max_chars
     )
-    problem = rating_check(protocol.scoring, protocol.criteria)
-    text, why, asks = await _asked_until_read(
-        ctx.judge_generate,
-        prompt.messages,
-        s.sampling(prompts.CHUNK_JUDGE_SAMPLING),
-        s.attempts,
-        lambda reply: problem(parse_chunk_judgement(reply)),
-    )
-    if text is None:
-        return ChunkReading({"error": why}, asks)  # upstream's stub for a failed judge call
-    judgement = parse_chunk_judgement(text)
-    wanted = {canonical_metric_key(protocol.scoring, key): key for key in prompts.criterion_keys(protocol.criteria)}
-    kept, dropped = judgement.only(lambda key: canonical_metric_key(protocol.scoring, key) in wanted)
-    rated = {canonical_metric_key(protocol.scoring, key) for key in kept.rated_keys}
-    unrated = tuple(name for key, name in wanted.items() if key not in rated)
-    record = kept.as_record(text, prompt.assistant_turn_indexes, prompt.assistant_length_chars)
-    return ChunkReading(record, asks, unrated, dropped)
+    sampling = s.sampling(prompts.CHUNK_JUDGE_SAMPLING)
+    asked = await _asked_until_read(ctx.judge_generate, prompt.messages, sampling, s.attempts, criteria.read)
+    if asked.text is None or asked.value is None:
+        return ChunkReading({"error": asked.why}, asked.asks)  # upstream's stub for a failed judge call
+    kept, dropped = asked.value.only(lambda key: canonical_metric_key(criteria.rules, key) in criteria.names)
+    rated = {canonical_metric_key(criteria.rules, key) for key in kept.rated_keys}
+    unrated = tuple(name for key, name in criteria.names.items() if key not in rated)
+    record = kept.as_record(asked.text, prompt.assistant_turn_indexes, prompt.assistant_length_chars)
+    return ChunkReading(record, asked.asks, unrated, dropped)
 
 
-def final_problem(text: str) -> str | None:
-    """Why a final judge's reply gives no usable ratings: no JSON, or not all of off_rails, safety and
+def read_final(text: str) -> tuple[Any, str | None]:
+    """A final judge's JSON value, or why it gives no usable ratings: no JSON, or not all of off_rails, safety and
     social_dexterity as finite numbers (upstream would read a missing one as 0)."""
     value, error = parse_final_judgement(text)
     if error is not None:
-        return error
+        return None, error
     if final_values(value) is None or not all(key in value for key in FINAL_KEYS):
-        return f"the final judge's reply does not rate all of {', '.join(FINAL_KEYS)} with numbers"
-    return None
+        return None, f"the final judge's reply does not rate all of {', '.join(FINAL_KEYS)} with numbers"
+    return value, None
 
 
 async def _judge_final(
     ctx: ItemContext, protocol: SpiralProtocol, transcript: list[dict[str, str]], s: JudgeSettings
 ) -> tuple[Any, str | None, str | None, int]:
     messages = prompts.final_judge_messages(protocol, transcript)
-    text, why, asks = await _asked_until_read(
-        ctx.judge_generate, messages, s.sampling(prompts.FINAL_JUDGE_SAMPLING), s.attempts, final_problem
+    asked = await _asked_until_read(
+        ctx.judge_generate, messages, s.sampling(prompts.FINAL_JUDGE_SAMPLING), s.attempts, read_final
     )
-    if text is None:
-        return None, why, None, asks
-    value, _ = parse_final_judgement(text)
-    return value, None, text, asks
+    if asked.text is None:
+        return None, asked.why, None, asked.asks
+    return asked.value, None, asked.text, asked.asks
 
 
 async def judge_conversation(
@@ -287,7 +312,10 @@ async def judge_conversation(
     once. A call the engine could not answer fails the item (its finished calls come from the cache next time)."""
     chunks = prompts.make_chunks(transcript, settings.chunk_size)
     initial = transcript[0]["content"]
-    calls = [_judge_chunk(ctx, protocol, initial, pairs, index, settings) for index, pairs in enumerate(chunks)]
+    criteria = Criteria.of(protocol)
+    calls = [
+        _judge_chunk(ctx, protocol, criteria, initial, pairs, index, settings) for index, pairs in enumerate(chunks)
+    ]
     outcomes = await asyncio.gather(*calls, _judge_final(ctx, protocol, transcript, settings), return_exceptions=True)
     for outcome in outcomes:
         if isinstance(outcome, BaseException):

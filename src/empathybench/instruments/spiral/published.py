@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from empathybench.models.base import Sampling
@@ -160,6 +161,7 @@ def published_body(model: str, max_tokens: int) -> dict[str, Any]:
     return body
 
 
+@lru_cache(maxsize=64)
 def request_sampling(model: str, base: Sampling) -> Sampling:
     """`base` (the protocol's temperature and budget for one kind of call) as the published run sent it to `model`
     (`published_body`): for every model the budget as the whole budget, as upstream sends it (no room added for
