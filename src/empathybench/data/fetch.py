@@ -11,6 +11,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from empathybench.data.registry import GITHUB_RAW_PREFIX, DataFile, pin
@@ -27,6 +28,10 @@ class FetchedFile:
     sha256: str
     verified: bool  # False only when --allow-unverified accepted content that does not match the pin
     source: str
+
+    def as_record(self) -> dict[str, Any]:
+        """What run.json, a judge validation's report and an inspect log record of it (not the local path)."""
+        return {"key": self.key, "sha256": self.sha256, "verified": self.verified, "source": self.source}
 
 
 def sha256_of(data: bytes) -> str:

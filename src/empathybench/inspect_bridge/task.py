@@ -165,10 +165,7 @@ def instrument_task(name: str, **task_args: Any) -> Task:
                 **settings.as_dict(),
                 "config": prepared.config,
                 "n_items": len(prepared.items),
-                "data_files": [
-                    {"key": f.key, "sha256": f.sha256, "verified": f.verified, "source": f.source}
-                    for f in prepared.data_files
-                ],
+                "data_files": [f.as_record() for f in prepared.data_files],
                 "empathybench_version": __version__,
             }
         },

@@ -285,10 +285,7 @@ def _run_info(
                 "config": bench.config,
                 "n_items": len(bench.items),
                 "provider": provider(bench.name),  # the distribution and version the instrument came from
-                "data_files": [
-                    {"key": f.key, "sha256": f.sha256, "verified": f.verified, "source": f.source}
-                    for f in bench.data_files
-                ],
+                "data_files": [f.as_record() for f in bench.data_files],
             }
             for bench in prepared
         },

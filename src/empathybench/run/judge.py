@@ -87,9 +87,7 @@ def validate_judge(
             cache.close()
     report = prepared.summarize(records)
     report["judge"] = {"spec": str(judge.spec), **backend.identity()}
-    report["data_files"] = [
-        {"key": f.key, "sha256": f.sha256, "verified": f.verified, "source": f.source} for f in prepared.data_files
-    ]
+    report["data_files"] = [f.as_record() for f in prepared.data_files]
     report["usage"] = stats.as_dict()
     return report
 
