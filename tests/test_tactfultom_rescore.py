@@ -200,7 +200,7 @@ def test_a_file_too_large_is_refused_before_it_is_read(tmp_path: Path, monkeypat
     path = tmp_path / "m-0.json"
     path.write_text(_one_entry(), "utf-8")
     monkeypatch.setattr(rescore, "MAX_FILE_BYTES", 100)
-    with pytest.raises(UserError, match="more than a TactfulToM result file's 100"):
+    with pytest.raises(UserError, match="a TactfulToM result file is smaller \\(limit 100\\)"):
         rescore.rescore_files([path])
 
 

@@ -41,27 +41,29 @@ def read_json_argument(path: Path) -> Any:
     try:
         return json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
-        raise UserError(f"no such file: {path}") from None
+        raise UserError(f"no such file: {printable(path, 300)}") from None
     except (OSError, ValueError) as exc:
-        raise UserError(f"{path} is not a JSON file: {exc}") from None
+        raise UserError(f"{printable(path, 300)} is not a JSON file: {printable(exc, 200)}") from None
 
 
 def read_text_argument(path: Path, *, limit: int, what: str) -> str:
     """A UTF-8 text file named on the command line, at most `limit` bytes (checked before it is read); a missing,
-    unreadable, too large or undecodable file is a one-line UserError naming `what` it should be."""
+    unreadable, too large or undecodable file is a one-line UserError naming `what` it should be (the path printed
+    printable: it came from the command line)."""
+    shown = printable(path, 300)
     try:
         size = path.stat().st_size
         if size > limit:
-            raise UserError(f"{path} is {size} bytes; {what} is smaller (limit {limit})")
+            raise UserError(f"{shown} is {size} bytes; {what} is smaller (limit {limit})")
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise UserError(f"no such file: {path}") from None
+        raise UserError(f"no such file: {shown}") from None
     except IsADirectoryError:
-        raise UserError(f"{path} is a directory, not {what}") from None
+        raise UserError(f"{shown} is a directory, not {what}") from None
     except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot read {shown}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path} is not UTF-8 text ({what}): {exc}") from None
+        raise UserError(f"{shown} is not UTF-8 text ({what}): {exc}") from None
 
 
 def jsonl_lines(lines: Iterable[bytes | str], *, source: str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -5,6 +5,7 @@ two or more runs, upstream's paired ranking test."""
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from empathybench.formatting import cut_text
 from empathybench.instruments.mindeval.parse import CRITERIA, OVERALL, SHORT
 from empathybench.instruments.mindeval.ranking import rank_runs
 from empathybench.instruments.protocol import ChartPoint, FactsTable, GroupedBarsChart, ReportSection
@@ -131,16 +132,11 @@ def sample_line(record: Mapping[str, Any]) -> str:
     return f"Overall {record.get('overall')} ({', '.join(parts)}), {record.get('rounds')} rounds{left}"
 
 
-def _bounded(text: object, limit: int) -> str:
-    text = "" if text is None else str(text)
-    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} more characters]"
-
-
 def sample_text(record: Mapping[str, Any]) -> str:
     """The conversation as the judge read it: the member's synthetic Hello, then the clinician and the member."""
     parts = []
     for message in record.get("interaction") or ():
         if isinstance(message, Mapping):
             who = "the member" if message.get("role") == "user" else "the clinician (the model)"
-            parts.append(f"--- {who} ---\n{_bounded(message.get('content'), TURN_CHARS)}")
+            parts.append(f"--- {who} ---\n{cut_text(message.get('content'), TURN_CHARS)}")
     return "\n\n".join(parts)

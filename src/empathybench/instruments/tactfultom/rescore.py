@@ -16,7 +16,7 @@ from empathybench import formatting
 from empathybench.data.fetch import fetch_pinned
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import RescoreOutput
-from empathybench.instruments.support import read_json_argument
+from empathybench.instruments.support import read_text_argument
 from empathybench.instruments.tactfultom.data import legacy_key
 from empathybench.instruments.tactfultom.freeform import (
     cosine_similarities,
@@ -69,16 +69,13 @@ def model_and_set(path: Path) -> tuple[str, str]:
 
 def read_results(path: Path) -> Any:
     """A result file's JSON, bounded in size and depth; anything else is a one-line UserError."""
+    text = read_text_argument(path, limit=MAX_FILE_BYTES, what="a TactfulToM result file")
     try:
-        size = path.stat().st_size
-    except OSError:
-        size = 0  # read_json_argument says what is wrong
-    if size > MAX_FILE_BYTES:
-        raise UserError(f"{path}: {size:,} bytes, more than a TactfulToM result file's {MAX_FILE_BYTES:,}")
-    try:
-        return read_json_argument(path)
+        return json.loads(text)
     except RecursionError:
         raise UserError(f"{path}: nested too deeply for a TactfulToM result file") from None
+    except ValueError as exc:
+        raise UserError(f"{path} is not a JSON file: {str(exc)[:200]}") from None
 
 
 def _well_formed(entry: Mapping[str, Any]) -> bool:
