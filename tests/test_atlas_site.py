@@ -12,7 +12,7 @@ import pytest
 
 from conftest import cli_in_process
 from empathybench.atlas.data import shipped_atlas
-from test_report_browser import CHROMIUM_ARGS, _chromium
+from test_report_browser import launched_chromium
 
 
 @pytest.fixture(scope="module")
@@ -54,17 +54,7 @@ def test_a_file_in_place_of_the_directory_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_site_in_chromium(site: Path, width: int) -> None:
-    executable = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        executable = None
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must have Chromium and playwright for the browser test")
-        pytest.skip("no Chromium or playwright here")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+    with launched_chromium() as browser:
         page = browser.new_page(viewport={"width": width, "height": 900})
         problems: list[str] = []
         page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
@@ -87,4 +77,3 @@ def test_the_site_in_chromium(site: Path, width: int) -> None:
         first = [float(t) for t in table.locator("tbody tr td:nth-child(4)").all_inner_texts()[:5] if t.strip()]
         assert first == sorted(first, reverse=True)
         page.screenshot(path=str(site / f"atlas-{width}.png"), full_page=True)
-        browser.close()

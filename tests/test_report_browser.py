@@ -9,6 +9,8 @@ taken (kept in EMPATHYBENCH_SCREENSHOT_DIR when set, for CI artefacts).
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +37,9 @@ def _chromium() -> str | None:
     return os.environ.get("EMPATHYBENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="module")
-def browser(reports: dict[str, Path]) -> Any:
-    """Started after the reports are written: Playwright's sync API holds an event loop that `run` cannot share."""
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Chromium through Playwright, closed after; skipped where there is none, a failure on CI (which installs it)."""
     executable = _chromium()
     try:
         from playwright.sync_api import sync_playwright
@@ -49,8 +51,17 @@ def browser(reports: dict[str, Path]) -> Any:
         pytest.skip("no Chromium or playwright here")
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser(reports: dict[str, Path]) -> Any:
+    """Started after the reports are written: Playwright's sync API holds an event loop that `run` cannot share."""
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from empathybench.errors import UserError
 from empathybench.formatting import printable
+from empathybench.instruments.support import read_text_argument
 from empathybench.schema.files import checked
 
 FORMAT = "empathybench-atlas"
@@ -117,18 +118,11 @@ def check_atlas(document: Any, where: str, *, validate: bool = True) -> dict[str
 
 def read_atlas(path: Path, *, validate: bool = True) -> dict[str, Any]:
     """An atlas file given on the command line (`validate`: see check_atlas)."""
+    text = read_text_argument(path, limit=MAX_ATLAS_BYTES, what="an atlas")
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise UserError(f"no such file: {path}") from None
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from None
-    if size > MAX_ATLAS_BYTES:
-        raise UserError(f"{path} is {size} bytes; an atlas is at most {MAX_ATLAS_BYTES // 2**20} MB")
-    try:
-        document = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise UserError(f"{path} is not a JSON file: {str(exc)[:200]}") from None
+        document = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise UserError(f"{printable(path, 300)} is not a JSON file: {printable(exc, 200)}") from None
     return check_atlas(document, str(path), validate=validate)
 
 
