@@ -20,7 +20,7 @@ from empathybench.atlas.place import figure_of, place_run
 from empathybench.atlas.views import ranked
 from empathybench.rundir.reader import RunData
 from empathybench.stats.agreement import spearman
-from empathybench.stats.intervals import bootstrap_method, mean_interval
+from empathybench.stats.intervals import bootstrap_method, paired_mean_difference
 from empathybench.stats.tests import bootstrap_interval
 
 MIN_MODELS_FOR_VERDICT = 5
@@ -46,8 +46,7 @@ def setting_effects(atlas: Mapping[str, Any]) -> list[dict[str, Any]]:
             if not changed or not shared:
                 continue
             scale = float(base.get("scale") or 1.0)
-            differences = [scale * (other["items"][k] - base["items"][k]) for k in shared]
-            interval = mean_interval(differences)
+            difference, interval = paired_mean_difference(other["items"], base["items"], shared, scale=scale)
             effects.append(
                 {
                     "instrument": base["instrument"],
@@ -56,7 +55,7 @@ def setting_effects(atlas: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "settings_changed": {k: [base["settings"].get(k), other["settings"].get(k)] for k in changed},
                     "published_setting_value": base["value"],
                     "other_setting_value": other["value"],
-                    "difference": _rounded(fmean(differences)),
+                    "difference": _rounded(difference),
                     "ci95": None if interval is None else [_rounded(interval[0]), _rounded(interval[1])],
                     "n": len(shared),
                     "method": "paired difference over shared items; " + bootstrap_method(),

@@ -11,7 +11,6 @@ of the run's --model), the published figure, the recomputed figure and the run's
 """
 
 from collections.abc import Mapping
-from statistics import fmean
 from typing import Any
 
 from empathybench.atlas.identity import identity_table
@@ -69,14 +68,13 @@ def _paired(run_items: Mapping[str, Any], entry: Mapping[str, Any], run_scale: f
     if abs(scale - run_scale) > 1e-9:
         return None  # not the same quantity per item
     # numpy only here: a report of a model the atlas does not know loads none of it
-    from empathybench.stats.intervals import bootstrap_method, mean_interval
+    from empathybench.stats.intervals import bootstrap_method, paired_mean_difference
 
-    differences = [scale * (float(run_items[k]) - float(items[k])) for k in usable]
-    interval = mean_interval(differences)
+    difference, interval = paired_mean_difference(run_items, items, usable, scale=scale)
     verdict = None if interval is None else ("consistent" if interval[0] <= 0 <= interval[1] else "differs")
     return {
         "kind": "paired over items",
-        "difference": round(fmean(differences), 4),
+        "difference": round(difference, 4),
         "ci95": None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
         "n": len(usable),
         "method": "run minus published run, item by item; " + bootstrap_method(),

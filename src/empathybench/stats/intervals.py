@@ -11,6 +11,7 @@ items without re-reading the benchmark data. Other metrics (correlations, ratios
 `items: null`; they are compared side by side, not paired.
 """
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -31,6 +32,15 @@ def _finite_or_none(value: float | None, digits: int = 4) -> float | None:
 
 def bootstrap_method(resamples: int = RESAMPLES, seed: int = 0, unit: str = "items") -> str:
     return f"percentile bootstrap over {unit}, {resamples} resamples, seed {seed}, 95%"
+
+
+def paired_mean_difference(
+    first: Mapping[str, float], second: Mapping[str, float], keys: Sequence[str], *, scale: float = 1.0
+) -> tuple[float, tuple[float, float] | None]:
+    """The mean of scale * (first - second) over `keys` (paired: one difference per key) and its percentile
+    bootstrap interval (`mean_interval`); `keys` must not be empty."""
+    differences = [scale * (float(first[k]) - float(second[k])) for k in keys]
+    return math.fsum(differences) / len(differences), mean_interval(differences)
 
 
 def mean_interval(
