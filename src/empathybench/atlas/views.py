@@ -3,6 +3,7 @@
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from empathybench.atlas.place import figure_of
 from empathybench.formatting import interval, number
 
 # A recomputed figure "reproduces" its published one when they agree to the published figure's rounding.
@@ -37,7 +38,7 @@ def ranked(entries: Sequence[Mapping[str, Any]], higher_is_better: bool | None) 
     published figure (published-only entries)."""
 
     def figure(entry: Mapping[str, Any]) -> float:
-        value = entry["value"] if entry["value"] is not None else (entry.get("published") or {}).get("value")
+        value, _ = figure_of(entry)
         if value is None:
             return float("inf")
         return value if higher_is_better is False else -value
