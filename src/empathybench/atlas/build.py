@@ -16,6 +16,7 @@ from typing import Any
 from empathybench.atlas.data import FORMAT, FORMAT_VERSION
 from empathybench.atlas.identity import IdentityTable, identity_table
 from empathybench.data.fetch import FetchedFile, fetch_entry
+from empathybench.data.registry import DataFile
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, Instrument, PublishedOnly, ReleasedRun
 
@@ -101,16 +102,23 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {line}"  # an error the scorer did not expect: named, so it can be fixed
 
 
-def score_run(source: AtlasSource, run: ReleasedRun) -> tuple[AtlasScore, list[dict[str, Any]]]:
+def score_run(
+    source: AtlasSource,
+    run: ReleasedRun,
+    pins: Mapping[str, DataFile] | None = None,
+    fetched: dict[str, FetchedFile] | None = None,
+) -> tuple[AtlasScore, list[dict[str, Any]]]:
     """One released run fetched (verified against its pins) and scored; a missing or bad file is a DataError or
-    UserError with one line."""
-    pins = source.pins()
-    fetched: dict[str, FetchedFile] = {}
+    UserError with one line. `pins` and `fetched` (key -> file already fetched) are shared by an instrument's runs,
+    so a file several runs read (EQ-Bench 3's one verdict file) is fetched and hashed once."""
+    pins = source.pins() if pins is None else pins
+    fetched = {} if fetched is None else fetched
     for key in run.files:
         if key not in pins:
             raise DataError(f"{run.model}: file {key!r} is not pinned")
-        fetched[key] = fetch_entry(pins[key])
-    scored = source.score(run, {key: f.path for key, f in fetched.items()})
+        if key not in fetched:
+            fetched[key] = fetch_entry(pins[key])
+    scored = source.score(run, {key: fetched[key].path for key in run.files})
     return scored, [_file_record(fetched[key], source, key) for key in run.files]
 
 
@@ -124,9 +132,12 @@ def instrument_entries(
     except (DataError, UserError, OSError) as exc:
         report(f"{name}: its released files could not be listed: {_first_line(exc)}")
         released = ()
+    pins: Mapping[str, DataFile] | None = None
+    fetched: dict[str, FetchedFile] = {}
     for run in released:
         try:
-            scored, files = score_run(source, run)
+            pins = source.pins() if pins is None else pins
+            scored, files = score_run(source, run, pins, fetched)
         except Exception as exc:  # a released file is untrusted: whatever it breaks is one line, never a traceback
             line = _first_line(exc)
             report(f"{name} {run.model}: not scored: {line}")
