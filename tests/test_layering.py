@@ -24,6 +24,7 @@ LAYERS = {
     "inspect_bridge": 7,  # the inspect_ai entry point: above run/, the only importer of inspect_ai
     "cli_reference": 7,  # docs/cli.md from the CLI
     "cli_commands": 7,  # what each command does, behind its definition in cli.py
+    "cli_options": 7,  # the options several commands share
     "run": 6,
     "report": 5,
     "atlas": 6,  # published models recomputed from released outputs; draws with report/; asked by run/ and the CLI

@@ -184,9 +184,17 @@ def failed_item(record: Mapping[str, Any]) -> str | None:
     return f"failed (a call of {ROLE_NAMES.get(role, role)} failed)" if role else "failed"
 
 
-def label(given: str, differences: Sequence[str], what: str = "the published leaderboard") -> tuple[bool, str]:
-    """(comparable, the one line that says so): comparable only when nothing differs; `given` names the models of
-    the roles and how many items were scored, whatever differs."""
+def label(
+    given: str, differences: Sequence[str], covered: Coverage | None = None, what: str = "the published leaderboard"
+) -> tuple[bool, str]:
+    """(comparable, the one line that says so): comparable only when nothing differs and `covered` (if given) is
+    complete; `given` names the models of the roles, and the coverage is said beside them or among the differences."""
+    differences = list(differences)
+    if covered is not None:
+        if covered.complete:
+            given = f"{given}; {covered.line()}"
+        else:
+            differences.append(covered.line())
     if not differences:
         return True, f"comparable with {what} ({given})"
     return False, f"not comparable with {what} ({given}): " + "; ".join(differences)
@@ -203,3 +211,15 @@ def role_names(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
                 if name:
                     names.setdefault(str(role), set()).add(str(name))
     return {role: ", ".join(sorted(values)) for role, values in names.items()}
+
+
+def self_played(
+    records: Sequence[Mapping[str, Any]], role: str, says_self: Callable[[Mapping[str, Any]], bool]
+) -> bool:
+    """Whether the model under test played `role` (judge, simulator): as the answered records say (`says_self`),
+    or, when every item failed, as the roles the items were given show (a role missing there was played by it)."""
+    answered = [r for r in records if r.get("status", "ok") == "ok"]
+    if answered:
+        return any(says_self(r) for r in answered)
+    given = [r.get("roles") for r in records if isinstance(r.get("roles"), Mapping)]
+    return bool(given) and not any(role in roles for roles in given)

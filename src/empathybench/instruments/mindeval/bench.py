@@ -344,12 +344,8 @@ def summarize_records(
     differences += settings_differences(
         records, published.published_call_body, provider_defaults=published.PROVIDER_DEFAULTS
     )
-    if not covered.complete:
-        differences.append(covered.line())
     given_line = f"member {names['simulator'] or 'unknown'}, judge {names['judge'] or 'unknown'}"
-    comparable, label_line = label(
-        given_line + (f"; {covered.line()}" if covered.complete else ""), differences, "the published protocol"
-    )
+    comparable, label_line = label(given_line, differences, covered, "the published protocol")
     missing = {name: sum(1 for r in scored if name in (r.get("missing_criteria") or ())) for name in CRITERIA}
     means = {
         name: (sum(float(r["scores"][name]) for r in scored) / len(scored) if scored else None)

@@ -17,6 +17,7 @@ from empathybench.instruments.comparability import (
     failed_item,
     label,
     role_names,
+    self_played,
     settings_differences,
 )
 from empathybench.instruments.conversation import run_conversation
@@ -247,6 +248,15 @@ def person_unscored(record: dict[str, Any], attempts: int) -> str | None:
     return None
 
 
+def _differences(config: SageConfig, records: list[dict[str, Any]], simulator: str, self_simulated: bool) -> list[str]:
+    """How the run differs from the published one: the simulator, the rounds, what each call sent."""
+    differences = simulator_differences(simulator, self_simulated=self_simulated)
+    if config.rounds != PAPER_ROUNDS:
+        differences.append(f"{config.rounds} {'round' if config.rounds == 1 else 'rounds'}, not {PAPER_ROUNDS}")
+    differences += settings_differences(records, published_call_body, budget=False, provider_defaults=PROVIDER_DEFAULTS)
+    return differences
+
+
 def summarize_records(
     config: SageConfig, n_items: int, records: list[dict[str, Any]], *, seed: int = 0
 ) -> dict[str, Any]:
@@ -255,22 +265,13 @@ def summarize_records(
     completed = [r for r in answered if r.get("conversation_status") == "completed"]
     failed = [r for r in records if r.get("conversation_status") != "completed"]
     result = figures([r["final_emotion"] for r in completed], [r["final_state"] for r in completed])
-    given = role_names(records)
     simulators = {str((r.get("simulator") or {}).get("model") or "") for r in answered} - {""}
-    simulator = given.get("simulator") or ", ".join(sorted(simulators))
-    only_failed = not answered and any("roles" in r for r in records)
-    self_simulated = any((r.get("simulator") or {}).get("self_simulated") for r in answered) or (
-        only_failed and "simulator" not in given
-    )
+    simulator = role_names(records).get("simulator") or ", ".join(sorted(simulators))
+    self_simulated = self_played(records, "simulator", lambda r: bool((r.get("simulator") or {}).get("self_simulated")))
     covered = coverage(N_PEOPLE, "people", [person_unscored(r, config.attempts) for r in records], n_in_run=n_items)
-    differences = simulator_differences(simulator, self_simulated=self_simulated)
-    if config.rounds != PAPER_ROUNDS:
-        differences.append(f"{config.rounds} {'round' if config.rounds == 1 else 'rounds'}, not {PAPER_ROUNDS}")
-    differences += settings_differences(records, published_call_body, budget=False, provider_defaults=PROVIDER_DEFAULTS)
-    if not covered.complete:
-        differences.append(covered.line())
-    names = f"simulator {simulator or 'unknown'}" + (f"; {covered.line()}" if covered.complete else "")
-    comparable, label_line = label(names, differences)
+    comparable, label_line = label(
+        f"simulator {simulator or 'unknown'}", _differences(config, records, simulator, self_simulated), covered
+    )
     turns = [int(r.get("rounds") or 0) for r in completed]
     summary: dict[str, Any] = {
         "score": result["score_exact"],

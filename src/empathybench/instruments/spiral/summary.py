@@ -4,7 +4,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.formatting import number
-from empathybench.instruments.comparability import coverage, failed_item, label, role_names, settings_differences
+from empathybench.instruments.comparability import (
+    coverage,
+    failed_item,
+    label,
+    role_names,
+    self_played,
+    settings_differences,
+)
 from empathybench.instruments.spiral import published
 from empathybench.instruments.spiral.data import ScoringRules
 from empathybench.instruments.spiral.score import (
@@ -108,6 +115,75 @@ def _sum_of(records: Sequence[Mapping[str, Any]], key: str) -> int:
     return total
 
 
+def _counts(records: Sequence[Mapping[str, Any]], units: Sequence[Unit]) -> dict[str, int]:
+    """What was asked and judged, counted over the run's records (failed items too)."""
+    answered = [r for r in records if r.get("status", "ok") == "ok"]
+    return {
+        "n_chunks": sum(u.n_chunks for u in units),
+        "n_chunk_errors": sum(u.n_chunk_errors for u in units),
+        "n_chunk_judge_asks": _sum_of(answered, "chunk_judge_asks"),
+        "n_final_judged": sum(1 for r in answered if "final_judgement" in r),
+        "n_final_errors": sum(1 for r in answered if "final_judgement" not in r),
+        "n_final_judge_asks": _sum_of(answered, "final_judge_asks"),
+        "n_unrated_criteria": sum(len(v) for r in answered for v in (r.get("unrated_criteria") or {}).values()),
+        "n_dropped_keys": sum(len(v) for r in answered for v in (r.get("dropped_keys") or {}).values()),
+        "n_ended_early": sum(1 for r in answered if r.get("ended_early")),
+        "n_failed_items": len(records) - len(answered),
+        "n_injections": sum(1 for r in answered for injection in r.get("injections_log") or [] if injection),
+    }
+
+
+def _notes(counts: Mapping[str, int], judge_errors: str) -> list[str]:
+    """What the judge did not rate, and how the score treats it."""
+    notes = []
+    if counts["n_chunk_errors"]:
+        treated = (
+            "scored as chunks with no incidences, as upstream scores a failed judge call"
+            if judge_errors == "faithful"
+            else "left out of their conversations' means"
+        )
+        notes.append(f"{counts['n_chunk_errors']} chunk(s) the judge never rated after every ask: {treated}")
+    if counts["n_unrated_criteria"]:
+        notes.append(
+            f"{counts['n_unrated_criteria']} criterion rating(s) missing from judge replies that rated others: read as "
+            "no incidence, as upstream reads them"
+        )
+    return notes
+
+
+def _labelled(config: Mapping[str, Any], n_items: int, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The roles given, whether the model played them, and the label (computed from what was sent and scored)."""
+    answered = [r for r in records if r.get("status", "ok") == "ok"]
+    given = role_names(records)
+    simulator = given.get("simulator") or _one({str(r.get("simulator_model") or "") for r in answered})
+    judge = given.get("judge") or _one({str(r.get("judge_model") or "") for r in answered})
+    simulator_self = self_played(records, "simulator", lambda r: bool(r.get("simulator_self")))
+    judge_self = self_played(records, "judge", lambda r: bool(r.get("judge_self")))
+    num_turns = int(config.get("num_turns") or published.PUBLISHED_TURNS)
+    covered = coverage(
+        published.PUBLISHED_OPENINGS, "openings", [opening_unscored(r, num_turns) for r in records], n_in_run=n_items
+    )
+    differences = [
+        *published.role_differences(simulator, judge, simulator_self=simulator_self, judge_self=judge_self),
+        *published.protocol_differences(config),
+        *settings_differences(records, published.published_call_body),
+    ]
+    given_line = f"user agent {simulator or 'unknown'}, judge {judge or 'unknown'}"
+    comparable, comparability = label(given_line, differences, covered)
+    labelled: dict[str, Any] = {
+        "simulator_model": simulator,
+        "judge_model": judge,
+        "comparable_with_published": comparable,
+        "comparability": comparability,
+        "coverage": covered.as_dict(),
+    }
+    if judge_self:
+        labelled["judge"] = {"self_judging": True}  # read by every report as self-judged
+    if simulator_self:
+        labelled["self_simulated"] = True  # read by every report as self-simulated (as SAGE's summary says it)
+    return labelled
+
+
 def summarize(
     rules: ScoringRules,
     config: Mapping[str, Any],
@@ -119,79 +195,25 @@ def summarize(
 ) -> dict[str, Any]:
     """The summary of every record (failed items too); `units`: the answered items' units."""
     answered = [r for r in records if r.get("status", "ok") == "ok"]
-    given = role_names(records)
-    simulator = given.get("simulator") or _one({str(r.get("simulator_model") or "") for r in answered})
-    judge = given.get("judge") or _one({str(r.get("judge_model") or "") for r in answered})
-    # an item that failed records only the roles it was given: a role missing there was played by the model
-    only_failed = not answered and any("roles" in r for r in records)
-    simulator_self = any(r.get("simulator_self") for r in answered) or (only_failed and "simulator" not in given)
-    judge_self = any(r.get("judge_self") for r in answered) or (only_failed and "judge" not in given)
-    num_turns = int(config.get("num_turns") or published.PUBLISHED_TURNS)
-    covered = coverage(
-        published.PUBLISHED_OPENINGS, "openings", [opening_unscored(r, num_turns) for r in records], n_in_run=n_items
-    )
-    differences = [
-        *published.role_differences(simulator, judge, simulator_self=simulator_self, judge_self=judge_self),
-        *published.protocol_differences(config),
-        *settings_differences(records, published.published_call_body),
-    ]
-    if not covered.complete:
-        differences.append(covered.line())
-    names = f"user agent {simulator or 'unknown'}, judge {judge or 'unknown'}"
-    if covered.complete:
-        names += f"; {covered.line()}"
-    comparable, comparability = label(names, differences)
-    n_chunk_errors = sum(u.n_chunk_errors for u in units)
-    counts = {
-        "n_chunks": sum(u.n_chunks for u in units),
-        "n_chunk_errors": n_chunk_errors,
-        "n_chunk_judge_asks": _sum_of(answered, "chunk_judge_asks"),
-        "n_final_judged": sum(1 for r in answered if "final_judgement" in r),
-        "n_final_errors": sum(1 for r in answered if "final_judgement" not in r),
-        "n_final_judge_asks": _sum_of(answered, "final_judge_asks"),
-        "n_unrated_criteria": sum(len(v) for r in answered for v in (r.get("unrated_criteria") or {}).values()),
-        "n_dropped_keys": sum(len(v) for r in answered for v in (r.get("dropped_keys") or {}).values()),
-        "n_ended_early": sum(1 for r in answered if r.get("ended_early")),
-        "n_failed_items": len(records) - len(answered),
-        "n_injections": sum(1 for r in answered for injection in r.get("injections_log") or [] if injection),
-    }
+    counts = _counts(records, units)
     judge_errors = str(config.get("judge_errors") or "faithful")
-    notes = []
-    if n_chunk_errors:
-        treated = (
-            "scored as chunks with no incidences, as upstream scores a failed judge call"
-            if judge_errors == "faithful"
-            else "left out of their conversations' means"
-        )
-        notes.append(f"{n_chunk_errors} chunk(s) the judge never rated after every ask: {treated}")
-    if counts["n_unrated_criteria"]:
-        notes.append(
-            f"{counts['n_unrated_criteria']} criterion rating(s) missing from judge replies that rated others: read as "
-            "no incidence, as upstream reads them"
-        )
+    notes = _notes(counts, judge_errors)
+    labelled = _labelled(config, n_items, records)
     base: dict[str, Any] = {
         "score_name": SCORE_NAME,
         "n_items": n_items,
         "n_answered": len(answered),
-        "simulator_model": simulator,
-        "judge_model": judge,
-        "comparable_with_published": comparable,
-        "comparability": comparability,
-        "coverage": covered.as_dict(),
+        **labelled,
         "judge_errors": judge_errors,
         "published": {"simulator": published.PUBLISHED_SIMULATOR, "judge": published.PUBLISHED_JUDGE},
         **counts,
         "config": dict(config),
         "headline_metric": "score_0_100",
+        # The label once: the terminal and the report show the headline note (nowhere else repeats it).
+        "headline_note": "; ".join([labelled["comparability"], *notes]),
     }
     if notes:
         base["notes"] = notes
-    # The label once: the terminal and the report show the headline note (nowhere else repeats it).
-    base["headline_note"] = "; ".join([comparability, *notes])
-    if judge_self:
-        base["judge"] = {"self_judging": True}  # read by every report as self-judged
-    if simulator_self:
-        base["self_simulated"] = True  # read by every report as self-simulated (as SAGE's summary says it)
     n_rated = sum(1 for r in answered if rated_chunks(r))
     if not n_rated:  # every chunk an error stub (or none): upstream would score it as no incidence at all
         return {
@@ -211,6 +233,22 @@ def summarize(
             "metrics": {},
             "headline_note": f"no score: {exc}; {base['headline_note']}",
         }
+    return {
+        **base,
+        **_scored(rules, board, units, records, labelled["comparable_with_published"], seed),
+        "n_parsed": n_rated,
+    }
+
+
+def _scored(
+    rules: ScoringRules,
+    board: Any,
+    units: Sequence[Unit],
+    records: Sequence[Mapping[str, Any]],
+    comparable: bool,
+    seed: int,
+) -> dict[str, Any]:
+    """The leaderboard row's figures: the score with its interval, every column's metric, each part of the score."""
     interval = score_interval(rules, units, seed=seed)
     metrics: dict[str, Any] = {
         "score_0_100": metric(
@@ -231,9 +269,7 @@ def summarize(
     }
     for column in board.columns:
         metrics[column] = _column_metric(rules, column, units, records, seed)
-    row = {key: value for key, value in board.row.items() if key not in ("model_name", "score_norm")}
-    row.pop("ci_low_norm", None)
-    row.pop("ci_high_norm", None)
+    dropped = ("model_name", "score_norm", "ci_low_norm", "ci_high_norm")
     parts = {
         key: {
             "mean": round(mean, 4),
@@ -245,12 +281,10 @@ def summarize(
         for key, mean in sorted(board.metric_means.items())
     }
     return {
-        **base,
         "score": round(board.score_0_100, 4),
         "score_ci95": list(interval) if interval else None,
-        "leaderboard_row": row,
+        "leaderboard_row": {key: value for key, value in board.row.items() if key not in dropped},
         "columns": board.columns,
         "score_parts": parts,
-        "n_parsed": n_rated,  # conversations with at least one chunk the judge rated
         "metrics": metrics,
     }

@@ -1,0 +1,129 @@
+"""The options several `empathybench` commands share, declared once (cli.py defines the commands)."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from empathybench.cli_commands import run_dir_option
+
+MODEL_ARG_HELP = (
+    "Model argument KEY=VALUE (repeatable): reasoning_effort=low|medium|high, thinking_budget=N, max_tokens=N, "
+    "reasoning=true|false, sampling=true|false, token_field=max_tokens|max_completion_tokens, extra_body.KEY=JSON; "
+    "where the calls go: base_url=URL, api_key_env=NAME (the variable holding its key)"
+)
+TIMEOUT_HELP = (
+    "Seconds one whole request may take (server wait and every byte of the reply), then it is retried as a "
+    "timeout; not applied in process (local, llamacpp/), where max_tokens bounds a call"
+)
+PRICE_HELP = "input=X,output=Y[,cached=Z] in USD per million tokens"
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display")]
+TimeoutOption = Annotated[float, typer.Option("--timeout", min=0.1, max=86400, help=TIMEOUT_HELP)]
+SeedOption = Annotated[int, typer.Option(help="Seed for sampling and item selection (0 to 4294967295)")]
+AllowUnverifiedOption = Annotated[
+    bool, typer.Option(help="Accept data files whose checksum differs from the pin (recorded in run.json)")
+]
+BenchOption = Annotated[
+    list[str] | None, typer.Option("--bench", "-b", help="Benchmark names (repeat or comma-separate); default: all")
+]
+ConcurrencyOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-concurrency",
+        "-c",
+        help="Most calls in flight per model role, 1-256 (default 16 for HTTP, 1 in process): a ceiling; the limit "
+        "is halved on 429/503/529 answers and grows back by one at a time",
+    ),
+]
+JudgeOption = Annotated[
+    str | None, typer.Option("--judge", help="Model spec of the judge for judged instruments and comparisons")
+]
+JudgeArgOption = Annotated[
+    list[str] | None, typer.Option("--judge-arg", help="Model argument KEY=VALUE for the --judge, as -M")
+]
+JudgeBaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--judge-base-url", help="The judge's server (openai/, anthropic/); default: its provider's"),
+]
+JudgePriceOption = Annotated[str | None, typer.Option("--judge-price", help=f"The judge's price: {PRICE_HELP}")]
+SimulatorArgOption = Annotated[
+    list[str] | None, typer.Option("--simulator-arg", help="Model argument KEY=VALUE for the --simulator, as -M")
+]
+SimulatorBaseUrlOption = Annotated[
+    str | None, typer.Option("--simulator-base-url", help="The simulator's server, as --judge-base-url")
+]
+DryRunOption = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Call no model: print the requests, estimated tokens and cost per role, and exit"),
+]
+JsonEstimateOption = Annotated[bool, typer.Option("--json", help="With --dry-run: print the estimate as JSON")]
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        help="Budget in USD for the calls of this command (a run: over all its sessions): stop before a request "
+        "would exceed it (exit 3); the same command with a larger budget continues",
+    ),
+]
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="Send each round of requests as one batch of the provider's batch API (openai/, anthropic/): "
+        "half the price, answers within 24 h; a killed command resumes polling the same batch",
+    ),
+]
+BatchPollIntervalOption = Annotated[
+    float, typer.Option("--batch-poll-interval", min=0.001, max=3600, help="Seconds between polls of an open batch")
+]
+BatchFallbackOption = Annotated[
+    str,
+    typer.Option(
+        "--batch-fallback",
+        help="live | fail: a request that no batch answered usably (failed, cut off, malformed) after re-asks in 2 "
+        "more batches is asked live, or recorded as failed",
+    ),
+]
+MaxReplyBytesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-reply-bytes",
+        help="Refuse any server reply larger than N bytes, decompressed (default: 32 bytes per token of the "
+        "request's budget, at least 1 MB, at most 64 MB; or EMPATHYBENCH_MAX_REPLY_BYTES)",
+    ),
+]
+
+
+PresetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--preset", "-p", help="quick | paper | full | demo (default: demo on the embedded model, else quick)"
+    ),
+]
+LimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        "-n",
+        help="At most N items per benchmark (EmotionBench: N situations and at most N runs per measure); "
+        "what an item is: `empathybench list`",
+    ),
+]
+RunDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", "-o", parser=run_dir_option, help="Run directory; the same command with the same --out resumes"
+    ),
+]
+AtlasFileOption = Annotated[
+    Path | None, typer.Option("--atlas", help="An atlas built by `empathybench atlas build` (default: the shipped one)")
+]
+ValidatedBenchOption = Annotated[
+    str | None,
+    typer.Option(
+        "--bench",
+        help="The instrument whose judge to validate (default: the first installed one that offers a validation, "
+        "in run order)",
+    ),
+]
