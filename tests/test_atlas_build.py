@@ -335,8 +335,14 @@ def test_a_tactfultom_run_is_checked_against_the_published_figure_not_paired_ite
     }
     check = check_run(shipped_atlas(), RunData(Path("run"), summary, {}))["instruments"]["tactfultom"]
     assert check["matched"]["model_id"] == "gpt-4o-2024-08-06" and check["published_value"] == 62.3
-    assert check["comparison"]["kind"] == "published figure within the run's interval"
-    assert check["verdict"] == "consistent"
+    assert check["comparison"]["kind"] == "published figure against the run's interval"
+    # run - published: [57.5, 64.5] - 62.30 = [-4.80, 2.20], beyond TactfulToM's margin of 2 on one side only
+    assert check["comparison"]["ci95"] == pytest.approx([-4.8, 2.2], abs=0.01) and check["margin"]["value"] == 2.0
+    assert check["verdict"] == "inconclusive"
+    metric["ci95"] = [61.0, 63.5]  # a run precise enough: [-1.3, 1.2] lies within ±2
+    assert check_run(shipped_atlas(), RunData(Path("run"), summary, {}))["instruments"]["tactfultom"]["verdict"] == (
+        "consistent"
+    )
     assert check["settings"]["differs"] == {"cot": {"run": [False, True], "published": [False]}}
     assert check["settings"]["not_recorded_by_the_run"]["dataset"].startswith("legacy")
     llama = identity_table().match("meta-llama/Llama-3.3-70B-Instruct")

@@ -173,6 +173,9 @@ def build_atlas(
             "metric": source.metric,
             "higher_is_better": source.higher_is_better,
             "summary_metric": source.summary_metric,
+            "reproduction_margin": None
+            if source.reproduction_margin is None
+            else {"value": source.reproduction_margin.value, "source": source.reproduction_margin.source},
         }
         entries.extend(instrument_entries(instrument.name, source, table, report))
         if source.capability is not None:

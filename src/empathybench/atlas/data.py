@@ -57,11 +57,17 @@ class Capability(_Open):
     models: list[CapabilityFigure]
 
 
+class Margin(_Open):
+    value: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    source: str
+
+
 class AtlasInstrument(_Open):
     title: str
     metric: str
     higher_is_better: bool | None
     summary_metric: str | None
+    reproduction_margin: Margin | None = None  # in the units of summary_metric (the reproduction check's m)
     capability: Capability | None = None
 
 

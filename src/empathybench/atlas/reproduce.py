@@ -3,9 +3,12 @@
 For each instrument of the atlas the run has, the atlas entry of the same checkpoint (the identity table's match
 of the run's --model), the published figure, the recomputed figure and the run's, and:
 - where both carry per-item values (the same item ids): the paired difference run - published over the items both
-  scored, with its bootstrap interval; `consistent` when the interval holds 0, else `differs`;
-- where the published figure is not a mean over items (an Elo, a composite): whether the published run's figure
-  lies within the run's own interval (the same verdicts, labelled as this weaker check);
+  scored, with its bootstrap interval;
+- where the published figure is not a mean over items (an Elo, a composite): run - published with the run's own
+  interval shifted by the published figure (the weaker check, labelled so);
+- either way the verdict is an equivalence test against the instrument's margin m (its `reproduction_margin`, with
+  its source): `consistent` when the 95% interval lies within ±m, `differs` when it lies wholly outside ±m,
+  `inconclusive` otherwise (too few items, or too noisy, to say);
 - every setting of the run that differs from the published run's (its config and its judge and simulator), and the
   published run's settings the run does not record.
 """
@@ -58,7 +61,25 @@ def setting_differences(run: RunData, instrument: str, published: Mapping[str, A
     return {"differs": differs, "not_recorded_by_the_run": unknown}
 
 
-def _paired(run_items: Mapping[str, Any], entry: Mapping[str, Any], run_scale: float) -> dict[str, Any] | None:
+NO_MARGIN = {"value": 0.0, "source": "the instrument declares no margin: only an interval of [0, 0] agrees"}
+
+
+def equivalence_verdict(ci: tuple[float, float] | list[float] | None, margin: float) -> str | None:
+    """The verdict of an equivalence test with margin m: `consistent` when the interval lies within ±m, `differs`
+    when it lies wholly outside ±m, `inconclusive` when it straddles a bound; None without an interval."""
+    if ci is None:
+        return None
+    low, high = float(ci[0]), float(ci[1])
+    if -margin <= low and high <= margin:
+        return "consistent"
+    if high < -margin or low > margin:
+        return "differs"
+    return "inconclusive"
+
+
+def _paired(
+    run_items: Mapping[str, Any], entry: Mapping[str, Any], run_scale: float, margin: float
+) -> dict[str, Any] | None:
     items = entry.get("items") or {}
     shared = sorted(set(run_items) & set(items))
     usable = [k for k in shared if isinstance(run_items[k], int | float)]
@@ -71,30 +92,56 @@ def _paired(run_items: Mapping[str, Any], entry: Mapping[str, Any], run_scale: f
     from empathybench.stats.intervals import bootstrap_method, paired_mean_difference
 
     difference, interval = paired_mean_difference(run_items, items, usable, scale=scale)
-    verdict = None if interval is None else ("consistent" if interval[0] <= 0 <= interval[1] else "differs")
     return {
         "kind": "paired over items",
         "difference": round(difference, 4),
         "ci95": None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
         "n": len(usable),
         "method": "run minus published run, item by item; " + bootstrap_method(),
-        "verdict": verdict,
+        "verdict": equivalence_verdict(interval, margin),
     }
 
 
-def _within_interval(run_metric: Mapping[str, Any], published_value: float) -> dict[str, Any] | None:
+def _within_interval(run_metric: Mapping[str, Any], published_value: float, margin: float) -> dict[str, Any] | None:
+    """The published run has no per-item values: the interval of run - published is the run's own interval shifted
+    by the published figure (the published figure counted as exact), tested against ±m as the paired one is."""
     ci = run_metric.get("ci95")
     if not ci or ci[0] is None or ci[1] is None:
         return None
-    inside = float(ci[0]) <= published_value <= float(ci[1])
+    shifted = (float(ci[0]) - published_value, float(ci[1]) - published_value)
     return {
-        "kind": "published figure within the run's interval",
+        "kind": "published figure against the run's interval",
         "difference": round(float(run_metric["value"]) - published_value, 4),
-        "ci95": [round(float(ci[0]) - published_value, 4), round(float(ci[1]) - published_value, 4)],
+        "ci95": [round(shifted[0], 4), round(shifted[1], 4)],
         "n": run_metric.get("n"),
-        "method": "the published run has no per-item values: whether its figure lies in the run's own 95% interval",
-        "verdict": "consistent" if inside else "differs",
+        "method": "the published run has no per-item values: the run's own 95% interval minus the published figure",
+        "verdict": equivalence_verdict(shifted, margin),
     }
+
+
+def comparison_digits(comparison: Mapping[str, Any], margin: float | None = None) -> int:
+    """Decimals that make a difference, its interval and the margin readable: two significant digits of the smallest
+    nonzero of them, at least 2 and at most 4 (the check's own rounding); +0.0016 [0.0006, 0.0028], not +0.00."""
+    values = [comparison.get("difference"), *(comparison.get("ci95") or ()), margin]
+    smallest = min((abs(float(v)) for v in values if isinstance(v, int | float) and v), default=1.0)
+    digits = 2
+    while digits < 4 and smallest < 10 ** (1 - digits):
+        digits += 1
+    return digits
+
+
+def comparison_text(comparison: Mapping[str, Any] | None, margin: Mapping[str, Any]) -> str:
+    """ "difference +0.0016 [0.0006, 0.0028] over 171 (paired over items), margin ±1.00: consistent" """
+    from empathybench.formatting import interval, number
+
+    if comparison is None:
+        return "no comparison: no shared items and no interval"
+    digits = comparison_digits(comparison, margin.get("value"))
+    return (
+        f"difference {number(comparison.get('difference'), digits, signed=True)} "
+        f"{interval(comparison.get('ci95'), digits)} over {number(comparison.get('n'))} ({comparison.get('kind')}), "
+        f"margin ±{number(float(margin['value']), 2)}: {comparison.get('verdict') or 'no verdict'}"
+    )
 
 
 def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
@@ -129,9 +176,10 @@ def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
         entry = candidates[0]
         published = entry.get("published") or {}
         reference = entry["value"] if entry["value"] is not None else published.get("value")
-        comparison = _paired(metric.get("items") or {}, entry, float(metric.get("scale") or 1.0))
+        margin = described.get("reproduction_margin") or NO_MARGIN
+        comparison = _paired(metric.get("items") or {}, entry, float(metric.get("scale") or 1.0), margin["value"])
         if comparison is None and reference is not None:
-            comparison = _within_interval(metric, float(reference))
+            comparison = _within_interval(metric, float(reference), margin["value"])
         checks[instrument] = {
             "matched": {
                 "model": entry["model"],
@@ -147,6 +195,7 @@ def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
             "run_value": metric["value"],
             "run_ci95": metric.get("ci95"),
             "comparison": comparison,
+            "margin": {"value": margin["value"], "source": margin["source"]},
             "verdict": None if comparison is None else comparison["verdict"],
             "settings": setting_differences(run, instrument, entry["settings"]),
             "not_comparable_because": not_comparable_because(run, instrument),
@@ -174,7 +223,7 @@ def published_standing(summary: Mapping[str, Any], run_info: Mapping[str, Any]) 
 def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> list[dict[str, str]]:
     """`published_standing` as the lines a report prints: per instrument (its name under "instrument") the run's
     figure, its rank, the nearest published models and the reproduction check, as text."""
-    from empathybench.formatting import interval, number
+    from empathybench.formatting import number
 
     texts = []
     for row in published_standing(summary, run_info):
@@ -183,11 +232,9 @@ def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> l
         if check is None:
             reproduction = NO_PUBLISHED_RUN
         else:
-            comparison = check["comparison"] or {}
             reproduction = (
                 f"{check['matched']['model']}: published {number(check['published_value'])}, "
-                f"difference {number(comparison.get('difference'), signed=True)} {interval(comparison.get('ci95'))}"
-                f" over {number(comparison.get('n'))}: {comparison.get('verdict') or 'no verdict'}"
+                f"{comparison_text(check['comparison'], check['margin'])} (margin: {check['margin']['source']})"
             )
             differs = ", ".join(sorted(check["settings"]["differs"]))
             if differs:

@@ -183,16 +183,10 @@ def render_reproduction(check: Mapping[str, Any], console: Any) -> None:
             f", recomputed {number(result['recomputed_value'], 2)}, this run {number(result['run_value'], 2)}"
         )
         console.print(Text(head, "bold"))
-        comparison = result["comparison"]
-        if comparison is None:
-            console.print(Text("  no paired comparison: no shared items and no interval"))
-        else:
-            console.print(
-                Text(
-                    f"  difference {number(comparison['difference'], 2, signed=True)} {_interval(comparison['ci95'])} "
-                    f"over {comparison['n']} ({comparison['kind']}): {comparison['verdict'] or 'no verdict'}"
-                )
-            )
+        from empathybench.atlas.reproduce import comparison_text
+
+        console.print(Text(f"  {comparison_text(result['comparison'], result['margin'])}"))
+        console.print(Text(f"  margin ±{number(float(result['margin']['value']), 2)}: {result['margin']['source']}"))
         for key, values in result["settings"]["differs"].items():
             console.print(
                 Text(f"  setting {plain(key, 40)}: run {plain(values['run'])}, published {plain(values['published'])}")

@@ -179,6 +179,17 @@ class AtlasScore:
 
 
 @dataclass(frozen=True)
+class ReproductionMargin:
+    """How far a run may lie from the published run of its model and still reproduce it (the reproduction check's
+    equivalence margin m, in the units of `AtlasSource.summary_metric`): `consistent` when the 95% interval of run
+    minus published lies within ±m. `source` says where m comes from: upstream's own repeatability figures where
+    published, else the instrument's documented default with its reasoning."""
+
+    value: float
+    source: str
+
+
+@dataclass(frozen=True)
 class AtlasSource:
     """`Instrument.atlas`: how an instrument places the field's published models (`empathybench atlas build`).
 
@@ -201,6 +212,7 @@ class AtlasSource:
     # the instrument's upstream sets one beside its own (e.g. an Arena score): what the atlas correlates it with.
     capability: Callable[[], Sequence[tuple[str, PublishedFigure]]] | None = None
     capability_label: str = ""
+    reproduction_margin: ReproductionMargin | None = None  # None: a run's check has no margin (only [0, 0] agrees)
 
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------

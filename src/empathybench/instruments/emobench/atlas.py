@@ -14,7 +14,7 @@ from pathlib import Path
 
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, ReleasedRun
+from empathybench.instruments.protocol import AtlasScore, AtlasSource, ReleasedRun, ReproductionMargin
 from empathybench.stats.intervals import mean_interval
 
 RESULTS_PREFIX = "emobench/2024/data/EU/Results/"
@@ -82,4 +82,10 @@ ATLAS = AtlasSource(
     runs=runs,
     score=score,
     summary_metric="eu_joint_accuracy_en",
+    reproduction_margin=ReproductionMargin(
+        2.0,
+        "2 percentage points of joint accuracy, a documented default: upstream publishes no run-to-run figure; 4 of "
+        "the 200 EU items answered otherwise, of the order of what reordering the options moves (the released runs "
+        "repeat each item on 4 option orders)",
+    ),
 )

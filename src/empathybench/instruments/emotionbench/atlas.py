@@ -16,7 +16,7 @@ from empathybench.instruments.emotionbench.data import read_answer_sheet
 from empathybench.instruments.emotionbench.questionnaires import load_questionnaires, panas_affect
 from empathybench.instruments.emotionbench.rescore import detect_questionnaire, rescore_panas
 from empathybench.instruments.emotionbench.stats import shift_interval
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, ReleasedRun
+from empathybench.instruments.protocol import AtlasScore, AtlasSource, ReleasedRun, ReproductionMargin
 
 ATLAS_PINS = "atlas_pins.json"
 SHEET_SUFFIX = "-PANAS-testing.csv"
@@ -80,4 +80,10 @@ ATLAS = AtlasSource(
     score=score,
     summary_metric="NA_delta",
     higher_is_better=None,  # a shift is not better for being larger: people's own shift is the reference
+    reproduction_margin=ReproductionMargin(
+        1.0,
+        "1 PANAS point of the Negative Affect shift, a documented default: upstream publishes no run-to-run figure; "
+        "under a fifth of people's own sd of Negative Affect (5.5 by default, the paper's Table 2) and the step of "
+        "one PANAS answer",
+    ),
 )

@@ -14,7 +14,7 @@ from typing import Any
 from empathybench.data.fetch import fetch_pinned
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun
+from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun, ReproductionMargin
 from empathybench.stats.intervals import mean_interval
 
 ATLAS_PINS = "atlas_pins.json"
@@ -122,4 +122,12 @@ ATLAS = AtlasSource(
     runs=runs,
     score=score,
     summary_metric="score",
+    reproduction_margin=ReproductionMargin(
+        1.0,
+        "1 point of the 0-100 score, a documented default: upstream publishes no run-to-run figure for v2 (the paper "
+        "calls its results highly repeatable without a number, arXiv:2312.06281v2); 1 point is of the order of the "
+        "run-to-run sd its author measured for EQ-Bench 3's 0-100 rubric (0.75 over 10 iterations, eqbench.com "
+        "about.html), above the published figures' rounding (0.01) and far above what a scoring rule alone moves "
+        "(le5 against lt5: gpt-4-0613 +0.0016)",
+    ),
 )

@@ -16,7 +16,7 @@ from typing import Any
 
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun
+from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun, ReproductionMargin
 
 ATLAS_PINS = "atlas_pins.json"
 VERDICTS_KEY = "eqbench3/atlas/canonical_leaderboard_elo_results.json.gz"
@@ -100,4 +100,10 @@ ATLAS = AtlasSource(
     runs=runs,
     score=score,
     summary_metric=None,
+    reproduction_margin=ReproductionMargin(
+        1.5,
+        "1.5 rubric points (0-100), upstream's own repeatability: the rubric score of one model over 10 iterations had "
+        "sd 0.75, range 76.35-78.70 (eqbench.com about.html); m = 2 sd, about the half-range of those iterations. "
+        "In rubric points: it applies to a run's rubric score, not to the Elo ratings",
+    ),
 )

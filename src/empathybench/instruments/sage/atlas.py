@@ -18,7 +18,14 @@ from pathlib import Path
 from empathybench.data.fetch import fetch_entry, fetch_pinned
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, PublishedOnly, ReleasedRun
+from empathybench.instruments.protocol import (
+    AtlasScore,
+    AtlasSource,
+    PublishedFigure,
+    PublishedOnly,
+    ReleasedRun,
+    ReproductionMargin,
+)
 from empathybench.instruments.sage.data import PROFILES_KEY, parse_people
 from empathybench.instruments.sage.score import PUBLISHED_LEADERBOARD
 from empathybench.stats.intervals import mean_interval
@@ -178,4 +185,11 @@ ATLAS = AtlasSource(
     summary_metric="sentient_score",
     capability=capability,
     capability_label="Arena score (SAGE README)",
+    reproduction_margin=ReproductionMargin(
+        3.0,
+        "3 points of the 0-100 Sentient score, a documented default: upstream publishes no run-to-run figure; a "
+        "quarter of the smallest simulated-person effect the atlas measures with an interval above 0 (claude3.7-think "
+        "+11.7), so a rerun under another simulated person can come out differs, while the sampled person's own "
+        "variation over 100 conversations is allowed",
+    ),
 )

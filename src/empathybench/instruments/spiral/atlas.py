@@ -16,7 +16,14 @@ from pathlib import Path
 from empathybench.data.fetch import fetch_entry
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, PublishedOnly, ReleasedRun
+from empathybench.instruments.protocol import (
+    AtlasScore,
+    AtlasSource,
+    PublishedFigure,
+    PublishedOnly,
+    ReleasedRun,
+    ReproductionMargin,
+)
 from empathybench.instruments.spiral import published
 
 ATLAS_PINS = "atlas_pins.json"
@@ -115,4 +122,10 @@ ATLAS = AtlasSource(
     score=score,
     published_only=published_only,
     summary_metric="score_0_100",
+    reproduction_margin=ReproductionMargin(
+        3.0,
+        "3 points of the 0-100 score, a documented default: upstream publishes no run-to-run figure (the site's CI "
+        "columns equal the score); below the median gap between neighbouring published models (4.2 points), as for "
+        "SAGE's 0-100 score",
+    ),
 )
