@@ -380,6 +380,20 @@ def atlas_agreement(
     agreement(as_json, csv_out, family, atlas_file, stdout)
 
 
+@atlas_app.command("model")
+def atlas_model(
+    name: Annotated[str, typer.Argument(help="A model as any upstream published it, its id, or a family")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print it as JSON")] = False,
+    atlas_file: AtlasFileOption = None,
+) -> None:
+    """Everything the atlas holds about one checkpoint: each instrument's figure with its settings, the published
+    figure and the difference, the source files and the setting effects measured on it (a family lists its
+    checkpoints)."""
+    from empathybench.cli_commands import atlas_model as show_model
+
+    show_model(name, as_json, atlas_file, stdout)
+
+
 def main() -> None:
     # At exit the interpreter scans everything still alive for cycles; frozen objects are skipped. Every file and
     # connection is closed by then, so the scan only costs time: ~0.2 s after the OpenAI SDK, ~0.5 s after

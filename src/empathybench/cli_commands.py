@@ -557,6 +557,18 @@ def atlas_agreement(
         render_agreement(result, stdout)
 
 
+def atlas_model(name: str, as_json: bool, atlas_file: Path | None, stdout: Console) -> None:
+    """`empathybench atlas model NAME`: one checkpoint across instruments (a family: its checkpoints)."""
+    from empathybench.atlas.data import load_atlas
+    from empathybench.atlas.model import model_view, render_model
+
+    view = model_view(load_atlas(atlas_file), name)
+    if as_json:
+        emit(view, True, stdout)
+    else:
+        render_model(view, stdout)
+
+
 def report_against_published(path: Path, as_json: bool, stdout: Console) -> None:
     """`empathybench report RUN --against-published`: the reproduction check of one run against the atlas."""
     from empathybench.atlas.data import load_atlas

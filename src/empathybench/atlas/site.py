@@ -25,6 +25,7 @@ class AtlasPage:
     intro: str
     toc: tuple[tuple[str, str], ...]
     blocks: tuple[Block, ...]
+    home: str | None = None  # a model page's link back to the atlas
 
 
 def _text(value: Any) -> str:
@@ -42,7 +43,21 @@ def _domain(values: Sequence[float]) -> tuple[float, float]:
     return low - pad, high + pad
 
 
-def _board_block(name: str, board: Mapping[str, Any]) -> Block:
+def _model_cell(model: Any, model_id: str | None, links: Mapping[str, str]) -> tuple[Piece, ...]:
+    """A model's name, linked to its model page where it has one."""
+    link = links.get(model_id or "")
+    return (Piece(_text(model), href=link),) if link else _cell(model)
+
+
+def _nearest_cell(nearest: Sequence[Mapping[str, Any]], links: Mapping[str, str]) -> tuple[Piece, ...]:
+    pieces = [Piece("nearest: ")]
+    for number_in_list, row in enumerate(nearest):
+        pieces += [Piece(", ")] if number_in_list else []
+        pieces += [*_model_cell(row["model"], row.get("model_id"), links), Piece(f" {number(row['value'])}")]
+    return tuple(pieces)
+
+
+def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) -> Block:
     from empathybench.report.html import draw_section
 
     rows = []
@@ -51,7 +66,7 @@ def _board_block(name: str, board: Mapping[str, Any]) -> Block:
         rows.append(
             (
                 _cell(row["rank"]),
-                _cell(row["model"]),
+                _model_cell(row["model"], row["model_id"], links),
                 _cell(status),
                 _cell(number(row["value"])),
                 _cell(interval(row["ci95"])),
@@ -75,7 +90,7 @@ def _board_block(name: str, board: Mapping[str, Any]) -> Block:
                 _cell(number(run["n"])),
                 _cell(""),
                 _cell(""),
-                _cell("nearest: " + ", ".join(f"{n['model']} {number(n['value'])}" for n in run["nearest"])),
+                _nearest_cell(run["nearest"], links),
             )
         )
     headers = ("#", "model", "status", "recomputed", "95% interval", "n", "published", "difference", "notes")
@@ -163,12 +178,15 @@ def _agreement_block(result: Mapping[str, Any]) -> Block:
 
 
 def write_site(directory: Path, boards: Mapping[str, Any], atlas: Mapping[str, Any]) -> list[Path]:
-    """DIR/index.html and DIR/agreement.csv; returns the files written."""
+    """DIR/index.html, DIR/agreement.csv and a page per model (DIR/models/); returns the files written (the model
+    pages as their folder)."""
+    from empathybench.atlas.model_site import model_links, write_model_pages
     from empathybench.redaction import redact
     from empathybench.report.html import environment
 
     result = agreement(atlas)
-    blocks = [_board_block(name, board) for name, board in boards.items()]
+    links = model_links(atlas)
+    blocks = [_board_block(name, board, links) for name, board in boards.items()]
     blocks.append(_agreement_block(result))
     page = AtlasPage(
         title="EmpathyBench atlas: the published models, recomputed",
@@ -183,4 +201,4 @@ def write_site(directory: Path, boards: Mapping[str, Any], atlas: Mapping[str, A
     matrix = directory / "agreement.csv"
     with matrix.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(matrix_rows(result))
-    return [index, matrix]
+    return [index, matrix, write_model_pages(directory, atlas, links)]

@@ -1,0 +1,252 @@
+"""`empathybench atlas model NAME`: everything the atlas holds about one checkpoint, across instruments.
+
+NAME is resolved through the identity table: a checkpoint gives its profile (each instrument's figure, recomputed or
+published, with its settings, the published figure and the difference, its rank and source files; the setting effects
+measured on it; the capability figures published for it); a family name lists the family's checkpoints; a name the
+table does not know is one UserError line with the nearest known names. Nothing here names an instrument.
+"""
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from empathybench.atlas.analysis import setting_effects
+from empathybench.atlas.identity import IdentityTable, identity_table, normalise
+from empathybench.atlas.place import figure_of
+from empathybench.atlas.views import ranked
+from empathybench.errors import UserError
+from empathybench.formatting import printable
+
+MAX_QUERY_CHARS = 200
+NEAREST_NAMES = 3
+
+
+def _checkpoints_named(table: IdentityTable, name: str, instruments: Sequence[str]) -> tuple[str, list[str]]:
+    """(relation, model ids) for a name: one checkpoint, a family's checkpoints, or the checkpoints one name means in
+    different instruments (an alias scoped to its instrument); ("", []) for a name the table does not know."""
+    if name in table.models:
+        return "same checkpoint", [name]
+    match = table.match(name)
+    if match is not None and match.id is not None:
+        return "same checkpoint", [match.id]
+    if match is not None:
+        return "same family", sorted(m.id for m in table.models.values() if m.family == match.family)
+    scoped = {m.id for i in instruments if (m := table.match(name, instrument=i)) is not None and m.id is not None}
+    if len(scoped) == 1:
+        return "same checkpoint", sorted(scoped)
+    return ("named differently by instruments", sorted(scoped)) if scoped else ("", [])
+
+
+def nearest_names(table: IdentityTable, name: str) -> list[str]:
+    """The known names (aliases, ids, families) closest to `name`, closest first."""
+    known: dict[str, str] = {}
+    for model in table.models.values():
+        for candidate in (model.id, *(alias.name for alias in model.aliases)):
+            known.setdefault(normalise(candidate), candidate)
+    for family in table.families:
+        known.setdefault(normalise(family), family)
+    close = difflib.get_close_matches(normalise(name), list(known), n=NEAREST_NAMES, cutoff=0.5)
+    return [known[key] for key in close]
+
+
+def leaderboard_ranks(atlas: Mapping[str, Any]) -> dict[int, tuple[int, int]]:
+    """id(entry) -> (rank, among) for every primary entry, as the instrument's leaderboard ranks it."""
+    ranks: dict[int, tuple[int, int]] = {}
+    for name, described in atlas["instruments"].items():
+        primary = [e for e in atlas["entries"] if e["instrument"] == name and e["primary"]]
+        for rank, entry in enumerate(ranked(primary, described.get("higher_is_better")), start=1):
+            ranks[id(entry)] = (rank, len(primary))
+    return ranks
+
+
+def _entry(atlas: Mapping[str, Any], entry: Mapping[str, Any], rank: tuple[int, int] | None) -> dict[str, Any]:
+    described = atlas["instruments"][entry["instrument"]]
+    figure, kind = figure_of(entry)
+    return {
+        "instrument": entry["instrument"],
+        "title": described["title"],
+        "metric": described["metric"],
+        "model": entry["model"],
+        "status": entry["status"],
+        "primary": entry["primary"],
+        "figure": figure,
+        "figure_is": kind,
+        "value": entry["value"],
+        "ci95": entry["ci95"],
+        "n": entry["n"],
+        "published": entry.get("published"),
+        "difference": entry.get("difference"),
+        "rank": None if rank is None else rank[0],
+        "among": None if rank is None else rank[1],
+        "settings": dict(entry.get("settings") or {}),
+        "notes": list(entry.get("notes") or []),
+        "files": [{"repo": f["repo"], "commit": f["commit"], "path": f["path"]} for f in entry.get("files") or []],
+    }
+
+
+def model_profile(
+    atlas: Mapping[str, Any],
+    model_id: str,
+    table: IdentityTable | None = None,
+    *,
+    effects: Sequence[Mapping[str, Any]] | None = None,
+    ranks: Mapping[int, tuple[int, int]] | None = None,
+) -> dict[str, Any]:
+    """One checkpoint: its names, every atlas entry of it (the published setting first), the setting effects measured
+    on it and the general-capability figures published for it. `effects` and `ranks` (setting_effects and the
+    leaderboards' ranks of `atlas`): computed once for many profiles."""
+    table = table or identity_table()
+    model = table.models[model_id]
+    ranks = leaderboard_ranks(atlas) if ranks is None else ranks
+    effects = setting_effects(atlas) if effects is None else effects
+    order = list(atlas["instruments"])
+    entries = sorted(
+        (e for e in atlas["entries"] if e["model_id"] == model_id),
+        key=lambda e: (order.index(e["instrument"]), not e["primary"], e["model"]),
+    )
+    capability = [
+        {"label": described["capability"]["label"], "from": name, **row}
+        for name, described in atlas["instruments"].items()
+        if described.get("capability")
+        for row in described["capability"]["models"]
+        if row["model_id"] == model_id
+    ]
+    return {
+        "id": model_id,
+        "family": model.family,
+        "family_name": table.families.get(model.family, model.family),
+        "aliases": [{"name": a.name, "source": a.source, "instrument": a.instrument} for a in model.aliases],
+        "entries": [_entry(atlas, e, ranks.get(id(e))) for e in entries],
+        "setting_effects": [e for e in effects if e["model_id"] == model_id],
+        "capability": [{k: row[k] for k in ("label", "from", "model", "value", "source")} for row in capability],
+    }
+
+
+def _checkpoint_row(atlas: Mapping[str, Any], model_id: str) -> dict[str, Any]:
+    instruments = sorted(
+        {e["instrument"] for e in atlas["entries"] if e["model_id"] == model_id}, key=list(atlas["instruments"]).index
+    )
+    return {"id": model_id, "instruments": instruments}
+
+
+def model_view(atlas: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """What `atlas model NAME` shows: a checkpoint's profile, or the checkpoints a family name (or a name that means
+    different checkpoints in different instruments) stands for. An unknown name is one UserError line."""
+    query = name.strip()[:MAX_QUERY_CHARS]
+    table = identity_table()
+    relation, ids = _checkpoints_named(table, query, list(atlas["instruments"]))
+    if not ids:
+        nearest = nearest_names(table, query)
+        hint = f"; nearest known names: {', '.join(nearest)}" if nearest else "; `empathybench atlas` lists its models"
+        raise UserError(f"the model identity table has no model {printable(query, 100)!r}{hint}")
+    if relation == "same checkpoint":
+        return {"query": query, "relation": relation, "model": model_profile(atlas, ids[0], table)}
+    family = table.models[ids[0]].family
+    return {
+        "query": query,
+        "relation": relation,
+        "family": family if relation == "same family" else None,
+        "family_name": table.families.get(family, family) if relation == "same family" else None,
+        "checkpoints": [_checkpoint_row(atlas, model_id) for model_id in ids],
+    }
+
+
+def page_names(model_ids: Sequence[str]) -> dict[str, str]:
+    """Each model page's file name: its id with every character but letters, digits, dots and dashes as "_", and a
+    number where two ids would give one name."""
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for model_id in sorted(set(model_ids)):
+        stem = re.sub(r"[^A-Za-z0-9.-]", "_", model_id)
+        name, count = f"{stem}.html", 1
+        while name.lower() in taken:  # one file per page on a case-insensitive file system too
+            count += 1
+            name = f"{stem}-{count}.html"
+        taken.add(name.lower())
+        names[model_id] = name
+    return names
+
+
+def _settings_text(settings: Mapping[str, Any]) -> str:
+    return ", ".join(f"{printable(k, 60)} {printable(v, 200)}" for k, v in settings.items()) or "none recorded"
+
+
+def entry_lines(entry: Mapping[str, Any]) -> list[str]:
+    """One atlas entry of a model as lines: its figure with interval and n, the published figure and the difference,
+    its rank, then its settings, notes and source files (text from files made printable, never cut short)."""
+    from empathybench.formatting import interval, number
+
+    head = f"{printable(entry['model'], 300)} ({entry['status']}"
+    head += ")" if entry["primary"] else ", another setting: not ranked)"
+    if entry["value"] is not None:
+        head += f": {number(entry['value'])} {interval(entry['ci95'])} over {number(entry['n'])}"
+    published = entry["published"] or {}
+    if published.get("value") is not None:
+        head += f"; published {number(published['value'])}"
+        if entry["difference"] is not None:
+            head += f", difference {number(entry['difference'], signed=True)}"
+    if entry["rank"] is not None:
+        head += f"; rank {entry['rank']} of {entry['among']}"
+    lines = [head, f"  settings: {_settings_text(entry['settings'])}"]
+    if published.get("source"):
+        lines.append(f"  published in: {printable(published['source'], 300)}")
+    lines += [f"  note: {printable(note, 300)}" for note in entry["notes"]]
+    lines += [
+        f"  file: {printable(f['repo'], 100)}@{f['commit'][:8]} {printable(f['path'], 300)}" for f in entry["files"]
+    ]
+    return lines
+
+
+def effect_line(effect: Mapping[str, Any]) -> str:
+    from empathybench.formatting import interval, number
+
+    changed = "; ".join(
+        f"{printable(k, 40)} {printable(a, 80)} → {printable(b, 80)}"
+        for k, (a, b) in effect["settings_changed"].items()
+    )
+    return (
+        f"{effect['instrument']}: {changed}: {number(effect['published_setting_value'])} → "
+        f"{number(effect['other_setting_value'])}, paired difference {number(effect['difference'], signed=True)} "
+        f"{interval(effect['ci95'])} over {effect['n']}"
+    )
+
+
+def render_model(view: Mapping[str, Any], console: Any) -> None:
+    """`atlas model NAME` in the terminal: lines that wrap, never a cut model name."""
+    from rich.text import Text
+
+    def say(text: str, style: str = "") -> None:
+        console.print(Text(text, style))
+
+    if "model" not in view:
+        what = f"the family {printable(view['family_name'], 200)}" if view["family"] else "different checkpoints"
+        say(f"{printable(view['query'], 200)} names {what}; its checkpoints in the identity table:", "bold")
+        for row in view["checkpoints"]:
+            say(f"  {row['id']}: {', '.join(row['instruments']) or 'no figure in the atlas'}")
+        say("`empathybench atlas model ID` shows one checkpoint")
+        return
+    profile = view["model"]
+    say(f"{profile['id']} (checkpoint of the family {printable(profile['family_name'], 200)})", "bold")
+    names = ", ".join(
+        f"{printable(a['name'], 300)}" + (f" ({a['instrument']} only)" if a["instrument"] else "")
+        for a in profile["aliases"]
+    )
+    say(f"published as: {names}")
+    if not profile["entries"]:
+        say("the atlas has no figure of this checkpoint")
+    current = None
+    for entry in profile["entries"]:
+        if entry["instrument"] != current:
+            current = entry["instrument"]
+            say("")
+            say(f"{printable(entry['title'], 200)}: {printable(entry['metric'], 300)}", "bold")
+        for line in entry_lines(entry):
+            say(f"  {line}")
+    if profile["setting_effects"]:
+        say("")
+        say("One setting changed, the same checkpoint (paired over shared items):", "bold")
+        for effect in profile["setting_effects"]:
+            say(f"  {effect_line(effect)}")
+    for row in profile["capability"]:
+        say(f"{printable(row['label'], 200)}: {row['value']} (as {printable(row['model'], 300)}; {row['source']})")

@@ -1,0 +1,147 @@
+"""The atlas site's model pages (DIR/models/<id>.html): everything the atlas holds about one checkpoint, as
+`empathybench atlas model ID` shows it, drawn with the report's parts (escaping by the templates)."""
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from empathybench.atlas.analysis import setting_effects
+from empathybench.atlas.identity import identity_table
+from empathybench.atlas.model import leaderboard_ranks, model_profile, page_names
+from empathybench.formatting import interval, number
+from empathybench.report.page import Block, Piece, Table
+
+MODELS_DIR = "models"
+MAX_TEXT = 300
+MAX_FILES_TEXT = 3000  # every source file of an entry (TactfulToM's five sets), never cut in practice
+
+
+def _text(value: Any, limit: int = MAX_TEXT) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cell(value: Any) -> tuple[Piece, ...]:
+    return (Piece(_text(value)),)
+
+
+def model_links(atlas: Mapping[str, Any]) -> dict[str, str]:
+    """model id -> its page, relative to the site's index (every checkpoint with an atlas entry)."""
+    ids = [e["model_id"] for e in atlas["entries"] if e["model_id"]]
+    return {model_id: f"{MODELS_DIR}/{name}" for model_id, name in page_names(ids).items()}
+
+
+def _figure_row(entry: Mapping[str, Any]) -> tuple[tuple[Piece, ...], ...]:
+    published = entry["published"] or {}
+    status = "published only" if entry["status"] == "published-only" else "recomputed"
+    return (
+        _cell(entry["model"]),
+        _cell(f"{status}, {'published' if entry['primary'] else 'another (not ranked)'}"),
+        _cell(number(entry["value"])),
+        _cell(interval(entry["ci95"])),
+        _cell(number(entry["n"])),
+        _cell(number(published.get("value"))),
+        _cell(number(entry["difference"], signed=True)),
+        _cell("" if entry["rank"] is None else f"{entry['rank']} of {entry['among']}"),
+    )
+
+
+def _source_row(entry: Mapping[str, Any]) -> tuple[tuple[Piece, ...], ...]:
+    published = entry["published"] or {}
+    files = "; ".join(f"{f['repo']}@{f['commit'][:8]} {f['path']}" for f in entry["files"])
+    return (
+        _cell(entry["model"]),
+        _cell("; ".join(f"{k}: {v}" for k, v in entry["settings"].items())),
+        _cell(published.get("source")),
+        (Piece(_text(files, MAX_FILES_TEXT)),),
+    )
+
+
+def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[Block]:
+    """A model page's parts: per instrument its entries; the setting effects; its names with their sources and the
+    other checkpoints of its family."""
+    blocks: list[Block] = []
+    headers = ("as published", "figure, setting", "recomputed", "95% interval", "n", "published", "difference", "rank")
+    instruments = list(dict.fromkeys(e["instrument"] for e in profile["entries"]))
+    for name in instruments:
+        entries = [e for e in profile["entries"] if e["instrument"] == name]
+        notes = "; ".join(dict.fromkeys(note for e in entries for note in e["notes"]))
+        sources = Table(
+            ("as published", "settings", "published in", "released files"),
+            tuple(_source_row(e) for e in entries),
+            title="Settings and sources",
+        )
+        blocks.append(
+            Block(
+                anchor=f"model-{name}",
+                title=_text(entries[0]["title"]),
+                intro=_text(entries[0]["metric"] + (f". Notes: {notes}" if notes else ""), MAX_FILES_TEXT),
+                tables=(Table(headers, tuple(_figure_row(e) for e in entries), numeric=(2, 4, 5, 6)), sources),
+            )
+        )
+    if profile["setting_effects"]:
+        rows = tuple(
+            (
+                _cell(e["instrument"]),
+                _cell("; ".join(f"{k}: {a} → {b}" for k, (a, b) in e["settings_changed"].items())),
+                _cell(f"{number(e['published_setting_value'])} → {number(e['other_setting_value'])}"),
+                _cell(f"{number(e['difference'], signed=True)} {interval(e['ci95'])}"),
+                _cell(e["n"]),
+            )
+            for e in profile["setting_effects"]
+        )
+        blocks.append(
+            Block(
+                anchor="model-effects",
+                title="One setting changed",
+                intro="The same checkpoint under the published setting and another: the paired difference over the "
+                "items both runs scored, with its 95% bootstrap interval.",
+                tables=(Table(("instrument", "setting", "figure", "paired difference [95%]", "n"), rows),),
+            )
+        )
+    names = tuple(
+        (_cell(a["name"]), _cell(a["instrument"] or "every instrument"), _cell(a["source"])) for a in profile["aliases"]
+    )
+    capability = tuple(
+        (_cell(f"{c['label']}: {c['value']}"), _cell(c["from"]), _cell(c["source"])) for c in profile["capability"]
+    )
+    table = identity_table()
+    siblings = sorted(m for m in table.models if table.models[m].family == profile["family"] and m != profile["id"])
+    family_rows = tuple(((Piece(_text(m), href=f"../{links[m]}"),) if m in links else _cell(m),) for m in siblings)
+    tables = [Table(("name", "in", "source"), names, title="Published as")]
+    if capability:
+        tables.append(Table(("figure", "published beside", "source"), capability, title="General capability"))
+    if family_rows:
+        tables.append(Table(("checkpoint",), family_rows, title=f"Other checkpoints of {profile['family_name']}"))
+    blocks.append(Block(anchor="model-names", title="Names and family", tables=tuple(tables)))
+    return blocks
+
+
+def write_model_pages(directory: Path, atlas: Mapping[str, Any], links: Mapping[str, str]) -> Path:
+    """DIR/models/<id>.html for every checkpoint with an atlas entry; returns DIR/models."""
+    from empathybench.atlas.site import AtlasPage
+    from empathybench.redaction import redact
+    from empathybench.report.html import environment
+
+    template = environment().get_template("atlas.html.j2")
+    folder = directory / MODELS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    table = identity_table()
+    effects, ranks = setting_effects(atlas), leaderboard_ranks(atlas)
+    for model_id, link in links.items():
+        if model_id not in table.models:
+            continue  # an atlas built with another identity table: its id has no profile here
+        profile = model_profile(atlas, model_id, table, effects=effects, ranks=ranks)
+        blocks = model_blocks(profile, links)
+        page = AtlasPage(
+            title=_text(f"{model_id}: everything the atlas holds"),
+            intro=_text(
+                f"A checkpoint of the family {profile['family_name']}: each instrument's figure, recomputed from its "
+                "released outputs or published only, with its settings and sources."
+            ),
+            toc=tuple((b.anchor, b.title) for b in blocks),
+            blocks=tuple(blocks),
+            home="../index.html",
+        )
+        (directory / link).write_text(redact(template.render(page=page)), "utf-8")
+    return folder
