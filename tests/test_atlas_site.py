@@ -29,7 +29,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     args = ["atlas", "--atlas", "hostile.json", "--run", "run", "--html", "site"]
     result = cli_in_process(args, env, cwd=root)
     assert result.returncode == 0, result.stderr
-    assert "wrote site/index.html, site/agreement.csv" in result.stderr
+    assert "wrote site/index.html, site/agreement.csv, site/models" in result.stderr
     return root / "site"
 
 
@@ -44,6 +44,22 @@ def test_the_site_is_one_self_contained_page_with_every_instrument(site: Path) -
     assert "▶ your run: scripted/plausible" in html
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert (site / "agreement.csv").read_text().startswith("first,second,n,rho,ci95_low,ci95_high,verdict")
+
+
+def test_a_page_per_model_and_the_leaderboards_link_to_it(site: Path) -> None:
+    from empathybench.atlas.model import page_names
+
+    atlas = shipped_atlas()
+    pages = page_names([e["model_id"] for e in atlas["entries"] if e["model_id"]])
+    assert sorted(p.name for p in (site / "models").iterdir()) == sorted(pages.values())
+    html = (site / "index.html").read_text("utf-8")
+    assert f'<a href="models/{pages["gpt-4o-2024-08-06"]}">gpt-4o-0808</a>' in html  # SAGE's row
+    page = (site / "models" / pages["gpt-4o-2024-08-06"]).read_text("utf-8")
+    assert 'href="../index.html"' in page and 'id="model-sage"' in page and 'id="model-tactfultom"' in page
+    assert "One setting changed" in page and "deepseek-v3-2024-12-26 → gpt-4o-2024-08-06" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    hostile = (site / "models" / pages[atlas["entries"][0]["model_id"]]).read_text("utf-8")
+    assert "<script>alert(1)</script>" not in hostile and "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile
 
 
 def test_a_file_in_place_of_the_directory_is_one_line(tmp_path: Path) -> None:

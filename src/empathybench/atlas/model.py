@@ -141,7 +141,15 @@ def model_view(atlas: Mapping[str, Any], name: str) -> dict[str, Any]:
         hint = f"; nearest known names: {', '.join(nearest)}" if nearest else "; `empathybench atlas` lists its models"
         raise UserError(f"the model identity table has no model {printable(query, 100)!r}{hint}")
     if relation == "same checkpoint":
-        return {"query": query, "relation": relation, "model": model_profile(atlas, ids[0], table)}
+        profile = model_profile(atlas, ids[0], table)
+        # a name can be a checkpoint's and its family's (SAGE's "GPT-4o" is gpt-4o-2024-08-06): the others are named
+        others = sorted(m.id for m in table.models.values() if m.family == profile["family"] and m.id != ids[0])
+        return {
+            "query": query,
+            "relation": relation,
+            "model": profile,
+            "other_checkpoints_of_its_family": [_checkpoint_row(atlas, model_id) for model_id in others],
+        }
     family = table.models[ids[0]].family
     return {
         "query": query,
@@ -158,7 +166,7 @@ def page_names(model_ids: Sequence[str]) -> dict[str, str]:
     names: dict[str, str] = {}
     taken: set[str] = set()
     for model_id in sorted(set(model_ids)):
-        stem = re.sub(r"[^A-Za-z0-9.-]", "_", model_id)
+        stem = re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9.-]", "_", model_id))  # never a hidden file
         name, count = f"{stem}.html", 1
         while name.lower() in taken:  # one file per page on a case-insensitive file system too
             count += 1
@@ -250,3 +258,9 @@ def render_model(view: Mapping[str, Any], console: Any) -> None:
             say(f"  {effect_line(effect)}")
     for row in profile["capability"]:
         say(f"{printable(row['label'], 200)}: {row['value']} (as {printable(row['model'], 300)}; {row['source']})")
+    others = view.get("other_checkpoints_of_its_family") or []
+    if others:
+        say("")
+        say(f"Other checkpoints of {printable(profile['family_name'], 200)} (not this model):", "bold")
+        for row in others:
+            say(f"  {row['id']}: {', '.join(row['instruments']) or 'no figure in the atlas'}")

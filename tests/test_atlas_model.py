@@ -1,0 +1,76 @@
+"""`empathybench atlas model NAME`: one checkpoint across instruments, resolved through the identity table (a family
+lists its checkpoints, an unknown name is one line with the nearest names), in the terminal, as JSON and as a page
+of the atlas site."""
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import cli_in_process
+from empathybench.atlas.data import shipped_atlas
+from empathybench.atlas.model import model_view, page_names
+from empathybench.errors import UserError
+
+
+def _cli(args: list[str], tmp_path: Path, columns: int = 200) -> Any:
+    env = {**os.environ, "COLUMNS": str(columns), "EMPATHYBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    return cli_in_process(["atlas", "model", *args], env, cwd=tmp_path)
+
+
+def test_a_checkpoint_under_another_instruments_name_shows_every_instrument_and_the_simulator_effect(
+    tmp_path: Path,
+) -> None:
+    result = _cli(["gpt-4o-0808", "--json"], tmp_path)  # SAGE's name for gpt-4o-2024-08-06
+    assert result.returncode == 0, result.stderr
+    view = json.loads(result.stdout)
+    profile = view["model"]
+    assert view["relation"] == "same checkpoint" and profile["id"] == "gpt-4o-2024-08-06"
+    assert profile["family"] == "gpt-4o"
+    by = {(e["instrument"], e["primary"]): e for e in profile["entries"]}
+    assert set(by) == {("sage", True), ("sage", False), ("tactfultom", True), ("tactfultom", False)}
+    sage = by[("sage", True)]
+    # SAGE README's Sentient leaderboard publishes 31.8 for gpt-4o-0808 under the DeepSeek-V3 person
+    assert sage["published"]["value"] == 31.8 and sage["settings"]["simulator"].startswith("deepseek-v3")
+    assert sage["rank"] is not None and sage["among"] >= 18 and sage["files"][0]["repo"] == "Tencent/digitalhuman"
+    assert by[("sage", False)]["settings"]["simulator"] == "gpt-4o-2024-08-06" and by[("sage", False)]["rank"] is None
+    # the effect of the simulated person on this checkpoint: both figures and a paired difference above 0
+    effect = next(e for e in profile["setting_effects"] if e["instrument"] == "sage")
+    assert list(effect["settings_changed"]) == ["simulator"] and effect["n"] == 100
+    assert effect["ci95"][0] > 0 and effect["published_setting_value"] == sage["value"]
+    assert any(row["label"].startswith("Arena score") for row in profile["capability"])
+
+
+def test_the_terminal_never_cuts_a_model_name(tmp_path: Path) -> None:
+    name = "TheBloke/Nous-Hermes-2-Mixtral-8x7B-SFT-GGUF"  # 44 characters, in a 40-column terminal
+    result = _cli([name], tmp_path, columns=40)
+    assert result.returncode == 0, result.stderr
+    assert "…" not in result.stdout and name in result.stdout.replace("\n", "")
+    wide = _cli(["claude-3-7-sonnet-20250219"], tmp_path).stdout
+    assert "EQ-Bench 3:" in wide and "SAGE:" in wide and "judge " in wide and "file: " in wide
+
+
+def test_a_family_lists_its_checkpoints_and_an_unknown_name_is_one_line(tmp_path: Path) -> None:
+    family = model_view(shipped_atlas(), "gpt-4-turbo")
+    assert family["relation"] == "same family" and "model" not in family
+    ids = [row["id"] for row in family["checkpoints"]]
+    assert "gpt-4-1106-preview" in ids and len(ids) >= 2
+    text = _cli(["gpt-4-turbo"], tmp_path).stdout
+    assert all(model_id in text for model_id in ids)
+    # a name that is a checkpoint's (SAGE's "GPT-4o") and its family's: the checkpoint, the family's others named
+    both = model_view(shipped_atlas(), "GPT-4o")
+    assert both["model"]["id"] == "gpt-4o-2024-08-06"
+    assert len(both["other_checkpoints_of_its_family"]) >= 1
+    unknown = _cli(["gtp-4o-2024-08"], tmp_path)
+    assert unknown.returncode != 0 and len(unknown.stderr.strip().splitlines()) == 1
+    assert "gpt-4o-2024-08-06" in unknown.stderr
+    with pytest.raises(UserError, match="no model"):
+        model_view(shipped_atlas(), "\x1b[31mnothing-like-it-at-all-0000")
+
+
+def test_page_names_are_safe_and_distinct() -> None:
+    names = page_names(["a/b", "a_b", "A_B", "x@y", "../up"])
+    assert len(set(names.values())) == 5
+    assert all("/" not in n and n.endswith(".html") and not n.startswith("..") for n in names.values())
