@@ -1,8 +1,7 @@
 """The atlas site's model pages (DIR/models/<id>.html): everything the atlas holds about one checkpoint, as
 `empathybench atlas model ID` shows it, drawn with the report's parts (escaping by the templates)."""
 
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from empathybench.atlas.analysis import setting_effects
@@ -117,31 +116,16 @@ def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[B
     return blocks
 
 
-def write_model_pages(directory: Path, atlas: Mapping[str, Any], links: Mapping[str, str]) -> Path:
-    """DIR/models/<id>.html for every checkpoint with an atlas entry; returns DIR/models."""
-    from empathybench.atlas.site import AtlasPage
-    from empathybench.redaction import redact
-    from empathybench.report.html import environment
-
-    template = environment().get_template("atlas.html.j2")
-    folder = directory / MODELS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+def model_pages(atlas: Mapping[str, Any], links: Mapping[str, str]) -> Iterator[tuple[str, str, str, list[Block]]]:
+    """Per checkpoint with a page (`links`): its page's path under the site, title, introduction and parts."""
     table = identity_table()
     effects, ranks = setting_effects(atlas), leaderboard_ranks(atlas)
     for model_id, link in links.items():
         if model_id not in table.models:
             continue  # an atlas built with another identity table: its id has no profile here
         profile = model_profile(atlas, model_id, table, effects=effects, ranks=ranks)
-        blocks = model_blocks(profile, links)
-        page = AtlasPage(
-            title=_text(f"{model_id}: everything the atlas holds"),
-            intro=_text(
-                f"A checkpoint of the family {profile['family_name']}: each instrument's figure, recomputed from its "
-                "released outputs or published only, with its settings and sources."
-            ),
-            toc=tuple((b.anchor, b.title) for b in blocks),
-            blocks=tuple(blocks),
-            home="../index.html",
+        intro = (
+            f"A checkpoint of the family {profile['family_name']}: each instrument's figure, recomputed from its "
+            "released outputs or published only, with its settings and sources."
         )
-        (directory / link).write_text(redact(template.render(page=page)), "utf-8")
-    return folder
+        yield link, _text(f"{model_id}: everything the atlas holds"), _text(intro), model_blocks(profile, links)

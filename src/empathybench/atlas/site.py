@@ -180,7 +180,7 @@ def _agreement_block(result: Mapping[str, Any]) -> Block:
 def write_site(directory: Path, boards: Mapping[str, Any], atlas: Mapping[str, Any]) -> list[Path]:
     """DIR/index.html, DIR/agreement.csv and a page per model (DIR/models/); returns the files written (the model
     pages as their folder)."""
-    from empathybench.atlas.model_site import model_links, write_model_pages
+    from empathybench.atlas.model_site import model_links
     from empathybench.redaction import redact
     from empathybench.report.html import environment
 
@@ -201,4 +201,20 @@ def write_site(directory: Path, boards: Mapping[str, Any], atlas: Mapping[str, A
     matrix = directory / "agreement.csv"
     with matrix.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(matrix_rows(result))
-    return [index, matrix, write_model_pages(directory, atlas, links)]
+    return [index, matrix, _write_model_pages(directory, atlas, links)]
+
+
+def _write_model_pages(directory: Path, atlas: Mapping[str, Any], links: Mapping[str, str]) -> Path:
+    """DIR/models/<id>.html for every checkpoint with an atlas entry, each linking back to the index; returns the
+    folder."""
+    from empathybench.atlas.model_site import MODELS_DIR, model_pages
+    from empathybench.redaction import redact
+    from empathybench.report.html import environment
+
+    template = environment().get_template("atlas.html.j2")
+    (directory / MODELS_DIR).mkdir(parents=True, exist_ok=True)
+    for link, title, intro, blocks in model_pages(atlas, links):
+        toc = tuple((b.anchor, b.title) for b in blocks)
+        page = AtlasPage(title=title, intro=intro, toc=toc, blocks=tuple(blocks), home="../index.html")
+        (directory / link).write_text(redact(template.render(page=page)), "utf-8")
+    return directory / MODELS_DIR
