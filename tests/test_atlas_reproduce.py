@@ -129,6 +129,7 @@ def test_the_report_places_the_run_and_shows_the_check(runs: dict[str, Any]) -> 
         assert line.startswith("rank ") and f": {verdict}" in line and 'href="#published"' in line
         block = html.split("Among the published models", 1)[1]
         assert "of 87" in block and "Qwen/Qwen-72B-Chat: published 80.70" in block and f": {verdict}" in block
+        assert f"margin ±1.00: {verdict} (margin: 1 point of the 0-100 score" in block  # the margin and its source
         markdown = (run / "report.md").read_text("utf-8").split("## Among the published models", 1)[1]
         assert "| EQ-Bench |" in markdown and f": {verdict}" in markdown.split("\n## ", 1)[0]
 
