@@ -181,7 +181,7 @@ def test_re_asked_judge_replies_and_dropped_keys_are_counted_and_named(tmp_path:
     asked: set[str] = set()
 
     def judge(request: dict[str, Any]) -> str:
-        """Each prompt's first reply rates nothing; the next rates, the chunk judge's with a key that is no criterion."""
+        """Each prompt's first reply rates nothing; the next rates, the chunk judge adding a key of no criterion."""
         prompt = request["messages"][-1]["content"]
         final = '"off_rails": 0-10' in prompt
         if prompt not in asked:
