@@ -13,11 +13,11 @@ from conftest import MIRROR, cli_in_process
 from empathybench.atlas.analysis import setting_effects
 from empathybench.atlas.build import build_atlas, dumps, instrument_entries, score_run
 from empathybench.atlas.data import check_atlas, read_atlas, shipped_atlas, shipped_path
-from empathybench.atlas.identity import identity_table
 from empathybench.data.registry import DataFile
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import AtlasSource, ReleasedRun
 from empathybench.instruments.registry import all_benchmarks, load
+from empathybench.models.identity import identity_table
 
 pytestmark = pytest.mark.slow  # the whole atlas is rebuilt from the mirror once (about 30 s)
 
@@ -106,7 +106,7 @@ def test_a_run_spec_matches_the_same_checkpoint_never_a_sibling() -> None:
 def test_every_alias_names_its_source_and_no_name_means_two_checkpoints() -> None:
     table = identity_table()
     seen: dict[tuple[str, str], str] = {}
-    from empathybench.atlas.identity import normalise
+    from empathybench.models.identity import normalise
 
     for model in table.models.values():
         assert model.aliases

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.atlas.data import FORMAT, FORMAT_VERSION
-from empathybench.atlas.identity import IdentityTable, identity_table
 from empathybench.data.fetch import FetchedFile, fetch_entry
 from empathybench.data.registry import DataFile
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, Instrument, PublishedOnly, ReleasedRun
+from empathybench.models.identity import IdentityTable, identity_table
 
 DIGITS = 4  # headline figures, intervals and differences; items are kept as the scorer rounds them
 MAX_NOTE_CHARS = 300

@@ -10,7 +10,7 @@ demo) is placed apart: ranked, but marked not comparable, with the reason.
 from collections.abc import Mapping
 from typing import Any
 
-from empathybench.atlas.identity import identity_table
+from empathybench.models.identity import identity_table
 from empathybench.rundir.reader import RunData
 
 NEAREST = 3

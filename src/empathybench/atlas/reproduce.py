@@ -16,8 +16,8 @@ of the run's --model), the published figure, the recomputed figure and the run's
 from collections.abc import Mapping
 from typing import Any
 
-from empathybench.atlas.identity import identity_table
 from empathybench.atlas.place import not_comparable_because, place_run, run_metric
+from empathybench.models.identity import identity_table
 from empathybench.report.page import NO_PUBLISHED_RUN
 from empathybench.rundir.reader import RunData
 

@@ -5,6 +5,7 @@ transcript); this backend translates the request (messages and sampling, byte fo
 with each call the body inspect's provider actually built (wire.py): a provider may change it.
 """
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +24,7 @@ from inspect_ai.util import LimitExceededError
 
 from empathybench.inspect_bridge.wire import call_details, changes_text
 from empathybench.models.base import Backend, ChatRequest, ChatResponse, Message, RequestRejectedError
-from empathybench.models.capabilities import is_truncated, split_think_tags
+from empathybench.models.capabilities import ModelArgs, is_truncated, split_think_tags
 
 # inspect's model APIs that speak the OpenAI chat protocol to servers which read sampling fields the OpenAI API does
 # not have from the body (vLLM, SGLang, llama.cpp servers): there, as with `openai/...` in EmpathyBench,
@@ -74,11 +75,13 @@ class InspectBackend(Backend):
             body = {key: value for key, value in named if value is not None}
         # What a protocol gives this model besides its sampling (Sampling.model_args: e.g. a published judge's
         # reasoning effort and whole budget), in inspect's terms; inspect's own config for the model decides the rest.
+        # A reasoning setting the user's own config gives, in any spelling, replaces the protocol's (one field on
+        # the wire, never two that disagree); the protocol's other sampling fields win over the user's extra_body.
+        user_body = dict(self.inspect_model.config.extra_body or {})
         args = sampling.model_args
         if args is not None:
+            args = args.without(self._user_args().settings_named())
             body.update(args.body_fields())
-        # The user's own extra_body (`--generate-config`, `-M`) is kept; the protocol's sampling fields win.
-        user_body = dict(self.inspect_model.config.extra_body or {})
         return GenerateConfig(
             temperature=sampling.temperature,
             max_tokens=args.max_tokens if args is not None and args.max_tokens is not None else sampling.max_tokens,
@@ -88,6 +91,15 @@ class InspectBackend(Backend):
             stop_seqs=list(sampling.stop) or None,
             reasoning_effort=args.reasoning_effort if args is not None else None,  # type: ignore[arg-type]
             extra_body={**user_body, **body} or None,
+        )
+
+    def _user_args(self) -> ModelArgs:
+        """The reasoning settings of inspect's own config for the model, as model arguments."""
+        config = self.inspect_model.config
+        return ModelArgs(
+            reasoning_effort=config.reasoning_effort,
+            thinking_budget=config.reasoning_tokens,
+            extra_body=tuple((key, json.dumps(value)) for key, value in (config.extra_body or {}).items()),
         )
 
     def request_parameters(self, request: ChatRequest, config: GenerateConfig | None = None) -> dict[str, Any]:

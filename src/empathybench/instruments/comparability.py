@@ -11,8 +11,10 @@ The label names every difference; "comparable" means there is none.
   `reasoning_effort: X` (OpenRouter documents them as equivalent); Anthropic's `thinking.budget_tokens` and
   OpenRouter's `reasoning.max_tokens`. Routing and bookkeeping fields (`model`, `provider`, `seed`, `stream`, the
   seed only draws another sample of the same distribution) are not settings.
-- `settings_differences` walks the calls of a run's records and returns one line per role and difference, with the
-  number of calls it concerns.
+- `settings_findings` walks the calls of a run's records and returns one line per role and difference, with the
+  number of calls it concerns, and apart the notes (what the published run did too, e.g. a reply cut at the
+  published budget). A published setting with no value to compare (`Unstated`: never published, or one the model
+  refuses) is named with its reason.
 - `Coverage` counts the published items a run scored and says why the others were not.
 """
 
@@ -30,30 +32,38 @@ ROLE_NAMES = {"model": "the model under test", "judge": "the judge", "simulator"
 
 
 def sent_settings(body: Mapping[str, Any]) -> dict[str, Any]:
-    """A request body (besides its messages) as the settings that move a reply; a setting not sent is absent."""
+    """A request body (besides its messages) as the settings that move a reply; a setting not sent is absent. A
+    setting sent twice under two spellings with two values reads as both ("high and low (two fields)"): which one
+    the server obeyed is unknown, so it matches no published value."""
     settings: dict[str, Any] = {}
+
+    def put(setting: str, value: Any) -> None:
+        if setting in settings and settings[setting] != value:
+            value = f"{_shown(settings[setting])} and {_shown(value)} (two fields)"
+        settings[setting] = value
+
     for key, value in body.items():
         if key in NOT_SETTINGS or value is None:
             continue
         if key in BUDGET_FIELDS:
-            settings["token budget"] = value
+            put("token budget", value)
         elif key == "reasoning" and isinstance(value, Mapping):
             for inner, inner_value in value.items():
                 if inner == "effort":
-                    settings["reasoning effort"] = inner_value
+                    put("reasoning effort", inner_value)
                 elif inner == "max_tokens":
-                    settings["reasoning budget"] = inner_value
+                    put("reasoning budget", inner_value)
                 else:
-                    settings[f"reasoning.{inner}"] = inner_value
+                    put(f"reasoning.{inner}", inner_value)
         elif key == "reasoning_effort":
-            settings["reasoning effort"] = value
+            put("reasoning effort", value)
         elif key == "thinking" and isinstance(value, Mapping):
             if value.get("type") == "enabled":
-                settings["reasoning budget"] = value.get("budget_tokens")
+                put("reasoning budget", value.get("budget_tokens"))
         elif key in ("stop", "stop_sequences") and not value:
             continue
         else:
-            settings[key] = value
+            put(key, value)
     return settings
 
 
@@ -63,14 +73,33 @@ def _shown(value: Any) -> str:
     return f"{value:g}"
 
 
+@dataclass(frozen=True)
+class Unstated:
+    """A published setting that has no value to compare with, and why (the phrase the label gives): upstream never
+    stated it ("not published"), or the published code would send a value the model refuses. It never matches;
+    `only_if_sent`: a run that sends no such setting matches (the setting picks which published row a run stands
+    beside, e.g. a row named "-Think" whose thinking budget is not published, beside the same model's row without)."""
+
+    reason: str = "not published"
+    only_if_sent: bool = False
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 def compare(sent: Mapping[str, Any], published: Mapping[str, Any], *, budget: bool = True) -> list[str]:
     """What `sent` (sent_settings of a call) does otherwise than `published` (sent_settings of the published run's
-    request), one phrase each; `budget=False` leaves the token budget out (a protocol that sent none)."""
+    request), one phrase each; `budget=False` leaves the token budget out (a protocol that sent none). A published
+    value that is `Unstated` is named with its reason, never as a value that differs."""
     phrases = []
     for key in sorted(set(sent) | set(published)):
         if key == "token budget" and not budget:
             continue
         ours, theirs = sent.get(key), published.get(key)
+        if isinstance(theirs, Unstated):
+            if key in sent or not theirs.only_if_sent:
+                phrases.append(f"{key} {_shown(ours) if key in sent else 'not sent'} ({theirs.reason})")
+            continue
         if ours == theirs:
             continue
         if key not in sent:
@@ -91,19 +120,31 @@ def call_role(call: Mapping[str, Any]) -> str:
     return str(call.get("role") or "model")
 
 
-def settings_differences(
+@dataclass(frozen=True)
+class Findings:
+    """What the calls of a run did otherwise than the published run (`differences`), and what they did as it did
+    but a reader should know (`notes`: e.g. replies cut at the published token budget, which upstream kept too);
+    one line each per role, model and phrase, with the number of calls."""
+
+    differences: list[str]
+    notes: list[str]
+
+
+def settings_findings(
     records: Iterable[Mapping[str, Any]],
     published_body: PublishedBody,
     *,
     budget: bool = True,
     provider_defaults: Mapping[str, Any] | None = None,
-) -> list[str]:
+) -> Findings:
     """Every difference between what the calls of `records` sent and what the published run sent the same model,
     one line per role and difference: "the judge gpt-5-2025-08-07: reasoning effort not sent (published minimal),
-    600 calls". Replies cut at the token budget are counted too (the budget mattered). `provider_defaults`: settings
-    whose value sent is the providers' default, read as not sent (for a published run that sent none)."""
+    600 calls". A reply cut at the token budget is a note when the budget was the published one (the published run
+    kept its cut replies too), else a difference. `provider_defaults`: settings whose value sent is the providers'
+    default, read as not sent (for a published run that sent none)."""
     defaults = provider_defaults or {}
     found: Counter[tuple[str, str, str]] = Counter()
+    noted: Counter[tuple[str, str, str]] = Counter()
     for record in records:
         roles = record.get("roles") if isinstance(record.get("roles"), Mapping) else {}
         for call in record.get("calls") or ():
@@ -114,19 +155,46 @@ def settings_differences(
             # A backend that records nothing sent sends the instrument's sampling as it is (Backend.request_parameters)
             sent = call.get("sent") if isinstance(call.get("sent"), Mapping) else _as_sent(sampling)
             model = str(sent.get("model") or roles.get(role) or "")
-            if str(call.get("finish_reason") or "") in TRUNCATING_FINISH_REASONS:
-                found[(role, model, "reply cut at the token budget")] += 1
             published = published_body(role, model, sampling)
-            if published is None:
-                continue
             ours = {k: v for k, v in sent_settings(sent).items() if not (k in defaults and defaults[k] == v)}
-            for phrase in compare(ours, sent_settings(published), budget=budget):
+            theirs = None if published is None else sent_settings(published)
+            if str(call.get("finish_reason") or "") in TRUNCATING_FINISH_REASONS:
+                if budget and theirs is not None and "token budget" in theirs and _same_budget(ours, theirs):
+                    noted[
+                        (role, model, "reply cut at the published token budget (kept, as upstream kept its own)")
+                    ] += 1
+                else:
+                    found[(role, model, "reply cut at the token budget")] += 1
+            if theirs is None:
+                continue
+            for phrase in compare(ours, theirs, budget=budget):
                 found[(role, model, phrase)] += 1
+    return Findings(_lines(found), _lines(noted))
+
+
+def _same_budget(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> bool:
+    return ours.get("token budget") == theirs.get("token budget")
+
+
+def _lines(found: Counter[tuple[str, str, str]]) -> list[str]:
     lines = []
     for (role, model, phrase), count in sorted(found.items()):
         who = f"{ROLE_NAMES.get(role, role)} {model}".rstrip()
         lines.append(f"{who}: {phrase}, {count} {'call' if count == 1 else 'calls'}")
     return lines
+
+
+def settings_differences(
+    records: Iterable[Mapping[str, Any]],
+    published_body: PublishedBody,
+    *,
+    budget: bool = True,
+    provider_defaults: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """`settings_findings` as one list, its notes after its differences (the earlier form, for a caller that labels
+    every line alike)."""
+    findings = settings_findings(records, published_body, budget=budget, provider_defaults=provider_defaults)
+    return [*findings.differences, *findings.notes]
 
 
 def _as_sent(sampling: Mapping[str, Any]) -> dict[str, Any]:
@@ -185,16 +253,23 @@ def failed_item(record: Mapping[str, Any]) -> str | None:
 
 
 def label(
-    given: str, differences: Sequence[str], covered: Coverage | None = None, what: str = "the published leaderboard"
+    given: str,
+    differences: Sequence[str],
+    covered: Coverage | None = None,
+    what: str = "the published leaderboard",
+    notes: Sequence[str] = (),
 ) -> tuple[bool, str]:
     """(comparable, the one line that says so): comparable only when nothing differs and `covered` (if given) is
-    complete; `given` names the models of the roles, and the coverage is said beside them or among the differences."""
+    complete; `given` names the models of the roles, and the coverage is said beside them or among the differences;
+    `notes` (what the run did as the published run did, but a reader should know) are said beside them too."""
     differences = list(differences)
     if covered is not None:
         if covered.complete:
             given = f"{given}; {covered.line()}"
         else:
             differences.append(covered.line())
+    if notes:
+        given = "; ".join([given, *notes])
     if not differences:
         return True, f"comparable with {what} ({given})"
     return False, f"not comparable with {what} ({given}): " + "; ".join(differences)

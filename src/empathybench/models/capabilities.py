@@ -63,6 +63,18 @@ DEFAULT_ANTHROPIC_THINKING_BUDGET = 4096
 MAX_TOKENS_LIMIT = 1_000_000
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
+# One reply setting, its spellings: (ModelArgs field, request body field, sub-field of OpenRouter's `reasoning`).
+# OpenRouter documents `reasoning: {"effort": X}` as `reasoning_effort: X`, and `reasoning: {"max_tokens": N}` as
+# the thinking budget Anthropic calls `thinking.budget_tokens`. (The token budget has one spelling among the
+# arguments, `max_tokens`; its body field is the capabilities' `token_field`, one field whatever it is.)
+REASONING_SPELLINGS: dict[str, tuple[str, str, str]] = {
+    "reasoning effort": ("reasoning_effort", "reasoning_effort", "effort"),
+    "reasoning budget": ("thinking_budget", "thinking", "max_tokens"),
+}
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
 
 @dataclass(frozen=True)
@@ -90,13 +102,50 @@ class ModelArgs:
         """The `extra_body.KEY=JSON` fields, decoded."""
         return {key: json.loads(text) for key, text in self.extra_body}
 
+    def settings_named(self) -> frozenset[str]:
+        """The reply settings these arguments set, whatever the spelling (REASONING_SPELLINGS): "reasoning effort",
+        "reasoning budget"; `reasoning=false` names both (the model is not to think)."""
+        body = self.body_fields()
+        named = {
+            setting
+            for setting, (field, body_key, inner) in REASONING_SPELLINGS.items()
+            if getattr(self, field) is not None
+            or body_key in body
+            or (isinstance(body.get("reasoning"), dict) and inner in body["reasoning"])
+        }
+        return frozenset(REASONING_SPELLINGS if self.reasoning is False else named)
+
+    def without(self, settings: frozenset[str]) -> "ModelArgs":
+        """These arguments without any spelling of `settings` (argument, extra_body field, OpenRouter's
+        `reasoning` sub-field)."""
+        if not settings:
+            return self
+        cleared = {REASONING_SPELLINGS[name][0]: None for name in settings}
+        body = self.body_fields()
+        for name in settings:
+            _, body_key, inner = REASONING_SPELLINGS[name]
+            body.pop(body_key, None)
+            reasoning = body.get("reasoning")
+            if isinstance(reasoning, dict) and inner in reasoning:
+                rest = {k: v for k, v in reasoning.items() if k != inner}
+                if rest:
+                    body["reasoning"] = rest
+                else:
+                    del body["reasoning"]
+        encoded = tuple((key, _compact(value)) for key, value in body.items())
+        return replace(self, **cleared, extra_body=encoded)
+
     def under(self, user: "ModelArgs") -> "ModelArgs":
-        """These arguments (a protocol's for one model) with the user's on top: each key the user gave wins, and
-        the user's extra_body fields replace the protocol's of the same name."""
+        """These arguments (a protocol's for one model) with the user's on top: a setting the user gives replaces
+        the protocol's, whatever the spelling of either (one field on the wire, never two that disagree: the user's
+        `reasoning_effort` removes a protocol's `reasoning: {"effort": ...}`, a thinking budget its reasoning
+        budget), each other key the user gave wins, and the user's extra_body fields replace the protocol's of the
+        same name."""
+        base = self.without(user.settings_named())
         given = {k: v for k, v in user.__dict__.items() if v is not None and k != "extra_body"}
-        body = dict(self.extra_body)
+        body = dict(base.extra_body)
         body.update(user.extra_body)
-        merged = replace(self, **given, extra_body=tuple(body.items()))
+        merged = replace(base, **given, extra_body=tuple(body.items()))
         if user.max_tokens is None and (user.thinking_budget is not None or user.reasoning):
             # The user's thinking is on top of the protocol's answer budget: the protocol's whole budget (which
             # would leave the thinking no room, and which Anthropic refuses below the thinking budget) yields.
@@ -162,7 +211,7 @@ def _json_value(key: str, value: str, what: str) -> str:
         raise ModelConfigError(
             f'{what} {key}: the value must be JSON (e.g. 20, 0.05, true, "text", {{"a": 1}}): {exc.msg}'
         ) from None
-    return json.dumps(decoded, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    return _compact(decoded)
 
 
 def merge_extra_body(

@@ -11,6 +11,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any
 
+from empathybench.instruments.comparability import Unstated
+from empathybench.models.identity import identity_table
+
 PUBLISHED_SIMULATOR = "DeepSeek-V3"
 # SAGE/README.md, "Sentient leaderboard using DeepSeek-V3 as the sentient agent" (name, Score, Success, Failure)
 PUBLISHED_LEADERBOARD: tuple[tuple[str, float, int, int], ...] = (
@@ -34,9 +37,15 @@ PUBLISHED_LEADERBOARD: tuple[tuple[str, float, int, int], ...] = (
     ("Qwen2.5-72B", 19.1, 4, 70),
 )
 # The simulator of the published leaderboard: DeepSeek-V3 of 2024-12-27 (the result files' folder
-# deepseek-v3-2024-1227_based_simulator). Model names that serve exactly it, compared after the last "/" in lower
-# case; "deepseek-chat" is not among them (DeepSeek's API alias has served later versions since March 2025).
-PUBLISHED_SIMULATOR_MODELS = frozenset({"deepseek-v3", "deepseek-v3-2024-1227", "deepseek-v3-1226"})
+# deepseek-v3-2024-1227_based_simulator), the identity table's checkpoint deepseek-v3-2024-12-26 (the name the atlas
+# gives it): every name the table gives it is accepted (deepseek-v3, deepseek-ai/DeepSeek-V3, deepseek-v3-1227,
+# deepseek-v3-2024-1227...); "deepseek-chat" is not one (DeepSeek's API alias has served later versions since March
+# 2025).
+PUBLISHED_SIMULATOR_ID = "deepseek-v3-2024-12-26"
+# The leaderboard's rows that thought, by the checkpoint a run names: a run that sends that model a thinking setting
+# stands beside the "-Think" row, whose setting upstream never stated (README.md and the released files name none);
+# a run that sends none stands beside the row without thinking.
+THINKING_ROWS = {"claude-3-7-sonnet-20250219": "Claude3.7-Think"}
 
 SUCCESS_STATE = "Emotion-S"
 FAILURE_STATE = "Emotion-F"
@@ -74,8 +83,14 @@ def _state_order(state: str) -> tuple[int, str]:
     return (STATES.index(state), state) if state in STATES else (len(STATES), state)
 
 
+def checkpoint(model: str) -> str | None:
+    """The identity table's checkpoint of a model name, or None."""
+    match = identity_table().match(model)
+    return match.id if match is not None else None
+
+
 def is_published_simulator(model: str) -> bool:
-    return model.rsplit("/", 1)[-1].lower() in PUBLISHED_SIMULATOR_MODELS
+    return checkpoint(model) == PUBLISHED_SIMULATOR_ID
 
 
 # What the published runs sent each model besides the messages, as far as it can be stated: nothing (the released
@@ -85,8 +100,13 @@ PROVIDER_DEFAULTS = {"temperature": 1.0}
 
 
 def published_call_body(role: str, model: str, sampling: Mapping[str, Any]) -> dict[str, Any]:
-    """What the published runs sent any model of any role besides the messages: nothing."""
-    return {}
+    """What the published runs sent any model of any role besides the messages: nothing; for a model under test
+    whose row thought, a thinking budget that was not published (named so when a run sends one)."""
+    row = THINKING_ROWS.get(checkpoint(model) or "") if role == "model" else None
+    if row is None:
+        return {}
+    unstated = Unstated(f"not published: the thinking setting of the {row} row is not stated", only_if_sent=True)
+    return {"reasoning": {"max_tokens": unstated}}
 
 
 def simulator_differences(simulator: str, *, self_simulated: bool) -> list[str]:

@@ -260,6 +260,10 @@ async def run_conversation_item(
         record["unrated_criteria"] = judged.unrated  # read as no incidence, as upstream
     if judged.dropped:
         record["dropped_keys"] = judged.dropped  # no criterion of the rubric: never a column
+    if judged.reasked:
+        record["reasked_chunks"] = judged.reasked  # rated only when asked again (upstream asks once)
+    if judged.final_reasked:
+        record["final_judge_reasked"] = True
     if judged.final_judgement is not None:
         record["final_judgement"] = judged.final_judgement  # present only when the final judge rated all three
     unit = unit_from_conversations(

@@ -179,6 +179,12 @@ class Asked(Generic[V]):
     value: V | None
     why: str
     asks: int
+    unread: int = 0  # replies that came (not empty) but could not be read; upstream would have kept the first
+
+    @property
+    def read_when_asked_again(self) -> bool:
+        """Read only after a reply upstream would have kept (upstream asks again only for an empty reply)."""
+        return self.value is not None and self.unread > 0
 
 
 async def _asked_until_read(
@@ -191,14 +197,16 @@ async def _asked_until_read(
     """The first reply `read` reads (`read` gives (value, None), or (None, why not)), asking at most `attempts`
     times: an empty reply (api_client asks again) and a judge reply without ratings are asked again."""
     reason = ""
+    unread = 0
     for attempt in range(attempts):
         text = (await ask(messages, sampling, attempt=attempt)).text
         unusable = unusable_reply(text)
         value, problem = (None, unusable) if unusable else read(text)
         if problem is None:
-            return Asked(text, value, "", attempt + 1)
+            return Asked(text, value, "", attempt + 1, unread)
+        unread += unusable is None
         reason = problem
-    return Asked(None, None, f"Giving up after {attempts} tries: {reason}", attempts)
+    return Asked(None, None, f"Giving up after {attempts} tries: {reason}", attempts, unread)
 
 
 @dataclass(frozen=True)
@@ -223,6 +231,10 @@ class Judgements:
     final_asks: int = 0
     unrated: dict[str, list[str]] = field(default_factory=dict)  # "chunk<i>" -> criteria its reply did not rate
     dropped: dict[str, list[str]] = field(default_factory=dict)  # "chunk<i>" -> keys of its reply that are no criterion
+    # "chunk<i>" rated only when asked again after a reply that rated nothing (upstream asks once), and the same of
+    # the final judgement
+    reasked: list[str] = field(default_factory=list)
+    final_reasked: bool = False
 
 
 @dataclass(frozen=True)
@@ -233,6 +245,7 @@ class ChunkReading:
     asks: int
     unrated: tuple[str, ...] = ()  # criteria with no rating (upstream reads each as no incidence)
     dropped: tuple[str, ...] = ()  # keys that are no criterion of the rubric (upstream would score them)
+    reasked: bool = False  # rated only when asked again after a reply that rated nothing
 
 
 @dataclass(frozen=True)
@@ -279,7 +292,7 @@ async def _judge_chunk(
     rated = {canonical_metric_key(criteria.rules, key) for key in kept.rated_keys}
     unrated = tuple(name for key, name in criteria.names.items() if key not in rated)
     record = kept.as_record(asked.text, prompt.assistant_turn_indexes, prompt.assistant_length_chars)
-    return ChunkReading(record, asked.asks, unrated, dropped)
+    return ChunkReading(record, asked.asks, unrated, dropped, asked.read_when_asked_again)
 
 
 def read_final(text: str) -> tuple[Any, str | None]:
@@ -295,14 +308,14 @@ def read_final(text: str) -> tuple[Any, str | None]:
 
 async def _judge_final(
     ctx: ItemContext, protocol: SpiralProtocol, transcript: list[dict[str, str]], s: JudgeSettings
-) -> tuple[Any, str | None, str | None, int]:
+) -> tuple[Any, str | None, str | None, Asked[Any]]:
     messages = prompts.final_judge_messages(protocol, transcript)
     asked = await _asked_until_read(
         ctx.judge_generate, messages, s.sampling(prompts.FINAL_JUDGE_SAMPLING), s.attempts, read_final
     )
     if asked.text is None:
-        return None, asked.why, None, asked.asks
-    return asked.value, None, asked.text, asked.asks
+        return None, asked.why, None, asked
+    return asked.value, None, asked.text, asked
 
 
 async def judge_conversation(
@@ -320,7 +333,7 @@ async def judge_conversation(
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
-    *readings, (final_value, final_error, final_raw, final_asks) = outcomes
+    *readings, (final_value, final_error, final_raw, final_asked) = outcomes
     chunks: list[ChunkReading] = readings  # type: ignore[assignment]
     return Judgements(
         {f"chunk{index}": reading.record for index, reading in enumerate(chunks)},
@@ -328,7 +341,9 @@ async def judge_conversation(
         final_error,
         final_raw,
         chunk_asks={f"chunk{index}": reading.asks for index, reading in enumerate(chunks)},
-        final_asks=final_asks,
+        final_asks=final_asked.asks,
         unrated={f"chunk{i}": list(r.unrated) for i, r in enumerate(chunks) if r.unrated},
         dropped={f"chunk{i}": list(r.dropped) for i, r in enumerate(chunks) if r.dropped},
+        reasked=[f"chunk{i}" for i, r in enumerate(chunks) if r.reasked],
+        final_reasked=final_asked.read_when_asked_again,
     )

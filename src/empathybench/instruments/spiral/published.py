@@ -7,14 +7,15 @@ Both the user agent and the judge move the figures, so a run with another simula
 """
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+from empathybench.instruments.comparability import Unstated
 from empathybench.models.base import Sampling
 from empathybench.models.capabilities import ModelArgs, lookup_capabilities
+from empathybench.models.identity import identity_table
 
 PUBLISHED_SIMULATOR = "moonshotai/kimi-k2"
 PUBLISHED_JUDGE = "gpt-5-2025-08-07"
@@ -24,23 +25,31 @@ PUBLISHED_CHUNK_SIZE = 1
 PUBLISHED_INJECTION_EVERY_N = 5  # main.py's default, which the README's command keeps
 PUBLISHED_JUDGE_ASSISTANT_MAX_CHARS = 20000  # main.py --judge-assistant-max-chars default
 
-# Kimi-K2 as the providers name the July 2025 model the leaderboard used (OpenRouter moonshotai/kimi-k2, Moonshot
-# kimi-k2-0711-preview, the open weights Kimi-K2-Instruct); the later kimi-k2-0905 and kimi-k2-thinking are other
-# models. The judge only as its dated snapshot: the "gpt-5" alias may move.
-_SIMULATOR_NAME = re.compile(r"kimi-k2(-instruct|-0711(-preview)?)?")
-_JUDGE_NAME = re.compile(re.escape(PUBLISHED_JUDGE))
+# The published roles as checkpoints of the model identity table (models/identity.py), so that every name the
+# table gives them is accepted: Kimi-K2 of July 2025 (OpenRouter moonshotai/kimi-k2, Moonshot kimi-k2-0711-preview,
+# the open weights Kimi-K2-Instruct; the later kimi-k2-0905 and kimi-k2-thinking are other models), and the judge
+# only as its dated snapshot (the "gpt-5" alias may move: the table knows it as the family only).
+PUBLISHED_SIMULATOR_ID = "kimi-k2-0711"
+PUBLISHED_JUDGE_ID = "gpt-5-2025-08-07"
 
 
 def _last_segment(model: str) -> str:
     return model.strip().lower().rsplit("/", 1)[-1]
 
 
+def checkpoint(model: str, instrument: str | None = None) -> str | None:
+    """The identity table's checkpoint of a model name (`instrument`: the name is that instrument's published
+    one), or None when the name is no known checkpoint."""
+    match = identity_table().match(model, instrument=instrument)
+    return match.id if match is not None else None
+
+
 def is_published_simulator(model: str) -> bool:
-    return _SIMULATOR_NAME.fullmatch(_last_segment(model)) is not None
+    return checkpoint(model) == PUBLISHED_SIMULATOR_ID
 
 
 def is_published_judge(model: str) -> bool:
-    return _JUDGE_NAME.fullmatch(_last_segment(model)) is not None
+    return checkpoint(model) == PUBLISHED_JUDGE_ID
 
 
 def protocol_differences(config: Mapping[str, Any]) -> list[str]:
@@ -76,11 +85,23 @@ def role_differences(simulator: str, judge: str, *, simulator_self: bool, judge_
 
 
 def published_call_body(role: str, model: str, sampling: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What the published run sent `model` for a call of the recorded `sampling` (comparability.PublishedBody)."""
+    """What the published run sent `model` for a call of the recorded `sampling` (comparability.PublishedBody). A
+    model upstream's code does not name that takes no temperature (an OpenAI reasoning model: `gpt-5`) would be sent
+    0.3 and refuse it: no published run used that model, and the label says so rather than name the temperature."""
     budget = sampling.get("max_tokens")
     if not model or not isinstance(budget, int):
         return None
-    return published_body(model, budget)
+    body: dict[str, Any] = published_body(model, budget)
+    if upstream_name(model) == model and model not in UPSTREAM_NAMED_MODELS and not _takes_temperature(model):
+        body["temperature"] = Unstated(
+            "the model takes none, and no published run used it: upstream's code does not name it and would send "
+            f"it {UPSTREAM_TEMPERATURE:g}, which it refuses"
+        )
+    return body
+
+
+def _takes_temperature(model: str) -> bool:
+    return lookup_capabilities("openai", model).sampling
 
 
 # --- the settings upstream sends each model (api_client.py get_completion at the pinned commit) -------------------
@@ -135,11 +156,27 @@ def upstream_body(model: str, max_tokens: int) -> dict[str, Any]:
 def upstream_name(model: str) -> str:
     """The name get_completion would have matched for `model`: the same name, or the upstream name with the same
     last path segment (case aside), so that `o4-mini` at OpenAI and `openai/o4-mini` at OpenRouter both get
-    o4-mini's settings; else `model` itself (no override)."""
+    o4-mini's settings, or the upstream name of the same checkpoint in the identity table (`o4-mini-2025-04-16`,
+    `o3-2025-04-16`); else `model` itself (no override)."""
     if model in UPSTREAM_NAMED_MODELS:
         return model
     segment = _last_segment(model)
-    return next((name for name in UPSTREAM_NAMED_MODELS if _last_segment(name) == segment), model)
+    same_segment = next((name for name in UPSTREAM_NAMED_MODELS if _last_segment(name) == segment), None)
+    if same_segment is not None:
+        return same_segment
+    same = checkpoint(model)
+    return _upstream_checkpoints().get(same, model) if same is not None else model
+
+
+@lru_cache(maxsize=1)
+def _upstream_checkpoints() -> dict[str, str]:
+    """The identity table's checkpoint of each model upstream's code names -> that name."""
+    found: dict[str, str] = {}
+    for name in UPSTREAM_NAMED_MODELS:
+        same = checkpoint(name, "spiral")
+        if same is not None:
+            found.setdefault(same, name)
+    return found
 
 
 def published_body(model: str, max_tokens: int) -> dict[str, Any]:

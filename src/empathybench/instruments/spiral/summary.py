@@ -10,7 +10,7 @@ from empathybench.instruments.comparability import (
     label,
     role_names,
     self_played,
-    settings_differences,
+    settings_findings,
 )
 from empathybench.instruments.spiral import published
 from empathybench.instruments.spiral.data import ScoringRules
@@ -127,6 +127,8 @@ def _counts(records: Sequence[Mapping[str, Any]], units: Sequence[Unit]) -> dict
         "n_final_judge_asks": _sum_of(answered, "final_judge_asks"),
         "n_unrated_criteria": sum(len(v) for r in answered for v in (r.get("unrated_criteria") or {}).values()),
         "n_dropped_keys": sum(len(v) for r in answered for v in (r.get("dropped_keys") or {}).values()),
+        "n_reasked_chunks": sum(len(r.get("reasked_chunks") or ()) for r in answered),
+        "n_final_reasked": sum(1 for r in answered if r.get("final_judge_reasked")),
         "n_ended_early": sum(1 for r in answered if r.get("ended_early")),
         "n_failed_items": len(records) - len(answered),
         "n_injections": sum(1 for r in answered for injection in r.get("injections_log") or [] if injection),
@@ -151,8 +153,39 @@ def _notes(counts: Mapping[str, int], judge_errors: str) -> list[str]:
     return notes
 
 
-def _labelled(config: Mapping[str, Any], n_items: int, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The roles given, whether the model played them, and the label (computed from what was sent and scored)."""
+def judging_findings(counts: Mapping[str, int]) -> tuple[list[str], list[str]]:
+    """(differences, notes) of how the judges' replies were read: a chunk or a final judgement read only when asked
+    again moves the figures (upstream asks once: it scores a chunk reply without ratings as no incidence, leaves out
+    a final reply without JSON and reads a missing final rating as 0); a key that is no criterion, dropped, does
+    not (upstream keeps it as a column of no weight)."""
+    differences, notes = [], []
+    if counts.get("n_reasked_chunks"):
+        differences.append(
+            f"{_many(counts['n_reasked_chunks'], 'chunk')} rated only when the judge was asked again after a reply "
+            "that rated nothing (upstream asks once and scores such a chunk as no incidence)"
+        )
+    if counts.get("n_final_reasked"):
+        differences.append(
+            f"{_many(counts['n_final_reasked'], 'final judgement')} read only when asked again after a reply without "
+            "all three ratings (upstream asks once: it reads a missing rating as 0, a reply without JSON as none)"
+        )
+    if counts.get("n_dropped_keys"):
+        notes.append(
+            f"{_many(counts['n_dropped_keys'], 'key')} of judge replies that name no criterion dropped (upstream "
+            "keeps them as columns of no weight: the score is the same)"
+        )
+    return differences, notes
+
+
+def _many(count: int, what: str) -> str:
+    return f"{count} {what}" if count == 1 else f"{count} {what}s"
+
+
+def _labelled(
+    config: Mapping[str, Any], n_items: int, records: Sequence[Mapping[str, Any]], counts: Mapping[str, int]
+) -> dict[str, Any]:
+    """The roles given, whether the model played them, and the label (computed from what was sent, how the judges'
+    replies were read, and what was scored)."""
     answered = [r for r in records if r.get("status", "ok") == "ok"]
     given = role_names(records)
     simulator = given.get("simulator") or _one({str(r.get("simulator_model") or "") for r in answered})
@@ -163,13 +196,16 @@ def _labelled(config: Mapping[str, Any], n_items: int, records: Sequence[Mapping
     covered = coverage(
         published.PUBLISHED_OPENINGS, "openings", [opening_unscored(r, num_turns) for r in records], n_in_run=n_items
     )
+    sent = settings_findings(records, published.published_call_body)
+    judged_differences, judged_notes = judging_findings(counts)
     differences = [
         *published.role_differences(simulator, judge, simulator_self=simulator_self, judge_self=judge_self),
         *published.protocol_differences(config),
-        *settings_differences(records, published.published_call_body),
+        *sent.differences,
+        *judged_differences,
     ]
     given_line = f"user agent {simulator or 'unknown'}, judge {judge or 'unknown'}"
-    comparable, comparability = label(given_line, differences, covered)
+    comparable, comparability = label(given_line, differences, covered, notes=[*sent.notes, *judged_notes])
     labelled: dict[str, Any] = {
         "simulator_model": simulator,
         "judge_model": judge,
@@ -198,7 +234,7 @@ def summarize(
     counts = _counts(records, units)
     judge_errors = str(config.get("judge_errors") or "faithful")
     notes = _notes(counts, judge_errors)
-    labelled = _labelled(config, n_items, records)
+    labelled = _labelled(config, n_items, records, counts)
     base: dict[str, Any] = {
         "score_name": SCORE_NAME,
         "n_items": n_items,

@@ -1,10 +1,14 @@
 """One model identity table: which published names are the same checkpoint, which only the same family.
 
-The table (`models.json`, shipped with the package) lists each checkpoint once under a canonical id, with every
+The table (`atlas/models.json`, shipped with the package) lists each checkpoint once under a canonical id, with every
 name it was published under and where that name comes from; a checkpoint belongs to a family (e.g. gpt-4o), and
 two checkpoints of one family (gpt-4o-2024-05-13, gpt-4o-2024-08-06) are never the same model. Dropping a date
 merges distinct checkpoints, so matching never guesses one: a name matches an alias exactly (case, punctuation and
 a backend or organisation prefix aside), or a family by its name, or nothing.
+
+It lives here, below the instruments, because the atlas (which builds on the instruments) and the instruments' own
+labels (is this the published simulator, the published judge?) both ask it; the table file stays beside the atlas,
+read as package data, so nothing of atlas/ is imported.
 """
 
 import json
@@ -15,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-TABLE_FILE = "models.json"
+TABLE_FILE = ("atlas", "models.json")  # inside the package
 # `empathybench run -m openai/<model>`: the backend prefix says how the model was reached, not which it is.
 BACKEND_PREFIXES = ("openai/", "anthropic/", "llamacpp/", "scripted/", "inspect/")
 MAX_NAME_CHARS = 300  # a model name longer than this is not one
@@ -43,7 +47,8 @@ class ModelIdentity:
 
 @dataclass(frozen=True)
 class Match:
-    """What a model name is in the table: a checkpoint (`id`) or only a family (`id` None)."""
+    """What a model name is in the table: a checkpoint (`id`) or only a family (`id` None); `alias` None when the
+    name was the checkpoint's canonical id."""
 
     relation: Relation
     family: str
@@ -59,6 +64,7 @@ class IdentityTable:
     # without its organisation, where that short name is unambiguous in its scope
     _full: dict[tuple[str, str], tuple[str, Alias]] = field(init=False, repr=False, compare=False)
     _short: dict[tuple[str, str], tuple[str, Alias]] = field(init=False, repr=False, compare=False)
+    _ids: dict[str, str] = field(init=False, repr=False, compare=False)  # normalised id -> id
 
     def __post_init__(self) -> None:
         full: dict[tuple[str, str], tuple[str, Alias]] = {}
@@ -69,8 +75,12 @@ class IdentityTable:
                 full[(scope, normalise(alias.name))] = (model.id, alias)
                 short.setdefault((scope, normalise(alias.name.rsplit("/", 1)[-1])), []).append((model.id, alias))
         unique = {key: found[0] for key, found in short.items() if len({model_id for model_id, _ in found}) == 1}
+        # A canonical id names its checkpoint too (the atlas shows it, e.g. SAGE's simulator deepseek-v3-2024-12-26),
+        # after every alias: an alias spelled like another checkpoint's id keeps its own meaning.
+        ids = {normalise(model.id): model.id for model in self.models.values()}
         object.__setattr__(self, "_full", full)
         object.__setattr__(self, "_short", unique)
+        object.__setattr__(self, "_ids", ids)
 
     def match(self, spec: str, *, instrument: str | None = None) -> Match | None:
         """The checkpoint or family a model name or run spec names (`openai/gpt-4o-2024-08-06`, `gpt-4o-0808`,
@@ -91,6 +101,10 @@ class IdentityTable:
                 if found is not None:
                     model = self.models[found[0]]
                     return Match("same checkpoint", model.family, model.id, found[1])
+        for key in (normalise(given), normalise(name)):
+            if key in self._ids:
+                model = self.models[self._ids[key]]
+                return Match("same checkpoint", model.family, model.id)
         family_key = normalise(name.rsplit("/", 1)[-1])
         for family in self.families:
             if normalise(family) == family_key:
@@ -134,5 +148,5 @@ def parse_table(raw: object) -> IdentityTable:
 @cache
 def identity_table() -> IdentityTable:
     """The table that ships with the package."""
-    text = resources.files(__package__).joinpath(TABLE_FILE).read_text("utf-8")
+    text = resources.files("empathybench").joinpath(*TABLE_FILE).read_text("utf-8")
     return parse_table(json.loads(text))
