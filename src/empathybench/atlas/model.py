@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.atlas.analysis import setting_effects
-from empathybench.atlas.identity import IdentityTable, identity_table, normalise
 from empathybench.atlas.place import figure_of
 from empathybench.atlas.views import ranked
 from empathybench.errors import UserError
 from empathybench.formatting import printable
+from empathybench.models.identity import IdentityTable, identity_table, normalise
 
 MAX_QUERY_CHARS = 200
 NEAREST_NAMES = 3

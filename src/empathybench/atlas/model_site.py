@@ -5,9 +5,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from empathybench.atlas.analysis import setting_effects
-from empathybench.atlas.identity import identity_table
 from empathybench.atlas.model import leaderboard_ranks, model_profile, page_names
 from empathybench.formatting import interval, number
+from empathybench.models.identity import identity_table
 from empathybench.report.page import Block, Piece, Table
 
 MODELS_DIR = "models"
