@@ -380,6 +380,28 @@ def atlas_agreement(
     agreement(as_json, csv_out, family, atlas_file, stdout)
 
 
+@app.command("judges")
+def judges_command(
+    reports: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Reports of your own `judge validate --out FILE` runs, each a source of evidence too"),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print every figure and each source's detail as JSON")
+    ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the evidence as a static page here (DIR/index.html, DIR/evidence.csv)"),
+    ] = None,
+) -> None:
+    """How far can a judge be trusted? Per judge model and source of evidence, its agreement with people (or with
+    the published judge), the interval, n and the unit: MentalAlign-70k's clinical experts and four LLM judges
+    (the published tables recomputed, every difference named), and your own `judge validate` reports."""
+    from empathybench.cli_commands import judges_evidence
+
+    judges_evidence(reports or [], as_json, html, console, stdout)
+
+
 def main() -> None:
     # At exit the interpreter scans everything still alive for cycles; frozen objects are skipped. Every file and
     # connection is closed by then, so the scan only costs time: ~0.2 s after the OpenAI SDK, ~0.5 s after

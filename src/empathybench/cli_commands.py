@@ -569,3 +569,33 @@ def report_against_published(path: Path, as_json: bool, stdout: Console) -> None
         emit(check, True, stdout)
     else:
         render_reproduction(check, stdout)
+
+
+# --- judges: the evidence on LLM judges ----------------------------------------------------------------------------
+
+
+def judges_evidence(
+    reports: list[Path], as_json: bool, html: Path | None, console: Console, stdout: Console, resamples: int = 2000
+) -> None:
+    """`empathybench judges`: the judge evidence table, MentalAlign-70k first, then the given validation reports
+    (`resamples`: the bootstrap's, for the item-by-item intervals)."""
+    from empathybench.judges.evidence import EvidenceSource, evidence_table
+    from empathybench.judges.mentalalign import MentalAlignSource
+    from empathybench.judges.views import render_evidence, write_html
+
+    if html is not None and html.exists() and not html.is_dir():
+        raise UserError(f"--html {html} is a file; give a directory")
+    sources: list[EvidenceSource] = [MentalAlignSource(resamples=resamples)]
+    if reports:
+        from empathybench.judges.validation_reports import ValidationReportsSource
+
+        sources.append(ValidationReportsSource(reports))
+    document = evidence_table(sources)
+    if html is not None:
+        with writing(html):
+            written = write_html(document, html)
+        console.print(Text("wrote " + ", ".join(str(path) for path in written)), soft_wrap=True)
+    if as_json:
+        emit(document, True, stdout)
+    else:
+        render_evidence(document, stdout)

@@ -21,6 +21,7 @@ from functools import cache
 from itertools import combinations
 from typing import Any
 
+from empathybench.judges.evidence import Evidence
 from empathybench.judges.published import Published
 from empathybench.judges.ratings import ATTRIBUTES, JSON, JUDGES, RECOVERED, RESPONSE_MODELS, MentalAlign
 from empathybench.stats.agreement import icc_consistency_and_agreement, icc_stacked, ordinal_agreement
@@ -328,3 +329,86 @@ def mentalalign_report(
         "item_agreement": item_agreement(data, resamples),
         "judge_pairs": judge_pairs(data, resamples),
     }
+
+
+def pooled_item_agreement(data: MentalAlign, judge: str, resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """The judge against the experts over every reply and all 7 attributes pooled (the headline of the evidence
+    table), its interval drawn over conversations as each attribute's."""
+    import numpy as np
+
+    models = [m for m in RESPONSE_MODELS if m != JUDGES[judge].own_family]
+    parts = [_pairs(data, _rater(data, None), _rater(data, judge), models, c) for c in range(len(ATTRIBUTES))]
+    pooled = {key: np.concatenate([p[key] for p in parts]) for key in ("first", "second", "unit")}
+    pooled["off_scale"] = sum(p["off_scale"] for p in parts)
+    return _agreement(data, pooled, resamples, seed)
+
+
+class MentalAlignSource:
+    """MentalAlign-70k as a source of judge evidence: per judge, item by item against the clinical experts (pooled
+    over the attributes: the headline; and per attribute) and the authors' system-level ICC(C,1) per attribute."""
+
+    name = "mentalalign"
+    title = "MentalAlign-70k: 4 LLM judges and clinical experts on 10,000 mental-health replies (arXiv 2510.19032)"
+
+    def __init__(self, *, resamples: int = 2000, icc_resamples: int = AUTHORS_RESAMPLES) -> None:
+        from empathybench.judges.published import load_published
+        from empathybench.judges.ratings import load_mentalalign
+
+        self.data = load_mentalalign()
+        self.report = mentalalign_report(self.data, load_published(), resamples=resamples, icc_resamples=icc_resamples)
+        self.pooled = {judge: pooled_item_agreement(self.data, judge, resamples) for judge in JUDGES}
+
+    def evidence(self) -> list[Evidence]:
+        rows: list[Evidence] = []
+        for judge, judge_file in JUDGES.items():
+            pooled = self.pooled[judge]
+            rows.append(_kappa_row(judge_file.model_id, pooled, "all 7 attributes pooled", headline=True))
+            for row in self.report["item_agreement"]:
+                if row["judge"] == judge:
+                    rows.append(_kappa_row(judge_file.model_id, row, row["attribute"]))
+            for row in self.report["icc_table"]:
+                if row["judge"] == judge:
+                    ci = row["ci95"]
+                    rows.append(
+                        Evidence(
+                            judge=judge_file.model_id,
+                            source=self.name,
+                            against="clinical experts",
+                            aspect=row["attribute"],
+                            statistic="ICC(C,1)",
+                            value=row["icc_c1"],
+                            ci95=(ci[0], ci[1]) if ci else None,
+                            n=row["n_sources"],
+                            unit="model",
+                            note=f"the authors' method: means of {row['n_sources']} rated sources, own family left out",
+                        )
+                    )
+        return rows
+
+    def detail(self) -> dict[str, Any]:
+        return self.report | {"pooled_item_agreement": self.pooled}
+
+
+def _kappa_row(judge: str, figures: Mapping[str, Any], aspect: str, *, headline: bool = False) -> Evidence:
+    kappa = figures["quadratic_kappa"]
+    ci = kappa["ci95"]
+    return Evidence(
+        judge=judge,
+        source=MentalAlignSource.name,
+        against="clinical experts",
+        aspect=aspect,
+        statistic="quadratic-weighted kappa",
+        value=kappa["value"],
+        ci95=(ci[0], ci[1]) if ci else None,
+        n=figures["n"],
+        unit="item",
+        headline=headline,
+        note=f"interval over {figures['units']} conversations; Spearman {_short(figures['spearman']['value'])}, "
+        f"mean bias {_short(figures['mean_difference']['value'], signed=True)}",
+    )
+
+
+def _short(value: float | None, signed: bool = False) -> str:
+    from empathybench.formatting import number
+
+    return number(value, 2, missing="n/a", signed=signed)
