@@ -3,6 +3,7 @@ through the mirror, beside the published figures (Results/*.md at the pinned com
 damaged workbook is one line; a second read comes from the cache without openpyxl. The workbooks are parsed once for
 the module."""
 
+import json
 import os
 import subprocess
 import sys
@@ -221,3 +222,32 @@ def test_the_command_prints_the_evidence_and_writes_the_page(data: MentalAlign, 
     assert "MentalAlign-70k" in page and "Qwen-3-4B Guidance" in page
     rows = (tmp_path / "site" / "evidence.csv").read_text("utf-8").splitlines()
     assert rows[0].startswith("judge,source,against") and len(rows) == 1 + 4 * (1 + 7 + 7)
+
+
+def test_a_validation_report_is_a_source_and_a_foreign_file_one_line(tmp_path: Path) -> None:
+    from empathybench.errors import UserError
+    from empathybench.instruments.empathetic.validate import validation_evidence
+    from empathybench.judges.evidence import evidence_table
+    from empathybench.judges.validation_reports import ValidationReportsSource
+
+    report = {"n_rated": 40, "weighted_kappa_quadratic": 0.61, "accuracy": 0.7, "n_failed_calls": 0}
+    figures = validation_evidence(report)
+    kappa = figures[0]
+    assert (kappa["statistic"], kappa["value"], kappa["n"], kappa["headline"]) == (
+        "quadratic-weighted kappa",
+        0.61,
+        40,
+        True,
+    )
+    written = report | {"judge": {"spec": "openai/x", "model": "x\x1b[2J"}, "validation": "v", "evidence": figures}
+    (tmp_path / "new.json").write_text(json.dumps(written), "utf-8")
+    (tmp_path / "old.json").write_text(json.dumps(written | {"evidence": None}), "utf-8")
+    source = ValidationReportsSource([tmp_path])
+    (headline,) = [row for row in source.evidence() if row.headline]
+    assert headline.value == 0.61 and "\x1b" not in headline.judge  # a name from a file prints safely
+    assert len(source.detail()["notes"]) == 1 and "old.json" in source.detail()["notes"][0]
+    assert evidence_table([source])["headline"][0]["value"] == 0.61
+    (tmp_path / "other.json").write_text('{"rows": []}', "utf-8")
+    with pytest.raises(UserError) as caught:
+        ValidationReportsSource([tmp_path / "other.json"])
+    assert "not a `judge validate --out` report" in str(caught.value) and "\n" not in str(caught.value)
