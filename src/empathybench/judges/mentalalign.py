@@ -25,6 +25,7 @@ from empathybench.judges.evidence import Evidence
 from empathybench.judges.published import Published
 from empathybench.judges.ratings import ATTRIBUTES, JSON, JUDGES, RECOVERED, RESPONSE_MODELS, MentalAlign
 from empathybench.stats.agreement import icc_consistency_and_agreement, icc_stacked, ordinal_agreement
+from empathybench.stats.bootstrap import legacy_reseeded_draws
 
 SCALE = (1, 2, 3, 4, 5)
 AUTHORS_RESAMPLES = 1000
@@ -115,10 +116,7 @@ def system_means(data: MentalAlign, judge: str, attribute: str) -> tuple[list[st
 @cache
 def _authors_draws(n: int, resamples: int) -> Any:
     """The authors' resamples of n sources: row i from numpy's legacy generator seeded with their i-th seed."""
-    import numpy as np
-
-    seeds = np.random.RandomState(AUTHORS_SEED).randint(0, AUTHORS_SEED_RANGE, resamples)
-    return np.stack([np.random.RandomState(seed).choice(n, size=n, replace=True) for seed in seeds])
+    return legacy_reseeded_draws(n, resamples=resamples, seed=AUTHORS_SEED, seed_range=AUTHORS_SEED_RANGE)
 
 
 def authors_icc_interval(
