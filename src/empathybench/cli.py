@@ -260,8 +260,9 @@ def data_fetch(
     bench: DataBenchOption = None,
     allow_unverified: Annotated[bool, typer.Option(help="Keep files whose checksum differs")] = False,
 ) -> None:
-    """Download (or copy from EMPATHYBENCH_MIRROR) and verify every pinned file of the instruments: a later run
-    reads them from the cache with no network (prepare a machine without internet this way)."""
+    """Download (or copy from EMPATHYBENCH_MIRROR) and verify every pinned file of the instruments (without --bench,
+    of `empathybench judges` too): a later run reads them from the cache with no network (prepare a machine without
+    internet this way)."""
     from empathybench.cli_commands import data_fetch as fetch_files
 
     fetch_files(bench, allow_unverified, console, stdout)

@@ -290,14 +290,18 @@ def list_instruments(stdout: Console) -> None:
 
 
 def data_files(bench: list[str] | None) -> list[Any]:
-    """Every pinned file of the named instruments (None: of every installed one, plugins included), each once."""
+    """Every pinned file of the named instruments (None: of every installed one, plugins included, and of the judge
+    evidence, `empathybench judges`), each once."""
+    from empathybench.data.registry import load_pins
     from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
 
     instruments = resolve_benchmarks(bench) if bench else list(all_benchmarks().values())
+    pins = [entry for instrument in instruments for entry in instrument.data_pins().values()]
+    if not bench:
+        pins += load_pins("empathybench.judges").values()
     files: dict[tuple[str, str, str], Any] = {}
-    for instrument in instruments:
-        for entry in instrument.data_pins().values():
-            files.setdefault((entry.repo, entry.commit, entry.path), entry)
+    for entry in pins:
+        files.setdefault((entry.repo, entry.commit, entry.path), entry)
     return list(files.values())
 
 

@@ -18,12 +18,15 @@ def _figure(value: Any, ci: Sequence[float | None] | None, digits: int = 2) -> s
 
 
 def _evidence_table(rows: Sequence[Mapping[str, Any]], title: str) -> Any:
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(title), title_justify="left")
-    for header in ("judge", "source", "against", "aspect", "statistic", "value [95% interval]", "n", "unit"):
+    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for header in ("judge", "source", "against", "aspect", "statistic"):
         table.add_column(header)
+    for header in ("value [95%]", "n", "unit"):
+        table.add_column(header, no_wrap=True)
     for row in rows:
         table.add_row(
             *(Text(printable(row[key], 60)) for key in ("judge", "source", "against", "aspect", "statistic")),
@@ -54,6 +57,7 @@ def render_evidence(document: Mapping[str, Any], console: Any) -> None:
 
 def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
     """The reproduction of the published tables (every difference), then what the paper does not give."""
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
@@ -68,16 +72,19 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
     for cell in differences:
         console.print(
             Text(
-                f"  differs: {cell['model']} {cell['attribute']}: recomputed {number(cell['recomputed'], 3)} "
-                f"(n {cell['n']}), published {number(cell['published'], 2)}"
+                f"  differs: {cell['model']} {cell['attribute']}: recomputed {number(cell['recomputed'], 3)}"
+                + (f" (n {cell['n']})" if cell["n"] is not None else "")
+                + f", published {number(cell['published'], 2)}"
             )
         )
     icc = Table(
-        title=Text("Published ICC table, recomputed by the authors' method (recomputed | published)"),
+        title=Text("Published ICC table, recomputed by the authors' method (ICC(A,1), status: recomputed | published)"),
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
-    for header in ("judge", "attribute", "ICC(C,1) [95%]", "published", "ICC(A,1)", "published", "status"):
-        icc.add_column(header)
+    for header in ("judge", "attribute", "ICC(C,1) [95%]", "published", "ICC(A,1)", "status"):
+        icc.add_column(header, min_width=17 if header == "judge" else None)
     published = _published_icc(detail)
     for row in detail["icc_table"]:
         theirs = published.get((labels[row["judge"]], row["attribute"]), {})
@@ -86,8 +93,7 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
             Text(row["attribute"]),
             Text(_figure(row["icc_c1"], row["ci95"], 3)),
             Text(_figure(theirs.get("ICC(C,1)"), (theirs.get("ICC(C,1) 95% low"), theirs.get("ICC(C,1) 95% high")), 3)),
-            Text(number(row["icc_a1"], 3)),
-            Text(number(theirs.get("ICC(A,1)"), 3)),
+            Text(f"{number(row['icc_a1'], 3)} | {number(theirs.get('ICC(A,1)'), 3)}"),
             Text(f"{row['status']} | {theirs.get('status', row['status'])}"),
         )
     console.print(icc)
@@ -107,9 +113,11 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
             "Item by item (not in the paper): quadratic-weighted kappa [95%], Spearman, mean bias (judge - experts)"
         ),
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
     for header in ("judge", "attribute", "kappa", "Spearman", "bias", "n", "off scale"):
-        items.add_column(header)
+        items.add_column(header, min_width=17 if header == "judge" else None)
     for row in detail["item_agreement"]:
         items.add_row(
             Text(labels[row["judge"]]),
@@ -121,10 +129,16 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
             Text(str(row["off_scale"])),
         )
     console.print(items)
-    pairs = Table(title=Text("Judge against judge, item by item: quadratic-weighted kappa"), title_justify="left")
+    pairs = Table(
+        title=Text("Judge against judge, item by item: quadratic-weighted kappa"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     attributes = list(dict.fromkeys(row["attribute"] for row in detail["judge_pairs"]))
-    for header in ("judges", *attributes):
-        pairs.add_column(header)
+    pairs.add_column("judges", min_width=24)
+    for attribute in attributes:
+        pairs.add_column(attribute[:8], no_wrap=True)
     by_pair: dict[tuple[str, str], dict[str, Any]] = {}
     for row in detail["judge_pairs"]:
         by_pair.setdefault((row["first"], row["second"]), {})[row["attribute"]] = row
