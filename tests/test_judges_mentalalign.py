@@ -246,7 +246,16 @@ def test_a_validation_report_is_a_source_and_a_foreign_file_one_line(tmp_path: P
     (headline,) = [row for row in source.evidence() if row.headline]
     assert headline.value == 0.61 and "\x1b" not in headline.judge  # a name from a file prints safely
     assert len(source.detail()["notes"]) == 1 and "old.json" in source.detail()["notes"][0]
-    assert evidence_table([source])["headline"][0]["value"] == 0.61
+    document = evidence_table([source])
+    assert document["headline"][0]["value"] == 0.61
+    # A name from a user's file is text on the page and in the CSV, never markup or a formula.
+    hostile = written | {"judge": {"spec": "s", "model": "<script>alert(1)</script>"}, "validation": "=HYPERLINK(1)"}
+    (tmp_path / "new.json").write_text(json.dumps(hostile), "utf-8")
+    from empathybench.judges.views import write_html
+
+    page, table = write_html(evidence_table([ValidationReportsSource([tmp_path / "new.json"])]), tmp_path / "site")
+    assert "<script>alert" not in page.read_text("utf-8") and "&lt;script&gt;" in page.read_text("utf-8")
+    assert "=HYPERLINK" in table.read_text("utf-8") and ",=HYPERLINK" not in table.read_text("utf-8")
     (tmp_path / "other.json").write_text('{"rows": []}', "utf-8")
     with pytest.raises(UserError) as caught:
         ValidationReportsSource([tmp_path / "other.json"])

@@ -230,6 +230,14 @@ def _difference_lines(document: Mapping[str, Any]) -> dict[str, list[tuple[str, 
     }
 
 
+def _csv_text(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula (=, +, -, @ first) is kept as text by a leading quote;
+    numbers stay numbers."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
+
+
 def write_html(document: Mapping[str, Any], directory: Path) -> list[Path]:
     """DIR/index.html (self-contained, escaped by jinja2's autoescape) and DIR/evidence.csv."""
     import jinja2
@@ -251,7 +259,7 @@ def write_html(document: Mapping[str, Any], directory: Path) -> list[Path]:
         writer.writerow(EVIDENCE_COLUMNS)
         for row in document["evidence"]:
             ci = row["ci95"] or [None, None]
-            cells = [row[key] for key in EVIDENCE_COLUMNS]
+            cells = [_csv_text(row[key]) for key in EVIDENCE_COLUMNS]
             cells[EVIDENCE_COLUMNS.index("ci95")] = f"{ci[0]};{ci[1]}" if row["ci95"] else ""
             writer.writerow(cells)
     return [index, table]
