@@ -23,6 +23,8 @@ from empathybench.cli_options import (
     BenchOption,
     ConcurrencyOption,
     DryRunOption,
+    EvidenceHtmlOption,
+    EvidenceJsonOption,
     JsonEstimateOption,
     JudgeArgOption,
     JudgeBaseUrlOption,
@@ -40,6 +42,7 @@ from empathybench.cli_options import (
     SimulatorBaseUrlOption,
     TimeoutOption,
     ValidatedBenchOption,
+    ValidationReportsArgument,
 )
 from empathybench.errors import UserError
 from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
@@ -383,17 +386,7 @@ def atlas_agreement(
 
 @app.command("judges")
 def judges_command(
-    reports: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Reports of your own `judge validate --out FILE` runs, each a source of evidence too"),
-    ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print every figure and each source's detail as JSON")
-    ] = False,
-    html: Annotated[
-        Path | None,
-        typer.Option("--html", help="Also write the evidence as a static page here (DIR/index.html, DIR/evidence.csv)"),
-    ] = None,
+    reports: ValidationReportsArgument = None, as_json: EvidenceJsonOption = False, html: EvidenceHtmlOption = None
 ) -> None:
     """How far can a judge be trusted? Per judge model and source of evidence, its agreement with people (or with
     the published judge), the interval, n and the unit: MentalAlign-70k's clinical experts and four LLM judges
