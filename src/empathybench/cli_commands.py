@@ -589,11 +589,11 @@ def judges_evidence(
 
     if html is not None and html.exists() and not html.is_dir():
         raise UserError(f"--html {html} is a file; give a directory")
-    sources: list[EvidenceSource] = [MentalAlignSource(resamples=resamples)]
-    if reports:
-        from empathybench.judges.validation_reports import ValidationReportsSource
+    from empathybench.judges.validation_reports import ValidationReportsSource
 
-        sources.append(ValidationReportsSource(reports))
+    # The user's reports are read first: a file that is no report is refused before anything is computed.
+    yours: list[EvidenceSource] = [ValidationReportsSource(reports)] if reports else []
+    sources: list[EvidenceSource] = [MentalAlignSource(resamples=resamples), *yours]
     document = evidence_table(sources)
     if html is not None:
         with writing(html):
