@@ -27,6 +27,7 @@ LAYERS = {
     "cli_options": 7,  # the options several commands share
     "run": 6,
     "report": 5,
+    "judges": 6,  # judge evidence: released ratings of judges and people, recomputed; beside atlas/
     "atlas": 6,  # published models recomputed from released outputs; draws with report/; asked by run/ and the CLI
     "instruments": 4,
     "engine": 3,

@@ -506,6 +506,14 @@ def test_judge_validate_bench_mindeval_rates_the_55_conversations_beside_the_exp
     first_file = report["data_files"][0]
     assert first_file["key"] == data.ANNOTATIONS_KEY and first_file["verified"] is True
     assert "Kendall tau-b" in done.stdout and "experts" in done.stdout
+    # The report carries its evidence for `empathybench judges REPORT`: the Overall's Pearson r, the headline.
+    assert report["validation"] == "mindeval-validate"
+    (headline,) = [figure for figure in report["evidence"] if figure["headline"]]
+    assert headline["value"] == overall["pearson"]["value"] and headline["ci95"] == overall["pearson"]["ci95"]
+    from empathybench.judges.validation_reports import ValidationReportsSource
+
+    (row,) = [row for row in ValidationReportsSource([tmp_path]).evidence() if row.headline]
+    assert (row.value, row.n, row.unit, row.judge) == (headline["value"], 55, "item", report["judge"]["model"])
     refused = cli_in_process(["judge", "validate", "--judge", "scripted/plausible", "--bench", "sage"])
     assert refused.returncode != 0 and "sage has no judge validation" in refused.stderr
 

@@ -23,6 +23,8 @@ from empathybench.cli_options import (
     BenchOption,
     ConcurrencyOption,
     DryRunOption,
+    EvidenceHtmlOption,
+    EvidenceJsonOption,
     JsonEstimateOption,
     JudgeArgOption,
     JudgeBaseUrlOption,
@@ -40,6 +42,7 @@ from empathybench.cli_options import (
     SimulatorBaseUrlOption,
     TimeoutOption,
     ValidatedBenchOption,
+    ValidationReportsArgument,
 )
 from empathybench.errors import UserError
 from empathybench.models.base import DEFAULT_REQUEST_TIMEOUT_S as DEFAULT_TIMEOUT_S
@@ -260,8 +263,9 @@ def data_fetch(
     bench: DataBenchOption = None,
     allow_unverified: Annotated[bool, typer.Option(help="Keep files whose checksum differs")] = False,
 ) -> None:
-    """Download (or copy from EMPATHYBENCH_MIRROR) and verify every pinned file of the instruments: a later run
-    reads them from the cache with no network (prepare a machine without internet this way)."""
+    """Download (or copy from EMPATHYBENCH_MIRROR) and verify every pinned file of the instruments (without --bench,
+    of `empathybench judges` too): a later run reads them from the cache with no network (prepare a machine without
+    internet this way)."""
     from empathybench.cli_commands import data_fetch as fetch_files
 
     fetch_files(bench, allow_unverified, console, stdout)
@@ -392,6 +396,18 @@ def atlas_model(
     from empathybench.cli_commands import atlas_model as show_model
 
     show_model(name, as_json, atlas_file, stdout)
+
+
+@app.command("judges")
+def judges_command(
+    reports: ValidationReportsArgument = None, as_json: EvidenceJsonOption = False, html: EvidenceHtmlOption = None
+) -> None:
+    """How far can a judge be trusted? Per judge model and source of evidence, its agreement with people (or with
+    the published judge), the interval, n and the unit: MentalAlign-70k's clinical experts and four LLM judges
+    (the published tables recomputed, every difference named), and your own `judge validate` reports."""
+    from empathybench.cli_commands import judges_evidence
+
+    judges_evidence(reports or [], as_json, html, console, stdout)
 
 
 def main() -> None:

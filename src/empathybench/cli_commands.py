@@ -290,14 +290,18 @@ def list_instruments(stdout: Console) -> None:
 
 
 def data_files(bench: list[str] | None) -> list[Any]:
-    """Every pinned file of the named instruments (None: of every installed one, plugins included), each once."""
+    """Every pinned file of the named instruments (None: of every installed one, plugins included, and of the judge
+    evidence, `empathybench judges`), each once."""
+    from empathybench.data.registry import load_pins
     from empathybench.instruments.registry import all_benchmarks, resolve_benchmarks
 
     instruments = resolve_benchmarks(bench) if bench else list(all_benchmarks().values())
+    pins = [entry for instrument in instruments for entry in instrument.data_pins().values()]
+    if not bench:
+        pins += load_pins("empathybench.judges").values()
     files: dict[tuple[str, str, str], Any] = {}
-    for instrument in instruments:
-        for entry in instrument.data_pins().values():
-            files.setdefault((entry.repo, entry.commit, entry.path), entry)
+    for entry in pins:
+        files.setdefault((entry.repo, entry.commit, entry.path), entry)
     return list(files.values())
 
 
@@ -581,3 +585,33 @@ def report_against_published(path: Path, as_json: bool, stdout: Console) -> None
         emit(check, True, stdout)
     else:
         render_reproduction(check, stdout)
+
+
+# --- judges: the evidence on LLM judges ----------------------------------------------------------------------------
+
+
+def judges_evidence(
+    reports: list[Path], as_json: bool, html: Path | None, console: Console, stdout: Console, resamples: int = 2000
+) -> None:
+    """`empathybench judges`: the judge evidence table, MentalAlign-70k first, then the given validation reports
+    (`resamples`: the bootstrap's, for the item-by-item intervals)."""
+    from empathybench.judges.evidence import EvidenceSource, evidence_table
+    from empathybench.judges.mentalalign import MentalAlignSource
+    from empathybench.judges.views import render_evidence, write_html
+
+    if html is not None and html.exists() and not html.is_dir():
+        raise UserError(f"--html {html} is a file; give a directory")
+    from empathybench.judges.validation_reports import ValidationReportsSource
+
+    # The user's reports are read first: a file that is no report is refused before anything is computed.
+    yours: list[EvidenceSource] = [ValidationReportsSource(reports)] if reports else []
+    sources: list[EvidenceSource] = [MentalAlignSource(resamples=resamples), *yours]
+    document = evidence_table(sources)
+    if html is not None:
+        with writing(html):
+            written = write_html(document, html)
+        console.print(Text("wrote " + ", ".join(str(path) for path in written)), soft_wrap=True)
+    if as_json:
+        emit(document, True, stdout)
+    else:
+        render_evidence(document, stdout)

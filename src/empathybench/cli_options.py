@@ -127,3 +127,12 @@ ValidatedBenchOption = Annotated[
         "in run order)",
     ),
 ]
+ValidationReportsArgument = Annotated[
+    list[Path] | None,
+    typer.Argument(help="Reports of your own `judge validate --out FILE` runs, each a source of evidence too"),
+]
+EvidenceJsonOption = Annotated[bool, typer.Option("--json", help="Print every figure and each source's detail as JSON")]
+EvidenceHtmlOption = Annotated[
+    Path | None,
+    typer.Option("--html", help="Also write the evidence as a static page here (DIR/index.html, DIR/evidence.csv)"),
+]

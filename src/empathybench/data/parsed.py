@@ -11,11 +11,14 @@ import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from empathybench.data.fetch import FetchedFile, write_atomically
 from empathybench.paths import cache_dir
 
 PARSED_DIR = "parsed"
+
+Document = TypeVar("Document")
 
 
 def parsed_path(fetched: FetchedFile, parser: str) -> Path:
@@ -24,15 +27,27 @@ def parsed_path(fetched: FetchedFile, parser: str) -> Path:
 
 def parsed_lines(fetched: FetchedFile, parser: str, parse: Callable[[Path], list[str]]) -> list[str]:
     """`parse(fetched.path)`, kept for the next call on the same bytes by `parser` (a name with its version)."""
+    return parsed_document(fetched, parser, parse, _is_lines)
+
+
+def _is_lines(kept: Any) -> bool:
+    return isinstance(kept, list) and all(isinstance(line, str) for line in kept)
+
+
+def parsed_document(
+    fetched: FetchedFile, parser: str, parse: Callable[[Path], Document], accept: Callable[[Any], bool]
+) -> Document:
+    """`parse(fetched.path)` (any JSON-able document), kept for the next call on the same bytes by `parser` (a name
+    with its version); a kept document is served only when `accept` finds it of the parser's shape."""
     path = parsed_path(fetched, parser)
     try:
         kept = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         kept = None
-    if isinstance(kept, list) and all(isinstance(line, str) for line in kept):
-        return kept
-    lines = parse(fetched.path)  # a file the parser refuses raises here, every time: nothing is kept for it
+    if kept is not None and accept(kept):
+        return kept  # type: ignore[no-any-return]
+    document = parse(fetched.path)  # a file the parser refuses raises here, every time: nothing is kept for it
     # A read-only or full cache (or text JSON cannot hold) only means the next run parses again.
     with contextlib.suppress(OSError, ValueError):
-        write_atomically(path, json.dumps(lines, ensure_ascii=False).encode("utf-8"))
-    return lines
+        write_atomically(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return document

@@ -105,13 +105,16 @@ class JudgeValidation:
     through `ctx.judge_generate`, tagged "<tag>:judge"; a record with an `error` counts as a failed item) and
     `summarize` (records in item order -> the JSON-able report of `--json` and `--out`; run/judge.py adds `judge`
     and `usage`). Items are seeded `item_seed(seed, prepared.name, item.id)`. `render` prints the report on a rich
-    Console; `canned` answers a scripted judge (its requests carry `tag`).
+    Console; `canned` answers a scripted judge (its requests carry `tag`). `evidence` reads the report's figures of
+    the judge's agreement with people for `empathybench judges` (run/judge.py writes them into the report as
+    `evidence`, each {"against", "aspect", "statistic", "value", "ci95", "n", "unit": "item" | "model", "headline"}).
     """
 
     tag: str  # the instrument's name: the request tag of the judge calls and the key of its canned answers
     prepare: Callable[..., "PreparedBenchmark[Any]"]
     render: Callable[[Mapping[str, Any], Any], None]
     canned: Canned | None = None
+    evidence: Callable[[Mapping[str, Any]], list[dict[str, Any]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,9 @@ def validate_judge(
         if cache is not None:
             cache.close()
     report = prepared.summarize(records)
+    report["validation"] = prepared.name
+    if validation.evidence is not None:
+        report["evidence"] = validation.evidence(report)  # what `empathybench judges REPORT` reads
     report["judge"] = {"spec": str(judge.spec), **backend.identity()}
     report["data_files"] = [f.as_record() for f in prepared.data_files]
     report["usage"] = stats.as_dict()

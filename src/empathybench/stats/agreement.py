@@ -1,7 +1,14 @@
 """Agreement between two raters on an ordinal scale, and rank correlations."""
 
+from __future__ import annotations
+
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def confusion_matrix(first: Sequence[int], second: Sequence[int], categories: Sequence[int]) -> list[list[int]]:
@@ -63,3 +70,149 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
     from scipy.stats import kendalltau
 
     return _finite(kendalltau(x, y).statistic)
+
+
+def icc_consistency_and_agreement(matrix: np.ndarray) -> tuple[float, float]:
+    """ICC(C,1) and ICC(A,1) (McGraw & Wong 1996; Shrout & Fleiss' ICC(3,1) and ICC(2,1)) of an (n targets x k raters)
+    matrix, from the two-way ANOVA mean squares; NaN where undefined (fewer than 2 targets or raters, no variance)."""
+    consistency, absolute = icc_stacked(matrix[None, ...])
+    return float(consistency[0]), float(absolute[0])
+
+
+def icc_stacked(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`icc_consistency_and_agreement` of each (n x k) matrix of a stack (shape (r, n, k)), at once."""
+    import numpy as np
+
+    r, n, k = matrices.shape
+    if n < 2 or k < 2:
+        return np.full(r, np.nan), np.full(r, np.nan)
+    grand = matrices.mean(axis=(1, 2))
+    ss_rows = k * ((matrices.mean(axis=2) - grand[:, None]) ** 2).sum(axis=1)
+    ss_columns = n * ((matrices.mean(axis=1) - grand[:, None]) ** 2).sum(axis=1)
+    ss_error = ((matrices - grand[:, None, None]) ** 2).sum(axis=(1, 2)) - ss_rows - ss_columns
+    ms_rows, ms_columns = ss_rows / (n - 1), ss_columns / (k - 1)
+    ms_error = ss_error / ((n - 1) * (k - 1))
+    consistency = ms_rows + (k - 1) * ms_error
+    absolute = consistency + k * (ms_columns - ms_error) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c1 = np.where(consistency != 0, (ms_rows - ms_error) / consistency, np.nan)
+        a1 = np.where(absolute != 0, (ms_rows - ms_error) / absolute, np.nan)
+    return c1, a1
+
+
+ORDINAL_STATISTICS = ("quadratic_kappa", "spearman", "mean_difference", "exact_agreement")
+
+
+def _ordinal_statistics(counts: np.ndarray, categories: np.ndarray) -> dict[str, np.ndarray]:
+    """Each statistic of ORDINAL_STATISTICS for a stack of (k x k) count tables (shape (r, k, k)): rows are the
+    first rater's category, columns the second's. Spearman's rho is Pearson's r of the average ranks (scipy's
+    spearmanr with ties), which depend on the tables' margins only."""
+    import numpy as np
+
+    k = counts.shape[-1]
+    total = counts.sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = counts / total[:, None, None]
+        first, second = p.sum(axis=2), p.sum(axis=1)
+        steps = np.arange(k)
+        weights = ((steps[:, None] - steps[None, :]) / (k - 1)) ** 2
+        observed = (p * weights).sum(axis=(1, 2))
+        expected = np.einsum("ri,rj,ij->r", first, second, weights)
+        kappa = np.where(expected > 0, 1 - observed / expected, np.nan)
+
+        def average_ranks(margin: np.ndarray) -> np.ndarray:
+            n_in = margin * total[:, None]
+            below = np.cumsum(n_in, axis=1) - n_in
+            return below + (n_in + 1) / 2
+
+        rank_first, rank_second = average_ranks(first), average_ranks(second)
+        mean_first = (first * rank_first).sum(axis=1)
+        mean_second = (second * rank_second).sum(axis=1)
+        centred_first = rank_first - mean_first[:, None]
+        centred_second = rank_second - mean_second[:, None]
+        covariance = np.einsum("rij,ri,rj->r", p, centred_first, centred_second)
+        variance = (first * centred_first**2).sum(axis=1) * (second * centred_second**2).sum(axis=1)
+        rho = np.where(variance > 0, covariance / np.sqrt(variance), np.nan)
+        difference = (second * categories[None, :]).sum(axis=1) - (first * categories[None, :]).sum(axis=1)
+        exact = np.trace(p, axis1=1, axis2=2)
+    return {"quadratic_kappa": kappa, "spearman": rho, "mean_difference": difference, "exact_agreement": exact}
+
+
+# The draws of a clustered design are kept for the next statistic with the same units, resamples and seed (the
+# counts matrix is resamples x units floats: kept only up to 4M of them, 32 MB).
+MAX_KEPT_DRAWS = 1 << 22
+
+
+@lru_cache(maxsize=2)
+def _kept_draw_counts(units: int, resamples: int, seed: int) -> np.ndarray:
+    import numpy as np
+
+    return np.concatenate(list(_draw_counts(units, resamples, seed)))
+
+
+def _draw_counts(units: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Per resample, how often each unit was drawn: blocks of rows of a (resamples x units) matrix, from the rows of
+    `index_draws(units, resamples, seed)`."""
+    import numpy as np
+
+    from empathybench.stats.bootstrap import index_blocks
+
+    for block in index_blocks(units, resamples=resamples, seed=seed):
+        rows = block.shape[0]
+        drawn = np.bincount((block + (np.arange(rows) * units)[:, None]).ravel(), minlength=rows * units)
+        yield drawn.reshape(rows, units).astype(float)
+
+
+def ordinal_agreement(
+    first: Sequence[float],
+    second: Sequence[float],
+    categories: Sequence[float],
+    *,
+    unit_of: Sequence[int] | None = None,
+    units: int | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Two raters on one ordinal scale, item by item: quadratic-weighted kappa, Spearman's rho, the mean difference
+    (second - first) and the exact agreement, each with its percentile bootstrap interval and n. Every value must be
+    one of `categories`.
+
+    The bootstrap is the project's one (stats/bootstrap.py: the same draws for every statistic). With `unit_of` (the
+    unit, 0..units-1, each item belongs to: e.g. the conversation several replies answer) it draws the `units` with
+    replacement and an item comes with its unit; without, it draws items. A resample's statistics come from its
+    (k x k) table of counts, the sum of its units' tables, so 10,000 items in 1,000 units and 2,000 resamples take a
+    few hundredths of a second once the draws are made (they are kept for the next call with the same units)."""
+    import numpy as np
+
+    from empathybench.stats.bootstrap import percentile_interval
+
+    scale = np.asarray(categories, dtype=float)
+    k = scale.size
+    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    code_a, code_b = np.searchsorted(scale, a), np.searchsorted(scale, b)
+    on_scale = a.shape == b.shape and (code_a < k).all() and (code_b < k).all()
+    if not on_scale or (scale[np.minimum(code_a, k - 1)] != a).any() or (scale[np.minimum(code_b, k - 1)] != b).any():
+        raise ValueError("ordinal_agreement: the ratings must come in pairs, each one of the categories")
+    codes = code_a * k + code_b
+    n = int(codes.size)
+    if unit_of is None:
+        unit_index, units = np.arange(n), n
+    else:
+        unit_index = np.asarray(unit_of, dtype=int)
+        units = int(units if units is not None else (unit_index.max() + 1 if n else 0))
+    unit_tables = np.bincount(unit_index * k * k + codes, minlength=units * k * k).reshape(units, k * k).astype(float)
+    point = _ordinal_statistics(unit_tables.sum(axis=0).reshape(1, k, k), scale)
+    result: dict[str, Any] = {"n": n, "units": units, "resamples": resamples, "seed": seed}
+    estimates: dict[str, list[Any]] = {name: [] for name in ORDINAL_STATISTICS}
+    if n:
+        kept = units * resamples <= MAX_KEPT_DRAWS
+        blocks = [_kept_draw_counts(units, resamples, seed)] if kept else _draw_counts(units, resamples, seed)
+        for drawn in blocks:
+            tables = (drawn @ unit_tables).reshape(-1, k, k)
+            for name, values in _ordinal_statistics(tables, scale).items():
+                estimates[name].append(values)
+    for name in ORDINAL_STATISTICS:
+        value = float(point[name][0]) if n else math.nan
+        interval = percentile_interval(np.concatenate(estimates[name])) if n else None
+        result[name] = {"value": None if math.isnan(value) else value, "ci95": list(interval) if interval else None}
+    return result

@@ -76,3 +76,14 @@ def bootstrap(
         return None
     estimates = [statistic(row) for block in index_blocks(n, resamples=resamples, seed=seed) for row in block]
     return percentile_interval(estimates, level)
+
+
+def legacy_reseeded_draws(n: int, *, resamples: int, seed: int, seed_range: int) -> np.ndarray:
+    """The draws of a published analysis that reseeds numpy's legacy global generator for every resample (rows of
+    `n` indices with replacement): `numpy.random.seed(seed)`, `resamples` seeds from `randint(0, seed_range)`, then
+    per resample `numpy.random.seed(s)` and `choice(n, n)`. Not this project's bootstrap: only what reproduces such a
+    published interval (MentalAlign's ICC, judges/mentalalign.py); made here, with the global state left untouched."""
+    import numpy as np
+
+    seeds = np.random.RandomState(seed).randint(0, seed_range, resamples)
+    return np.stack([np.random.RandomState(s).choice(n, size=n, replace=True) for s in seeds])

@@ -411,6 +411,22 @@ def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
     stdout.print("all figures (p-values, usage): --json or --out FILE", highlight=False, markup=False)
 
 
+def validation_evidence(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The judge's agreement with the human raters for `empathybench judges`: quadratic-weighted kappa over the rated
+    replies (the headline) and the accuracy on the three classes."""
+    n = int(report.get("n_rated") or 0)
+    common = {"against": "human raters (Good/Okay/Bad)", "aspect": "reply rating", "ci95": None, "n": n, "unit": "item"}
+    kappa = report.get("weighted_kappa_quadratic")
+    return [
+        common | {"statistic": "quadratic-weighted kappa", "value": kappa, "headline": True},
+        common | {"statistic": "accuracy (3 classes)", "value": report.get("accuracy"), "headline": False},
+    ]
+
+
 JUDGE_VALIDATION = JudgeValidation(
-    tag=INSTRUMENT_NAME, prepare=prepare_validation, render=render_validation, canned=plausible_answer
+    tag=INSTRUMENT_NAME,
+    prepare=prepare_validation,
+    render=render_validation,
+    canned=plausible_answer,
+    evidence=validation_evidence,
 )

@@ -273,6 +273,31 @@ def render_validation(report: Mapping[str, Any], stdout: "Console") -> None:
     stdout.print("all figures: --json or --out FILE", highlight=False, markup=False)
 
 
+def validation_evidence(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The judge's agreement with the clinicians for `empathybench judges`: Pearson's r with the experts' mean on the
+    Overall (the headline) and per criterion, each with its interval over conversations where it has one."""
+    rows = []
+    for name, figures in (report.get("judge_vs_experts") or {}).items():
+        pearson = figures.get("pearson") or {}
+        rows.append(
+            {
+                "against": "clinicians (their mean)",
+                "aspect": name,
+                "statistic": "Pearson r",
+                "value": pearson.get("value"),
+                "ci95": pearson.get("ci95"),
+                "n": int(pearson.get("n") or 0),
+                "unit": "item",
+                "headline": name == OVERALL,
+            }
+        )
+    return rows
+
+
 JUDGE_VALIDATION = JudgeValidation(
-    tag=INSTRUMENT_NAME, prepare=prepare_validation, render=render_validation, canned=plausible_answer
+    tag=INSTRUMENT_NAME,
+    prepare=prepare_validation,
+    render=render_validation,
+    canned=plausible_answer,
+    evidence=validation_evidence,
 )
