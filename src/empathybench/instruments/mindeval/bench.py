@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext, stored_text
-from empathybench.instruments.comparability import coverage, failed_item, label, role_names, settings_differences
+from empathybench.instruments.comparability import coverage, failed_item, label, role_names
 from empathybench.instruments.conversation import run_conversation
 from empathybench.instruments.mindeval import published
 from empathybench.instruments.mindeval.canned import expected_output_tokens, plausible_answer
@@ -345,20 +345,8 @@ def summarize_records(
         "missing_criterion": config.missing_criterion,
     }
     differences = published.role_differences(names, self_played) + published.protocol_differences(protocol)
-    differences += settings_differences(
-        records, published.published_call_body, provider_defaults=published.PROVIDER_DEFAULTS
-    )
-    budgets, gateway = published.thinking_budgets(records)
-    differences += gateway
-    given_line = ", ".join(
-        f"{word} {name or 'unknown'}" + (f" ({budgets[role]})" if role in budgets else "")
-        for role, word, name in (
-            ("simulator", "member", names["simulator"]),
-            ("judge", "judge", names["judge"]),
-            ("model", "clinician", given.get("model")),
-        )
-    )
-    comparable, label_line = label(given_line, differences, covered, "the published protocol")
+    given_line, sent_differences = published.sent_differences(records, {**names, "model": given.get("model", "")})
+    comparable, label_line = label(given_line, differences + sent_differences, covered, "the published protocol")
     missing = {name: sum(1 for r in scored if name in (r.get("missing_criteria") or ())) for name in CRITERIA}
     means = {
         name: (sum(float(r["scores"][name]) for r in scored) / len(scored) if scored else None)

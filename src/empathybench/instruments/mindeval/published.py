@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from empathybench.instruments.comparability import ROLE_NAMES, call_role
+from empathybench.instruments.comparability import ROLE_NAMES, call_role, settings_differences
 from empathybench.models.base import Sampling
 from empathybench.models.capabilities import ModelArgs, lookup_capabilities
 
@@ -180,6 +180,19 @@ def thinking_budgets(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, st
         for (role, model, phrase), count in sorted(gateway.items())
     ]
     return {role: "; ".join(ways) for role, ways in budgets.items()}, lines
+
+
+def sent_differences(records: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> tuple[str, list[str]]:
+    """(the label's roles, each with the thinking budget its calls sent; every difference between what the calls
+    sent and what the published run sent the same role, a gateway's thinking budget among them). `names`: role ->
+    its model(s) as given."""
+    differences = settings_differences(records, published_call_body, provider_defaults=PROVIDER_DEFAULTS)
+    budgets, gateway = thinking_budgets(records)
+    given = ", ".join(
+        f"{ROLE_WORDS[role]} {names.get(role) or 'unknown'}" + (f" ({budgets[role]})" if role in budgets else "")
+        for role in ("simulator", "judge", "model")
+    )
+    return given, differences + gateway
 
 
 def role_differences(roles: Mapping[str, str], self_played: Mapping[str, bool]) -> list[str]:
