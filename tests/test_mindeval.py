@@ -315,8 +315,12 @@ def test_a_conversation_over_the_wire_follows_upstreams_protocol(tmp_path: Path)
         assert body["max_tokens"] == 16000 and "temperature" not in body
     summary = _summary(out)
     assert summary["judge"] == {"self_judging": False, "identity": {"provider": "anthropic", "model": JUDGE}}
+    # The clinician gets the member's settings where its model takes them: clinician-model takes no reasoning
+    # setting, so the budget alone; each role's thinking budget is said.
+    assert all(b["max_tokens"] == 16000 and "reasoning_effort" not in b for b in clinician_bodies)
     assert summary["comparability"] == (
-        f"not comparable with the published protocol (member {MEMBER}, judge {JUDGE}): "
+        f"not comparable with the published protocol (member {MEMBER} (thinking 4,096 of 16,000 tokens), judge "
+        f"{JUDGE} (thinking 4,096 of 16,000 tokens), clinician clinician-model (16,000 tokens, no thinking)): "
         "1 of 50 profiles scored: 49 not in this run (a cut)"
     )
     expected = [3 + index * 0.5 for index in range(5)]
@@ -371,6 +375,39 @@ def test_the_label_names_what_was_sent_where_it_differs(tmp_path: Path) -> None:
     assert "left out by the judge" in page and page.count(label) == 1  # the label, said once
 
 
+def test_the_clinician_gets_the_members_settings_and_the_label_names_each_thinking_budget(tmp_path: Path) -> None:
+    """Issue 40, item 4: a reasoning clinician is sent the member's published settings (reasoning effort high within
+    16,000 tokens); a member reached through an OpenAI-compatible gateway is sent reasoning effort high, whose
+    thinking budget the gateway chooses (OpenRouter: 12,800), and the label says so beside litellm's 4,096."""
+    gateway_member = "anthropic/claude-haiku-4.5"
+    replies = Replies()
+
+    def openai_answer(body: dict[str, Any]) -> str:
+        return "Member line." if body["model"] == gateway_member else replies.clinician(body)
+
+    with (
+        FakeOpenAIServer(answer=openai_answer, models=("o3-mini", gateway_member), keep_bodies=True) as openai,
+        FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=replies.anthropic) as anthropic,
+    ):
+        out = tmp_path / "run"
+        args = [*_wire_args(openai, anthropic), "--limit", "1", "--option", "mindeval.rounds=1"]
+        args[2] = "openai/o3-mini"
+        args[args.index(f"anthropic/{MEMBER}")] = f"openai/{gateway_member}"
+        args[args.index("--simulator-base-url") + 1] = openai.base_url
+        done = cli_in_process([*args, "--out", str(out)], _env(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]
+        bodies = {body["model"]: body for body in openai.received_bodies}
+    assert bodies["o3-mini"]["reasoning_effort"] == "high" and bodies["o3-mini"]["max_completion_tokens"] == 16000
+    assert bodies[gateway_member]["reasoning_effort"] == "high" and bodies[gateway_member]["max_tokens"] == 16000
+    assert _summary(out)["comparability"] == (
+        f"not comparable with the published protocol (member {gateway_member} (reasoning effort high within 16,000 "
+        f"tokens), judge {JUDGE} (thinking 4,096 of 16,000 tokens), clinician o3-mini (reasoning effort high within "
+        f"16,000 tokens)): 1 round, not 10; the simulator {gateway_member}: reasoning effort high through an "
+        "OpenAI-compatible endpoint, which sets the thinking budget (OpenRouter's 12,800 of 16,000 tokens; published "
+        "4,096, litellm's for Anthropic), 1 call; 1 of 50 profiles scored: 49 not in this run (a cut)"
+    )
+
+
 def test_strict_mode_asks_the_judge_again_and_a_run_with_nothing_scored_exits_non_zero(tmp_path: Path) -> None:
     replies = Replies(judge_leaves_out="Assessment")
     with (
@@ -410,8 +447,21 @@ def test_the_published_settings_go_to_the_published_models_only() -> None:
     assert gateway.model_args is not None and gateway.model_args.reasoning_effort == "high"
     assert published.request_sampling("judge", {"provider": "anthropic", "model": MEMBER}, base) == base  # not its
     assert published.request_sampling("simulator", {"provider": "openai", "model": "gpt-4o"}, base) == base
+    # The clinician: the member's settings (upstream's README: copy them) where its model takes them.
+    assert published.clinician_sampling({"provider": "openai", "model": "gpt-4o"}, base) == base
+    for identity, args in (
+        ({"provider": "anthropic", "model": JUDGE}, {"thinking_budget": 4096, "max_tokens": 16000}),
+        (
+            {"provider": "openai", "model": "gpt-5"},
+            {"reasoning": True, "reasoning_effort": "high", "max_tokens": 16000},
+        ),
+        ({"provider": "openai", "model": "x/claude-opus-4.1"}, {"reasoning": True, "reasoning_effort": "high"}),
+        ({"provider": "openai", "model": "mine", "model_args": {"reasoning": True}}, {"reasoning_effort": "high"}),
+    ):
+        clinician = published.clinician_sampling(identity, base).model_args
+        assert clinician is not None and args.items() <= clinician.as_dict().items(), identity
     # What the label compares a call with, in the terms it was sent in.
-    assert published.published_call_body("model", "gpt-4o", {}) is None  # the clinician: not pinned upstream
+    assert published.published_call_body("model", "gpt-4o", {}) == {"max_tokens": 16000}
     assert "thinking" in (published.published_call_body("judge", JUDGE, {}) or {})
     gateway_body = published.published_call_body("judge", "x/claude", {"model_args": {"reasoning_effort": "high"}})
     assert gateway_body == {"max_tokens": 16000, "reasoning_effort": "high"}

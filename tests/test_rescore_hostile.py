@@ -12,6 +12,7 @@ import pytest
 
 from conftest import cli_in_process
 from empathybench.data.fetch import fetch_pinned
+from empathybench.errors import UserError
 from empathybench.instruments.spiral import data as spiral_data
 from empathybench.instruments.spiral.rescore import rescore_data, stream_result_data
 
@@ -38,14 +39,18 @@ def _one_line_refusal(done: Any) -> str:
     [
         ('{"emo_point": ' + "9" * 401 + ', "emo_state": "Emotion-S", "history": []}', "emo_point out of range"),
         ('{"emo_point": 1e308, "emo_state": "Emotion-S", "history": []}', "emo_point out of range"),
-        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ("[" + ", ".join([_line()] * 3) + "]", "line 2 is not a JSON object"),
         ('{"emo_point": 50, "emo_state": "Emotion-B", "history": [' + "[" * 50_000 + "]" * 50_000 + "]}", "nested"),
         (_line(history=["not an object", 3]), "history entry that is not an object"),
         (_line(history={"role": "user"}), "history that is not a list"),
         (_line(emo_state=["Emotion-S"]), "no emo_state"),
         ("\xff\xfe not text", "not UTF-8"),
     ],
-    ids=["401 digits", "1e308", "nesting", "nested history", "history entry", "history object", "state", "bytes"],
+    ids=[
+        *("401 digits", "1e308", "nesting", "an array", "nested history"),
+        *("history entry", "history object", "state", "bytes"),
+    ],
 )
 def test_a_hostile_sage_file_is_one_line(tmp_path: Path, line: str, said: str) -> None:
     path = tmp_path / "hostile.jsonl"
@@ -200,3 +205,41 @@ def test_the_new_instruments_rescore_take_hostile_files_too(
     done = _rescore(kind, path)
     assert "Traceback" not in done.stderr, done.stderr
     assert said in _one_line_refusal(done)
+
+
+def _one_line_array(path: Path, size: int) -> None:
+    """A JSON array of small objects on one line, `size` bytes or more: what a wrong file given to rescore may be."""
+    item = _line()
+    with path.open("w", encoding="utf-8") as out:
+        out.write("[" + item)
+        for _ in range(size // (len(item) + 2)):
+            out.write(", " + item)
+        out.write("]\n")
+
+
+@pytest.mark.parametrize("kind", ["sage", "mindeval"])
+def test_a_one_line_array_is_refused_in_bounded_memory(tmp_path: Path, monkeypatch: Any, kind: str) -> None:
+    """Issue 40: a 60 MB one-line array peaked at 1.5 GB (parsed whole before it was found not to be an object).
+    With a stated line limit of 1 MB, a 6 MB one-line array is refused in one line having held about 1 MB; an array
+    under the limit is refused before it is parsed."""
+    from empathybench.instruments.mindeval import rescore as mindeval_rescore
+    from empathybench.instruments.sage import rescore as sage_rescore
+
+    module = sage_rescore if kind == "sage" else mindeval_rescore
+    monkeypatch.setattr(module, "MAX_LINE_BYTES", 1_000_000)
+    path = tmp_path / "array.jsonl"
+    _one_line_array(path, 6_000_000)
+    assert path.stat().st_size > 6_000_000
+    refused: list[str] = []
+
+    def rescore(file: Path) -> None:
+        with pytest.raises(UserError) as caught:
+            module.rescore_file(file)
+        refused.append(str(caught.value))
+
+    assert _peak_bytes(rescore, path) < 3_000_000
+    assert refused == [f"{path}: line 1 is longer than 1,000,000 bytes: not one record"]
+    small = tmp_path / "small.jsonl"
+    _one_line_array(small, 900_000)
+    assert _peak_bytes(rescore, small) < 3_000_000  # json.loads of it would build some 4,000 objects (> 6 MB)
+    assert refused[-1] == f"{small}: line 1 is not a JSON object"

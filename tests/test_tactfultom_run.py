@@ -74,7 +74,10 @@ def test_a_paper_run_asks_every_format_without_and_with_two_pass_cot(tmp_path: P
         assert set(record["conditions"]) == {"direct", "cot"}
         scored = record["conditions"]["direct"][record["scored_format"]]
         assert record["correct"] == scored["correct"]
-    assert set(summary["metrics"]) == {"overall_macro", "overall_micro", "overall_macro_cot", "overall_micro_cot"}
+    assert set(summary["metrics"]) == {
+        *("overall_macro", "overall_micro", "overall_macro_chart"),
+        *("overall_macro_cot", "overall_micro_cot", "overall_macro_chart_cot"),
+    }
     assert summary["score"] == summary["metrics"]["overall_macro"]["value"]
     assert summary["n_freeform_recorded"] == 2 * sum(1 for r in records if "freeform" in r["conditions"]["direct"])
     page = (out / "report.html").read_text("utf-8")

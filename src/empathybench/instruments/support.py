@@ -1,11 +1,12 @@
 """Shared support for instruments: option reading, quick subsets, config bounds (written once, used by all)."""
 
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any, TypeVar, get_args, get_type_hints
+from typing import Any, BinaryIO, TypeVar, get_args, get_type_hints
 
 from empathybench.errors import DataError, UserError
 from empathybench.formatting import printable
@@ -23,6 +24,7 @@ __all__ = [  # what a third-party instrument may use (with instruments.protocol)
     "chosen_names",
     "cot_conditions",
     "evenly_spread",
+    "jsonl_file",
     "jsonl_records",
     "mean_metric",
     "preset_config",
@@ -66,16 +68,30 @@ def read_text_argument(path: Path, *, limit: int, what: str) -> str:
         raise UserError(f"{shown} is not UTF-8 text ({what}): {exc}") from None
 
 
-def jsonl_lines(lines: Iterable[bytes | str], *, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
+# The longest line a JSON-lines reader takes unless its instrument states another: a line is one record (a
+# conversation, a judgment), tens of kB in every released file; a longer line is refused before it is held whole.
+MAX_JSONL_LINE_BYTES = 4 * 1024 * 1024
+
+
+def jsonl_lines(
+    lines: Iterable[bytes | str], *, source: str, max_line_bytes: int = MAX_JSONL_LINE_BYTES
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-empty line of a JSON-lines file, read one at a time (bytes are decoded as
-    UTF-8): a line that is not text, not JSON, nested past the parser's depth or not an object is one DataError."""
+    UTF-8): a line over `max_line_bytes`, not text, not an object (told by its first character, before anything is
+    built: a one-line JSON array would otherwise be parsed whole), not JSON or nested past the parser's depth is one
+    DataError."""
     for number, raw in enumerate(lines, start=1):
+        if len(raw) > max_line_bytes:  # characters of a str: at most its UTF-8 bytes, so never refused wrongly
+            raise DataError(f"{source}: line {number} is longer than {max_line_bytes:,} bytes: not one record")
         try:
             line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         except UnicodeDecodeError:
             raise DataError(f"{source}: line {number} is not UTF-8 text") from None
-        if not line.strip():
+        stripped = line.lstrip()
+        if not stripped:
             continue
+        if not stripped.startswith("{"):
+            raise DataError(f"{source}: line {number} is not a JSON object")
         try:
             record = json.loads(line)
         except RecursionError:
@@ -87,9 +103,48 @@ def jsonl_lines(lines: Iterable[bytes | str], *, source: str) -> Iterator[tuple[
         yield number, record
 
 
-def jsonl_records(text: str, *, source: str) -> list[dict[str, Any]]:
-    """One JSON object per line, split on "\n" only: some texts hold U+2028, which str.splitlines() splits on."""
-    return [record for _, record in jsonl_lines(text.split("\n"), source=source)]
+def bounded_lines(stream: BinaryIO, *, source: str, max_line_bytes: int = MAX_JSONL_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of a binary file without their "\\n", each read with at most `max_line_bytes` + 1 bytes held: a
+    longer line is one DataError as soon as its first `max_line_bytes` + 1 bytes are read (memory stays bounded
+    whatever the file holds)."""
+    for number in itertools.count(1):
+        line = stream.readline(max_line_bytes + 1)
+        if not line:
+            return
+        if len(line) > max_line_bytes and not (len(line) == max_line_bytes + 1 and line.endswith(b"\n")):
+            raise DataError(f"{source}: line {number} is longer than {max_line_bytes:,} bytes: not one record")
+        yield line.removesuffix(b"\n")
+
+
+def jsonl_file(
+    path: Path, *, what: str, max_file_bytes: int, max_line_bytes: int = MAX_JSONL_LINE_BYTES
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """`jsonl_lines` of a JSON-lines file named on the command line, read a line at a time in bounded memory; the
+    file over `max_file_bytes`, missing or unreadable, or any line refused, is one UserError."""
+    shown = printable(path, 300)
+    try:
+        size = path.stat().st_size
+        if size > max_file_bytes:
+            raise UserError(f"{shown} is {size:,} bytes; {what} is smaller (limit {max_file_bytes:,})")
+        with path.open("rb") as stream:
+            yield from jsonl_lines(
+                bounded_lines(stream, source=shown, max_line_bytes=max_line_bytes),
+                source=shown,
+                max_line_bytes=max_line_bytes,
+            )
+    except FileNotFoundError:
+        raise UserError(f"no such file: {shown}") from None
+    except IsADirectoryError:
+        raise UserError(f"{shown} is a directory, not {what}") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    except DataError as exc:
+        raise UserError(str(exc)) from None
+
+
+def jsonl_records(text: str, *, source: str, max_line_bytes: int = MAX_JSONL_LINE_BYTES) -> list[dict[str, Any]]:
+    """One JSON object per line, split on "\\n" only: some texts hold U+2028, which str.splitlines() splits on."""
+    return [record for _, record in jsonl_lines(text.split("\n"), source=source, max_line_bytes=max_line_bytes)]
 
 
 def evenly_spread(items: Sequence[T], size: int) -> list[T]:

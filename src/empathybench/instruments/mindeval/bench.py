@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from empathybench.engine.engine import ItemContext, stored_text
-from empathybench.instruments.comparability import coverage, failed_item, label, role_names, settings_differences
+from empathybench.instruments.comparability import coverage, failed_item, label, role_names
 from empathybench.instruments.conversation import run_conversation
 from empathybench.instruments.mindeval import published
 from empathybench.instruments.mindeval.canned import expected_output_tokens, plausible_answer
@@ -76,7 +76,8 @@ OPTION_HELP = {
     "missing_criterion": "default: a criterion the judge leaves out is 3, counted (upstream); strict: the judge is "
     "asked again, then the conversation is not scored",
     "judge_attempts": "asks of the judge in strict mode (default 3)",
-    "temperature": "the clinician's temperature (default 1.0; upstream: not pinned)",
+    "temperature": "the clinician's temperature (default 1.0: upstream copies the member's, unset, the providers' "
+    "default; none is sent with thinking)",
     "max_tokens": "the clinician's token budget per reply (default 16000, as upstream's member and judge)",
     "member_temperature": "the member's temperature (default 1.0: upstream sends none, the providers' default)",
     "member_max_tokens": f"the member's token budget (published {published.PUBLISHED_BUDGET})",
@@ -96,8 +97,9 @@ class MindEvalConfig:
     judge_template: str = PAPER_JUDGE_VERSION
     missing_criterion: str = "default"
     judge_attempts: int = field(default=3, metadata=bounded(1, MAX_ATTEMPTS))
-    # Upstream pins no sampling but the budget (max_completion_tokens 16000) and reasoning effort (a model argument
-    # here: --simulator-arg / --judge-arg, see the docs); temperature is the providers' default, 1.
+    # Upstream pins no sampling but the budget (max_completion_tokens 16000) and reasoning effort (the protocol's
+    # model arguments, published.py; the user's -M / --simulator-arg / --judge-arg win); temperature is the
+    # providers' default, 1.
     temperature: float = field(default=1.0, metadata=bounded(0, MAX_TEMPERATURE))
     max_tokens: int = field(default=published.PUBLISHED_BUDGET, metadata=bounded(16, MAX_TOKENS_LIMIT))
     member_temperature: float = field(default=1.0, metadata=bounded(0, MAX_TEMPERATURE))
@@ -274,7 +276,9 @@ async def run_profile(
             rounds=config.rounds,
             clinician_system=render(clinician_template, values),
             member_system=render(templates.member[PAPER_MEMBER_VERSION], values),
-            clinician_sampling=_sampling(config.temperature, config.max_tokens),
+            clinician_sampling=published.clinician_sampling(
+                ctx.model_identity, _sampling(config.temperature, config.max_tokens)
+            ),
             member_sampling=published.request_sampling("simulator", ctx.simulator_identity, member_sampling),
             member_placeholder=member_placeholder,
         )
@@ -341,11 +345,8 @@ def summarize_records(
         "missing_criterion": config.missing_criterion,
     }
     differences = published.role_differences(names, self_played) + published.protocol_differences(protocol)
-    differences += settings_differences(
-        records, published.published_call_body, provider_defaults=published.PROVIDER_DEFAULTS
-    )
-    given_line = f"member {names['simulator'] or 'unknown'}, judge {names['judge'] or 'unknown'}"
-    comparable, label_line = label(given_line, differences, covered, "the published protocol")
+    given_line, sent_differences = published.sent_differences(records, {**names, "model": given.get("model", "")})
+    comparable, label_line = label(given_line, differences + sent_differences, covered, "the published protocol")
     missing = {name: sum(1 for r in scored if name in (r.get("missing_criteria") or ())) for name in CRITERIA}
     means = {
         name: (sum(float(r["scores"][name]) for r in scored) / len(scored) if scored else None)

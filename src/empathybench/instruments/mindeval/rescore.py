@@ -8,17 +8,20 @@ criteria the judge left out (which upstream silently scored 3) are counted.
 """
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from empathybench import formatting
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.mindeval.parse import CRITERIA, OVERALL, SHORT, parse_judgment
-from empathybench.instruments.support import jsonl_records, read_text_argument
+from empathybench.instruments.support import jsonl_file, jsonl_lines
 from empathybench.stats.intervals import mean_interval
 
 # 50 judgments of about 1 kB each, with thinking a few kB: this bounds what a wrong path can make us read.
 MAX_JUDGMENTS_FILE_BYTES = 64 * 1024 * 1024
+# One line is one judgment: the reply and its thinking, at most the 16,000-token budget (about 64 kB) each.
+MAX_LINE_BYTES = 1024 * 1024
 FIGURES = (*CRITERIA, OVERALL)
 
 
@@ -33,13 +36,17 @@ def _number(value: Any) -> float | None:
 
 
 def rescore_judgments(text: str, *, source: str = "judgments file") -> dict[str, Any]:
-    records = jsonl_records(text, source=source)
-    if not records:
-        raise DataError(f"{source}: no judgment in it")
+    return rescore_records(jsonl_lines(text.split("\n"), source=source, max_line_bytes=MAX_LINE_BYTES), source=source)
+
+
+def rescore_records(records: Iterable[tuple[int, dict[str, Any]]], *, source: str) -> dict[str, Any]:
+    """The figures of (line number, judgment) pairs, each folded in before the next is read."""
     upstream: dict[str, list[float]] = {name: [] for name in FIGURES}
     missing = dict.fromkeys(CRITERIA, 0)
     disagreeing: list[int] = []
-    for number, record in enumerate(records, start=1):
+    n_conversations = 0
+    for number, record in records:
+        n_conversations += 1
         parsed, unparsed = record.get("parsed_judgment"), record.get("unparsed_judgment")
         if not isinstance(parsed, dict) or not isinstance(unparsed, str):
             raise DataError(f"{source}: line {number} has no parsed_judgment object or unparsed_judgment text")
@@ -54,6 +61,8 @@ def rescore_judgments(text: str, *, source: str = "judgments file") -> dict[str,
             missing[name] += 1
         if any(not math.isclose(ours.scores[name], values[name] or 0.0, abs_tol=1e-9) for name in FIGURES):
             disagreeing.append(number)
+    if not n_conversations:
+        raise DataError(f"{source}: no judgment in it")
     figures = {}
     for name in FIGURES:
         interval = mean_interval(upstream[name])
@@ -62,7 +71,7 @@ def rescore_judgments(text: str, *, source: str = "judgments file") -> dict[str,
             "ci95": [round(interval[0], 4), round(interval[1], 4)] if interval else None,
         }
     return {
-        "n_conversations": len(records),
+        "n_conversations": n_conversations,
         "figures": figures,
         "missing_criteria": missing,
         "n_missing_criteria": sum(missing.values()),
@@ -72,9 +81,12 @@ def rescore_judgments(text: str, *, source: str = "judgments file") -> dict[str,
 
 
 def rescore_file(path: Path) -> dict[str, Any]:
-    text = read_text_argument(path, limit=MAX_JUDGMENTS_FILE_BYTES, what="a MindEval judgments file")
+    """The figures of a judgments file, read a line at a time (a line over MAX_LINE_BYTES, or one that is not an
+    object, refused before it is held whole or parsed)."""
+    what = "a MindEval judgments file"
+    lines = jsonl_file(path, what=what, max_file_bytes=MAX_JUDGMENTS_FILE_BYTES, max_line_bytes=MAX_LINE_BYTES)
     try:
-        return rescore_judgments(text, source=str(path))
+        return rescore_records(lines, source=formatting.printable(path, 300))
     except DataError as exc:
         raise UserError(str(exc)) from None
 

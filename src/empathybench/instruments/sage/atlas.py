@@ -9,7 +9,6 @@ run pairs with a released model person by person. The README also gives each mod
 capability figure the atlas sets beside the Sentient score.
 """
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from html import unescape
@@ -28,6 +27,7 @@ from empathybench.instruments.protocol import (
 )
 from empathybench.instruments.sage.data import PROFILES_KEY, parse_people
 from empathybench.instruments.sage.score import PUBLISHED_LEADERBOARD
+from empathybench.instruments.support import bounded_lines, jsonl_lines
 from empathybench.stats.intervals import mean_interval
 
 ATLAS_PINS = "atlas_pins.json"
@@ -115,18 +115,16 @@ def _person_numbers() -> dict[str, int]:
 
 def _final_emotions(path: Path, numbers: Mapping[str, int]) -> dict[str, float]:
     """Each person's final emotion, by the run's item id, read line by line (bounded as rescore bounds the file)."""
-    from empathybench.instruments.sage.rescore import MAX_RESULT_FILE_BYTES
+    from empathybench.instruments.sage.rescore import MAX_LINE_BYTES, MAX_RESULT_FILE_BYTES
 
     if path.stat().st_size > MAX_RESULT_FILE_BYTES:
         raise DataError(f"{path.name} is larger than a SAGE result file can be")
     finals: dict[str, float] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            person = numbers.get(str(record.get("id"))) if isinstance(record, dict) else None
-            point = record.get("emo_point") if isinstance(record, dict) else None
+    with path.open("rb") as stream:
+        lines = bounded_lines(stream, source=path.name, max_line_bytes=MAX_LINE_BYTES)
+        for number, record in jsonl_lines(lines, source=path.name, max_line_bytes=MAX_LINE_BYTES):
+            person = numbers.get(str(record.get("id")))
+            point = record.get("emo_point")
             if person is None or isinstance(point, bool) or not isinstance(point, int | float):
                 raise DataError(f"{path.name}: line {number} is not a conversation of a pinned person")
             finals[str(person)] = float(point)

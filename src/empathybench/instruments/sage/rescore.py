@@ -6,7 +6,8 @@ and Failure are computed from emo_point and emo_state, as the README's table; th
 rounds and to check that each final emotion is the last one of its conversation.
 
 The file is read line by line (split on "\n" only: some texts hold U+2028), each line parsed and folded into running
-totals before the next is read, so memory stays a few times the longest line whatever the file's size.
+totals before the next is read, so memory stays a few times the longest line whatever the file's size; a line
+over MAX_LINE_BYTES, or one that does not open an object, is refused before it is held whole or parsed.
 Anything a line holds that is not a result (a number out of range, nesting too deep, a field of the wrong type) is
 one line naming the file and the line; every text taken from the file is printable (no control character).
 """
@@ -22,10 +23,12 @@ from typing import Any
 from empathybench.errors import DataError, UserError
 from empathybench.formatting import printable
 from empathybench.instruments.sage.score import figures_of_totals
-from empathybench.instruments.support import jsonl_lines
+from empathybench.instruments.support import bounded_lines, jsonl_lines
 
 # The released files are 3-4 MB; this bounds what a wrong path can make us read.
 MAX_RESULT_FILE_BYTES = 256 * 1024 * 1024
+# One line is one conversation: the longest released line is 153 kB (gemini-2.5-flash-nothink's simulator files).
+MAX_LINE_BYTES = 4 * 1024 * 1024
 # An emotion point is 0-100 (upstream caps it at 100; a last change can take it a little below 0).
 EMOTION_RANGE = (-1000.0, 1000.0)
 STATE_CHARS = 40  # an emo_state is "Emotion-S" and the like
@@ -82,7 +85,7 @@ class _Tally:
 def rescore_lines(lines: Iterable[bytes | str], *, source: str = "result file") -> dict[str, Any]:
     """The README's figures from a result file's lines (bytes or text, without their "\n")."""
     kept = _Tally()
-    for number, record in jsonl_lines(lines, source=source):
+    for number, record in jsonl_lines(lines, source=source, max_line_bytes=MAX_LINE_BYTES):
         kept.add(record, number, source)
     if not kept.n_people:
         raise DataError(f"{source}: no conversation in it")
@@ -111,8 +114,8 @@ def rescore_file(path: Path) -> dict[str, Any]:
     if size > MAX_RESULT_FILE_BYTES:
         raise UserError(f"{shown} is {size} bytes; a SAGE result file is a few MB (limit {MAX_RESULT_FILE_BYTES})")
     try:
-        with path.open("rb") as lines:  # a binary file's lines end at b"\n" only
-            return rescore_lines((line.rstrip(b"\n") for line in lines), source=shown)
+        with path.open("rb") as stream:  # a binary file's lines end at b"\n" only
+            return rescore_lines(bounded_lines(stream, source=shown, max_line_bytes=MAX_LINE_BYTES), source=shown)
     except DataError as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:

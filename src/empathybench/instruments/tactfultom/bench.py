@@ -36,11 +36,11 @@ from empathybench.instruments.tactfultom.freeform import (
     upstream_answer,
 )
 from empathybench.instruments.tactfultom.parse import (
-    EVERY_STEP,
     UNREAD,
     apply_prestep,
     clean_reply,
     list_matches_leniently,
+    prestep_for,
     read_list_lenient,
 )
 from empathybench.instruments.tactfultom.prompts import (
@@ -147,16 +147,20 @@ def select_questions(questions: list[Question], config: TactfulToMConfig) -> lis
 
 @dataclass(frozen=True)
 class TactfulRun:
-    """What a run's questions are asked and scored with: its config and seed."""
+    """What a run's questions are asked and scored with: its config and seed, and how many it asks."""
 
     config: TactfulToMConfig
     seed: int
+    n_items: int  # the questions the run asks: a shortfall stays in the summary's n_items and its label
+    n_final_set: int  # the questions of the final set (4,154): the label's coverage
 
     async def item(self, item: BenchItem[Question], ctx: ItemContext) -> dict[str, Any]:
         return await run_question(self.config, item.payload, ctx, seed=self.seed)
 
     def summary(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        return summarize_records(self.config.cot, records, seed=self.seed)
+        return summarize_records(
+            self.config.cot, records, seed=self.seed, n_items=self.n_items, n_final_set=self.n_final_set
+        )
 
 
 async def _ask(ctx: ItemContext, system: str, user: str, sampling: Sampling, cot: bool) -> dict[str, Any]:
@@ -172,6 +176,8 @@ async def run_question(config: TactfulToMConfig, question: Question, ctx: ItemCo
     """Every format of one question, per condition: the reply, what was read from it and (scored formats) whether it
     is right. The multiple-choice options are shown in one seeded order, the same with and without CoT."""
     formats = [f for f in question.formats if config.freeform or f != "freeform"]
+    # Upstream cleaned the replies of some models only, chosen by the model's name (its result file's): so here.
+    step = prestep_for(str(ctx.model_identity.get("model") or "").rsplit("/", 1)[-1])
     fields = dict(question.fields)
     given = options_of(fields) if "mcq" in formats or "freeform" in formats else []  # the gold first, as upstream
     options = shown_options(given, question_rng(seed, question.question_id))
@@ -187,12 +193,12 @@ async def run_question(config: TactfulToMConfig, question: Question, ctx: ItemCo
                     similarity = await asyncio.to_thread(cosine_similarities, upstream_answer(answer["reply"]), given)
                     answer.update(similarity=similarity, gold_closest=gold_is_closest(similarity))
             else:
-                read = clean_reply(answer["reply"], question_format, options.mapping, EVERY_STEP)
+                read = clean_reply(answer["reply"], question_format, options.mapping, step)
                 answer.update(read=read, correct=is_correct(question_format, read, question.gold))
                 if question_format == "mcq":
                     answer["mapping"] = list(options.mapping)
                 if question_format == "list":  # ours, beside: the names read leniently
-                    names = read_list_lenient(apply_prestep(answer["reply"], EVERY_STEP))
+                    names = read_list_lenient(apply_prestep(answer["reply"], step))
                     answer.update(read_lenient=names, correct_lenient=list_matches_leniently(names, question.gold))
             answers[question_format] = answer
         conditions[condition_name(cot)] = answers
@@ -206,6 +212,7 @@ async def run_question(config: TactfulToMConfig, question: Question, ctx: ItemCo
         "category": question.category,
         "scored_format": scored_format,
         "gold": question.gold,
+        "prestep": step.name,
         "conditions": conditions,
         "correct": bool(headline.get("correct")),
         "parse_error": f"the {scored_format} reply had no readable answer (counted wrong, as upstream)"
@@ -219,7 +226,7 @@ def prepare_items(
 ) -> PreparedBenchmark[Question]:
     questions, files = load_questions(allow_unverified=allow_unverified)
     chosen = select_questions(questions, config)[:limit]
-    run = TactfulRun(config, seed)
+    run = TactfulRun(config, seed, len(chosen), len(questions))
     return PreparedBenchmark(
         name="tactfultom",
         config={**asdict(config), "preset": preset, "n_questions": len(chosen)},
@@ -227,6 +234,7 @@ def prepare_items(
         run_item=run.item,
         summarize=run.summary,
         data_files=files,
+        summarize_failed=True,  # failed questions are named in the label's coverage
     )
 
 

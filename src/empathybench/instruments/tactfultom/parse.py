@@ -1,9 +1,9 @@
 """TactfulToM's reading of a reply, per question format, as upstream's evaluate_non_freeform.py `_clean` (L19-70) and
 `_clean_reasoning` (L72-78) read it (specs/tactfultom.md section 6). Pure functions on strings.
 
-Upstream keyed its pre-step on the result file's name ("Llama" / "DeepSeek-V3": the first `\\boxed{...}`; "QwQ" /
-"DeepSeek-R1": the text after the last `</think>`). `prestep_for(name)` keeps that rule for released files; a run of
-ours applies both steps to every reply (a model's name is not a property of its answer).
+Upstream keyed its pre-step on the result file's name, the model's name ("Llama" / "DeepSeek-V3": the first
+`\\boxed{...}`; "QwQ" / "DeepSeek-R1": the text after the last `</think>`; every other model: none).
+`prestep_for(name)` keeps that rule, for released files and for a run's model alike.
 """
 
 import re
@@ -27,12 +27,20 @@ class Prestep:
     think: bool = False  # keep the text after the last </think>, stripped
     boxed: bool = False  # keep the first \boxed{...} when there is one
 
+    @property
+    def name(self) -> str:
+        """As a run's records and label name it."""
+        if self.think and self.boxed:
+            return "both"
+        return "think" if self.think else "boxed" if self.boxed else "none"
+
 
 EVERY_STEP = Prestep(think=True, boxed=True)
 
 
 def prestep_for(file_name: str) -> Prestep:
-    """Upstream's pre-step for a result file (evaluate_non_freeform.py L22-36, L73, L87)."""
+    """Upstream's pre-step for a result file, or for a model by its name (evaluate_non_freeform.py L22-36, L73,
+    L87: the file name is the model's name, its path left out, and the condition and set)."""
     if "QwQ" in file_name or "DeepSeek-R1" in file_name:
         return Prestep(think=True)
     return Prestep(boxed="Llama" in file_name or "DeepSeek-V3" in file_name)
@@ -47,7 +55,8 @@ def apply_prestep(reply: str, step: Prestep) -> str:
 
 
 def read_binary(reply: str) -> str:
-    """ "yes", "no" or "NAN": the first of yes / no found among the reply's words, punctuation removed."""
+    """ "yes", "no" or "NAN": "yes" when it is among the reply's words (punctuation removed, lower case) wherever
+    "no" is, else "no" when that is, as upstream reads it ("No, yes" reads yes)."""
     words = _NON_WORD.sub("", reply).lower().split()
     if "yes" in words:
         return "yes"

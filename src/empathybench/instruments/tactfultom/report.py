@@ -9,6 +9,7 @@ from empathybench.instruments import protocol
 from empathybench.instruments.tactfultom.score import CATEGORIES, SHORT_NAMES
 
 ACCURACY_DOMAIN = (0.0, 100.0)  # percent correct
+OVERALL_FIGURES = (("overall_macro", "macro"), ("overall_macro_chart", "chart's 6"), ("overall_micro", "micro"))
 
 
 def _point(label: str, entry: Mapping[str, Any] | None, series: int) -> protocol.ChartPoint:
@@ -42,14 +43,16 @@ def _overall_chart(result: Mapping[str, Any]) -> protocol.StripChart:
     points = []
     for number, name in enumerate(result.get("conditions") or {}):
         suffix = "" if name == result.get("headline_condition") else f"_{name}"
-        for key in ("overall_macro", "overall_micro"):
-            points.append(_point(f"{key.removeprefix('overall_')} ({name})", metrics.get(key + suffix), number))
+        for key, shown in OVERALL_FIGURES:
+            if key + suffix in metrics:
+                points.append(_point(f"{shown} ({name})", metrics.get(key + suffix), number))
     return protocol.StripChart(
         tuple(points),
         domain=ACCURACY_DOMAIN,
-        title="overall accuracy (ours): macro over categories and micro over questions",
+        title="overall accuracy (ours): macro over the 11 categories and over the paper chart's, micro over questions",
         caption="Upstream reports categories only; the macro mean counts each category once (the headline), the "
-        "micro mean counts each question once (about half of them are belief questions).",
+        "chart's mean counts the paper chart's categories once (6 of its 7: justification is not asked), the micro "
+        "mean counts each question once (about half of them are belief questions).",
         unit="%",
     )
 

@@ -36,6 +36,18 @@ SHORT_NAMES = {
     "liedetectabilityQAs_list": "Lie detectability (list)",
     "liedetectabilityQAs_binary": "Lie detectability (yes/no)",
 }
+# The paper's chart (figures/main_result.pdf, spec section 9) draws 7 categories: these 6, whose bars match
+# main_table's figures for them (Info Accessibility and Lie Ability over the legacy set less 2 and 4 set-2 items), and
+# Justification, which upstream's evaluation leaves out (evaluate_non_freeform.py L183-184) and a run does not ask.
+CHART_CATEGORIES = (
+    "comprehensionQA",
+    "beliefQAs",
+    "infoAccessibilityQA_list",
+    "answerabilityQA_list",
+    "lieabilityQAs",
+    "liedetectabilityQAs_list",
+)
+CHART_NOT_ASKED = "justificationQA"
 SKIPPED_RESULTS = (None, "ERROR")  # filter_entry L11: not scored at all (only a freeform answer can be either)
 
 

@@ -8,7 +8,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.instruments.support import mean_metric
-from empathybench.instruments.tactfultom.score import CATEGORIES, SHORT_NAMES, Verdict, category_counts, table_row
+from empathybench.instruments.tactfultom import published
+from empathybench.instruments.tactfultom.score import (
+    CATEGORIES,
+    CHART_CATEGORIES,
+    SHORT_NAMES,
+    Verdict,
+    category_counts,
+    table_row,
+)
 
 HUMAN_REFERENCE_NOTE = (
     "No human reference in numbers: the paper's human and random baselines are drawn in its figure only."
@@ -23,6 +31,11 @@ FREEFORM_CHECKED_NOTE = (
     "is ours; upstream stores the similarities with no threshold and no published figure"
 )
 HEADLINE_NOTE = "overall_macro (ours): the mean of the per-category accuracies; upstream reports categories only"
+CHART_NOTE = (
+    "overall_macro_chart (ours): the mean over the paper chart's categories a run asks (6 of its 7: comprehension, "
+    "belief, information accessibility, answerability and lie detectability as lists, lie-ability; justification is "
+    "not asked)"
+)
 
 
 def condition_name(cot: bool) -> str:
@@ -82,6 +95,15 @@ def condition_figures(records: Sequence[Mapping[str, Any]], condition: str, *, s
         paired_test="paired_t",
         seed=seed,
     )
+    chart = {q: (c, v) for q, (c, v) in correct.items() if c in CHART_CATEGORIES}
+    macro_chart = mean_metric(
+        f"{label} accuracy, macro over the paper chart's categories asked (ours)",
+        macro_item_values(chart),
+        scale=100.0,
+        unit="%",
+        paired_test="paired_t",
+        seed=seed,
+    )
     counts = category_counts(Verdict(c, bool(v)) for c, v in correct.values())
     unread = sum(1 for r in records if _read(r, condition) == "NAN")
     checked = freeform_figures(records, condition, seed=seed)
@@ -90,6 +112,7 @@ def condition_figures(records: Sequence[Mapping[str, Any]], condition: str, *, s
         **({"lenient_lists": lenient} if lenient else {}),
         "overall_macro": macro,
         "overall_micro": micro,
+        **({"overall_macro_chart": macro_chart} if chart else {}),
         "categories": categories,
         **({"freeform_check": checked} if checked else {}),
         "table": {k: (round(v, 2) if isinstance(v, float) else v) for k, v in table_row(counts).items()},
@@ -144,21 +167,39 @@ def _read(record: Mapping[str, Any], condition: str) -> Any:
     return (answers.get(record.get("scored_format")) or {}).get("read")
 
 
-def summarize_records(cot: Sequence[bool], records: list[dict[str, Any]], *, seed: int = 0) -> dict[str, Any]:
-    """Per condition every figure; the headline: overall_macro of the first condition."""
+def summarize_records(
+    cot: Sequence[bool],
+    records: list[dict[str, Any]],
+    *,
+    seed: int = 0,
+    n_items: int | None = None,
+    n_final_set: int | None = None,
+) -> dict[str, Any]:
+    """Per condition every figure; the headline: overall_macro of the first condition. `records`: every question's
+    (failed ones too, named in the label's coverage); `n_items`: the questions the run asks (a shortfall stays in
+    it), `n_final_set`: the final set's (the label's coverage)."""
     first = condition_name(cot[0])
+    asked = len(records) if n_items is None else n_items
+    comparable, label_line, covered = published.comparability(
+        records, n_items=asked, n_final_set=asked if n_final_set is None else n_final_set
+    )
+    records = [r for r in records if r.get("status", "ok") == "ok"]
     base = {
         "headline_condition": first,
         "human_reference": {"value": None, "note": HUMAN_REFERENCE_NOTE},
-        "n_items": len(records),
+        "n_items": asked,
+        "n_answered": len(records),
+        "comparable_with_published": comparable,
+        "comparability": label_line,
+        "coverage": covered.as_dict(),
     }
     if not records:
-        return {**base, "score": None, "n_parsed": 0, "headline_note": "no question was answered"}
+        return {**base, "score": None, "n_parsed": 0, "headline_note": f"no question was answered; {label_line}"}
     conditions = {condition_name(c): condition_figures(records, condition_name(c), seed=seed) for c in cot}
     metrics: dict[str, Any] = {}
     for name, figures in conditions.items():
         suffix = "" if name == first else f"_{name}"
-        for key in ("overall_macro", "overall_micro"):
+        for key in ("overall_macro", "overall_micro", "overall_macro_chart"):
             if key in figures:
                 metrics[f"{key}{suffix}"] = figures.pop(key)
     headline = metrics.get("overall_macro") or {}
@@ -169,6 +210,8 @@ def summarize_records(cot: Sequence[bool], records: list[dict[str, Any]], *, see
         "conditions": conditions,
         "headline_metric": "overall_macro",
         "headline_label": HEADLINE_NOTE,
+        "headline_note": label_line,
+        "chart_note": CHART_NOTE,
         "metrics": metrics,
         "score": headline.get("value"),
         "score_ci95": headline.get("ci95"),
