@@ -252,7 +252,7 @@ def test_eqbench3_ratings_are_re_solved_from_the_released_verdicts(rebuilt: dict
     assert rebuilt["instruments"]["eqbench3"]["summary_metric"] is None  # a run's rubric score is another scale
 
 
-SPECS = Path(__file__).resolve().parents[2] / "shared" / "specs"
+SPECS = MIRROR.parent / "specs"  # beside the mirror, as the instruments' spec tests find them
 
 
 def test_emotionbench_answer_sheets_give_the_papers_overall_shift(rebuilt: dict[str, Any]) -> None:
@@ -461,3 +461,23 @@ def test_loading_the_instruments_imports_no_scorer_of_the_atlas() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = json.loads(result.stdout.replace("'", '"'))
     assert "scipy.stats" not in loaded and "empathybench.instruments.eqbench3.rescore" not in loaded
+
+
+@pytest.mark.parametrize(
+    ("package", "manifest", "prefix"),
+    [
+        ("emobench", "emobench-results.manifest.json", "emobench/2024/"),
+        ("tactfultom", "tactfultom-heldout-released.manifest.json", "tactfultom/"),
+    ],
+)
+def test_the_atlas_pins_are_the_specs_manifests(package: str, manifest: str, prefix: str) -> None:
+    """Every released file the spec's manifest lists is pinned for the atlas with its sha256, and nothing else."""
+    from empathybench.data.registry import load_pins
+
+    if not (SPECS / manifest).is_file():
+        pytest.skip(f"specs/{manifest} is not beside the repository")
+    listed = json.loads((SPECS / manifest).read_text("utf-8"))["files"]
+    pins = load_pins(f"empathybench.instruments.{package}", "atlas_pins.json")
+    assert {(p.key, p.repo, p.commit, p.path, p.sha256, p.size) for p in pins.values()} == {
+        (prefix + f["path"], f["repo"], f["commit"], f["path"], f["sha256"], f["bytes"]) for f in listed
+    }
