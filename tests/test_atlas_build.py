@@ -252,9 +252,13 @@ def test_eqbench3_ratings_are_re_solved_from_the_released_verdicts(rebuilt: dict
     assert rebuilt["instruments"]["eqbench3"]["summary_metric"] is None  # a run's rubric score is another scale
 
 
+SPECS = MIRROR.parent / "specs"  # beside the mirror, as the instruments' spec tests find them
+
+
 def test_emotionbench_answer_sheets_give_the_papers_overall_shift(rebuilt: dict[str, Any]) -> None:
     entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "emotionbench"}
-    assert set(entries) == {
+    recomputed = {m: e for m, e in entries.items() if e["status"] == "recomputed"}
+    assert set(recomputed) == {
         "davinci-003",
         "gpt-3.5-turbo",
         "gpt-4",
@@ -269,52 +273,118 @@ def test_emotionbench_answer_sheets_give_the_papers_overall_shift(rebuilt: dict[
     assert rebuilt["instruments"]["emotionbench"]["higher_is_better"] is None
 
 
-def test_emobench_released_runs_give_a_runs_headline_with_its_items(rebuilt: dict[str, Any]) -> None:
-    entries = {e["model"]: e for e in rebuilt["entries"] if e["instrument"] == "emobench"}
-    assert set(entries) == {"Baichuan2-13B-Chat", "gpt-4"}  # the random baseline is not a model
-    expected = json.loads((Path(__file__).resolve().parents[2] / "shared/specs/emobench_expected.json").read_text())
-    for model, entry in entries.items():
-        assert entry["value"] == expected["EU"][model]["en"]["acc"]
-        assert abs(100 * sum(entry["items"].values()) / entry["n"] - entry["value"]) < 1e-6
-        assert all(key.startswith("EU-en-") for key in entry["items"])  # a run's item ids: pairs item by item
+def test_emotionbench_shows_the_leaderboards_22_models_and_llama_2_7bs_difference(rebuilt: dict[str, Any]) -> None:
+    """data.json on gh-pages a7e95ec4: 22 rows (overall minus Control Negative Affect); 6 of them are released sheets
+    (5 equal the recomputation, LLaMA-2-7B does not), 16 are published-only. Figures: specs/atlas-current.md."""
+    entries = [e for e in rebuilt["entries"] if e["instrument"] == "emotionbench"]
+    published = {e["model"]: e for e in entries if e["published"] is not None}
+    assert len(published) == 22 and all("data.json" in e["published"]["source"] for e in published.values())
+    only = {m: e for m, e in published.items() if e["status"] == "published-only"}
+    assert len(only) == 16 and all(e["value"] is None and e["files"] == [] for e in only.values())
+    for model, figure in {
+        "GPT-5": 18.3011,
+        "Claude-Sonnet-4.5": 17.6977,
+        "GPT-4.1": 18.6794,
+        "Kimi-K2-Instruct-0905": 21.0137,
+    }.items():
+        assert only[model]["published"]["value"] == figure
+    recomputed = {m: e for m, e in published.items() if e["status"] == "recomputed"}
+    assert {m: e["difference"] for m, e in recomputed.items() if e["difference"] != 0.0} == {"llama2-7b": -0.0116}
+    llama = recomputed["llama2-7b"]
+    assert (llama["published"]["value"], llama["value"]) == (3.3064, 3.2948)
+    assert any("Jealousy" in note for note in llama["notes"])  # where the leaderboard and the sheet part
+    assert all(not any("Jealousy" in n for n in e["notes"]) for m, e in recomputed.items() if m != "llama2-7b")
+    assert next(e for e in entries if e["model"] == "llama3.1-8b")["published"] is None  # a sheet, no row
+    # an undated name on the site is its own checkpoint within its family, never another upstream's dated one
+    assert only["GPT-4o"]["model_id"] == "gpt-4o@emotionbench" and only["GPT-4o"]["family"] == "gpt-4o"
 
 
-def test_tactfultom_enters_with_its_two_development_models_only(rebuilt: dict[str, Any]) -> None:
+def _emobench_spec_table() -> dict[tuple[str, str, str], float]:
+    """specs/emobench.md section 6.2 (4 orders x majority of 5, checked there by two implementations): (model, task,
+    language) -> accuracy."""
+    section = (SPECS / "emobench.md").read_text("utf-8").split("### 6.2 ")[1].split("\n\n\\*")[0]
+    columns = [("EU", "en"), ("EU", "zh"), None, None, ("EA", "en"), ("EA", "zh"), None, None]
+    table = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and cells[1][:1].isdigit():
+            for column, cell in zip(columns, cells[1:], strict=True):
+                if column is not None:
+                    table[(cells[0], *column)] = float(cell.split()[0].rstrip("*"))
+    return table
+
+
+def test_emobench_scores_every_released_model_in_both_tasks_and_languages(rebuilt: dict[str, Any]) -> None:
+    entries = [e for e in rebuilt["entries"] if e["instrument"] == "emobench"]
+    found = {(e["model"], e["settings"]["task"], e["settings"]["language"]): e for e in entries}
+    assert len(entries) == len(found) == 48 and all(e["status"] == "recomputed" for e in entries)
+    assert "random" not in {model for model, _, _ in found}  # the random baseline is not a model
+    if (SPECS / "emobench.md").is_file():
+        table = {key: value for key, value in _emobench_spec_table().items() if key[0] != "random"}
+        assert len(table) == 48 and {key: e["value"] for key, e in found.items()} == table
+    # a third-party harness quotes GPT-4's as published (specs/emobench.md, S5)
+    quoted = {("EA", "en"): 75.50, ("EA", "zh"): 73.75, ("EU", "en"): 59.75, ("EU", "zh"): 54.12}
+    assert {key: found[("gpt-4", *key)]["value"] for key in quoted} == quoted
+    for (model, task, language), entry in found.items():
+        assert entry["primary"] is ((task, language) == ("EU", "en")), (model, task, language)
+        assert entry["settings"]["orders"] == 4 and len(entry["files"]) == 4 and entry["n"] == 200
+        assert entry["model_id"] is not None and entry["ci95"][0] <= entry["value"] <= entry["ci95"][1]
+        if task == "EU":  # a run's item ids: pairs item by item
+            assert all(key.startswith(f"EU-{language}-") for key in entry["items"])
+            assert abs(100 * sum(entry["items"].values()) / entry["n"] - entry["value"]) < 0.006
+        else:  # EA rows of the older files are not aligned with the item ids
+            assert entry["items"] is None
+
+
+def _published_tactfultom_table() -> dict[str, tuple[float, ...]]:
+    """Upstream's pooled table (cases/main_table.txt @a5e86358, mirrored), read here on its own: run -> categories."""
+    path = MIRROR / "nii-cl/tactful-tom/a5e86358edf16e2d280bcf7fb852d13b8ac54c2c/cases/main_table.txt"
+    rows = [line.strip().strip("|").split("|") for line in path.read_text("utf-8").splitlines() if "|" in line]
+    return {cells[0].strip(): tuple(float(c) for c in cells[1:]) for cells in rows[1:]}
+
+
+def test_tactfultom_enters_with_every_released_model_reproducing_the_published_table(
+    rebuilt: dict[str, Any],
+) -> None:
     from empathybench.instruments.tactfultom.score import CATEGORIES
     from test_tactfultom_rescore import EXPECTED  # specs/tactfultom.md section 10, checked against the spec there
 
-    # run name as upstream's table -> (overall_macro, overall_micro, the 11 categories in upstream's order)
-    table = {(m.removesuffix("-cot"), m.endswith("-cot")): (row[1], row[0], *row[2:]) for m, row in EXPECTED.items()}
+    published = _published_tactfultom_table()
+    assert len(published) == 12
+    # the spec's rows of the development models are the table's rows
+    assert all(published[model] == row[2:] for model, row in EXPECTED.items())
     entries = [e for e in rebuilt["entries"] if e["instrument"] == "tactfultom"]
-    # the other six released models are held out to check the instrument: not in the atlas, not even published-only
-    assert {(e["model"], e["settings"]["cot"] == [True]) for e in entries} == set(table)
-    assert {e["model_id"] for e in entries} == {"gpt-4o-2024-08-06", "llama-3.3-70b-instruct"}
-    for entry in entries:
+    assert len({e["model"] for e in entries}) == 8  # the table's 8 models
+    recomputed = [e for e in entries if e["status"] == "recomputed"]
+    only = {e["model"]: e for e in entries if e["status"] == "published-only"}
+    assert len(recomputed) == 10 and set(only) == {"DeepSeek-R1-Turbo", "QwQ-32B"}  # sets 0/3/4 absent
+    for model, entry in only.items():
+        assert entry["published"]["value"] == round(sum(published[model]) / 11, 2) and entry["value"] is None
+    for entry in recomputed:
         cot = entry["settings"]["cot"] == [True]
-        expected = table[(entry["model"], cot)]
-        # the headline (a run's overall_macro, no CoT) and every column of the published row, to 2 decimals
-        figures = (entry["value"], entry["figures"]["overall_micro"], *(entry["figures"][c] for c in CATEGORIES))
-        assert tuple(round(f, 2) for f in figures) == expected, entry["model"]
-        assert entry["published"]["value"] == expected[0] and abs(entry["difference"]) < 0.005
-        assert "main_table.txt" in entry["published"]["source"] and entry["status"] == "recomputed"
+        name = entry["model"] + ("-cot" if cot else "")
+        # every category of the published row, to 2 decimals
+        assert tuple(entry["figures"][c] for c in CATEGORIES) == published[name], name
+        assert entry["published"]["value"] == round(sum(published[name]) / 11, 2) and abs(entry["difference"]) < 0.006
+        assert "main_table.txt" in entry["published"]["source"] and entry["model_id"] is not None
         assert entry["primary"] is not cot  # with CoT: the same model under another setting, not ranked
-        assert (entry["settings"]["temperature"], entry["settings"]["max_tokens"]) == (0.2, 8192)
+        api_default = entry["model"].startswith(("o1", "o3"))  # sent with the API's default sampling
+        assert (entry["settings"]["temperature"] == "API default") is api_default
         assert entry["settings"]["dataset"].startswith("legacy") and len(entry["files"]) == 5
-        # the headline is 100 x the mean of the questions' shares, over the legacy dataset's 3,544 scored questions
+        # the headline is 100 x the mean of the questions' shares, over the legacy dataset's scored questions
         items = entry["items"]
-        assert entry["n"] == len(items) == 3544 == sum(entry["figures"][f"n_{c}"] for c in CATEGORIES)
+        assert entry["n"] == len(items) == sum(entry["figures"][f"n_{c}"] for c in CATEGORIES)
         assert abs(entry["scale"] * sum(items.values()) / len(items) - entry["value"]) < 1e-3
         assert entry["ci95"][0] < entry["value"] < entry["ci95"][1]
         # the released files' question ids, apart from a run's (another version of the dataset): never paired
         assert all(key.startswith("legacy/") for key in items)
-        # a right answer's share is N / (K * n_c): every category counts once (e.g. 84 comprehension questions)
-        comprehension = {round(v, 6) for k, v in items.items() if "-comprehension-" in k}
-        assert comprehension == {0.0, round(3544 / (11 * 84), 6)}
-        shares = {0.0} | {round(3544 / (11 * entry["figures"][f"n_{c}"]), 6) for c in CATEGORIES}
+        shares = {0.0} | {round(len(items) / (11 * entry["figures"][f"n_{c}"]), 6) for c in CATEGORIES}
         assert {round(v, 6) for v in items.values()} <= shares
+    development = [e for e in recomputed if e["model"] in ("gpt-4o-2024-08-06", "Llama-3.3-70B-Instruct")]
+    assert len(development) == 4 and all(e["n"] == 3544 for e in development)
     # CoT's effect, paired question by question over the same released questions
     effects = {e["model"]: e for e in setting_effects(rebuilt) if e["instrument"] == "tactfultom"}
-    assert set(effects) == {"gpt-4o-2024-08-06", "Llama-3.3-70B-Instruct"}
+    assert set(effects) == {"gpt-4o-2024-08-06", "Llama-3.3-70B-Instruct", "DeepSeek-V3-0324", "Qwen2.5-72B-Instruct"}
     gpt = effects["gpt-4o-2024-08-06"]
     assert gpt["settings_changed"] == {"cot": [[False], [True]]} and gpt["n"] == 3544
     assert abs(gpt["difference"] - (55.99 - 62.30)) < 0.01 and gpt["ci95"][1] < 0
@@ -397,3 +467,23 @@ def test_loading_the_instruments_imports_no_scorer_of_the_atlas() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = json.loads(result.stdout.replace("'", '"'))
     assert "scipy.stats" not in loaded and "empathybench.instruments.eqbench3.rescore" not in loaded
+
+
+@pytest.mark.parametrize(
+    ("package", "manifest", "prefix"),
+    [
+        ("emobench", "emobench-results.manifest.json", "emobench/2024/"),
+        ("tactfultom", "tactfultom-heldout-released.manifest.json", "tactfultom/"),
+    ],
+)
+def test_the_atlas_pins_are_the_specs_manifests(package: str, manifest: str, prefix: str) -> None:
+    """Every released file the spec's manifest lists is pinned for the atlas with its sha256, and nothing else."""
+    from empathybench.data.registry import load_pins
+
+    if not (SPECS / manifest).is_file():
+        pytest.skip(f"specs/{manifest} is not beside the repository")
+    listed = json.loads((SPECS / manifest).read_text("utf-8"))["files"]
+    pins = load_pins(f"empathybench.instruments.{package}", "atlas_pins.json")
+    assert {(p.key, p.repo, p.commit, p.path, p.sha256, p.size) for p in pins.values()} == {
+        (prefix + f["path"], f["repo"], f["commit"], f["path"], f["sha256"], f["bytes"]) for f in listed
+    }

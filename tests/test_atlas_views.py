@@ -97,7 +97,9 @@ def test_agreement_gives_rho_with_n_and_interval_and_no_verdict_below_five(tmp_p
     pair = next(p for p in report["pairs"] if p["instruments"] == ["eqbench3", "sage"])
     assert pair["n"] == 9 and pair["verdict"] in ("agree", "disagree", "inconclusive")
     tactful = next(p for p in report["pairs"] if p["instruments"] == ["sage", "tactfultom"])
-    assert (tactful["n"], tactful["rho"], tactful["verdict"]) == (2, None, None)  # two shared checkpoints: no rho
+    assert tactful["n"] == 5 and tactful["verdict"] == "inconclusive"  # every released TactfulToM model in the atlas
+    few = next(p for p in report["pairs"] if p["instruments"] == ["emotionbench", "tactfultom"])
+    assert (few["n"], few["rho"], few["verdict"]) == (1, None, None)  # one shared checkpoint: no rho
     arena = next(r for r in report["capability"] if r["instrument"] == "sage")
     assert arena["n"] == 18 and arena["verdict"] == "agree"  # the README's own Sentient and Arena columns
     rows = list(csv.reader((tmp_path / "matrix.csv").open()))
@@ -162,3 +164,18 @@ def test_a_run_with_another_simulator_is_placed_apart(tmp_path: Path) -> None:
     assert placed["among"] == 1 + 18  # 12 recomputed + 6 published-only with the published simulator
     text = cli_in_process(["atlas", "--run", "run", "-b", "sage"], env, cwd=tmp_path)
     assert "; not comparable: " in text.stdout
+
+
+def test_runs_under_other_settings_are_listed_once_each(tmp_path: Path) -> None:
+    """EmoBench's other task and language have no paired effect (other questions): each is a line of its own; SAGE's
+    other simulated person is its paired effect, not listed twice."""
+    env = {**os.environ, "COLUMNS": "200"}
+    emobench = cli_in_process(["atlas", "-b", "emobench"], env, cwd=tmp_path)
+    assert emobench.returncode == 0, emobench.stderr
+    lines = emobench.stdout.splitlines()
+    assert "  36 released run(s) under other settings, not ranked:" in lines
+    assert sum(" over 200" in line and ("(language zh" in line or "(task EA" in line) for line in lines) == 36
+    assert any(line.startswith("  gpt-4 (language zh, task EA): 73.75 [") for line in lines)  # specs/emobench.md 6.2
+    sage = cli_in_process(["atlas", "-b", "sage"], env, cwd=tmp_path).stdout.splitlines()
+    assert sum("paired difference" in line for line in sage) == 7
+    assert not any(" over 100" in line and "paired" not in line for line in sage)

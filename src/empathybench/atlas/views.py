@@ -1,5 +1,6 @@
 """What the atlas shows: per instrument, the leaderboard of recomputed figures beside the published ones."""
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -124,6 +125,8 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
                 )
         if board["other_settings"]:
             console.print(Text(f"  {len(board['other_settings'])} released run(s) under other settings, not ranked:"))
+        for line in _unpaired_other_settings(board):
+            console.print(Text(line))
         for effect in board["setting_effects"]:
             changed = "; ".join(
                 f"{plain(k, 30)} {plain(a, 40)} → {plain(b, 40)}" for k, (a, b) in effect["settings_changed"].items()
@@ -136,6 +139,29 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
                 )
             )
         console.print()
+
+
+def _unpaired_other_settings(board: Mapping[str, Any]) -> Iterator[str]:
+    """A line per run under another setting that no paired setting effect shows (e.g. another task or language,
+    whose items are other questions): the model, the settings it differs in from the leaderboard's, its figure."""
+    paired = {(e["model_id"], json_key(e["other_setting_value"])) for e in board["setting_effects"]}
+    reference = {row["model_id"]: row["settings"] for row in board["rows"] if row["model_id"]}
+    first = board["rows"][0]["settings"] if board["rows"] else {}
+    for row in board["other_settings"]:
+        if (row["model_id"], json_key(row["value"])) in paired:
+            continue
+        base = reference.get(row["model_id"], first)
+        changed = {k: [base.get(k), row["settings"].get(k)] for k in sorted(set(base) | set(row["settings"]))}
+        changed = {k: v for k, v in changed.items() if v[0] != v[1]}
+        settings = ", ".join(f"{plain(k, 30)} {plain(b, 30)}" for k, (_, b) in changed.items()) or "another setting"
+        yield (
+            f"  {plain(row['model'], 40)} ({settings}): {number(row['value'], 2)} {_interval(row['ci95'])}"
+            f" over {number(row['n'])}"
+        )
+
+
+def json_key(value: object) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def render_agreement(result: Mapping[str, Any], console: Any) -> None:

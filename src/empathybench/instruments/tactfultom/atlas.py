@@ -1,6 +1,7 @@
-"""TactfulToM in the atlas: the released outputs of the two development models (results/clean/<model>[-cot]-<set>.json
-at commit a5e8635, pinned in pins.json), each model's 5 set files pooled by `file_scored_entries`, `pooled` and
-`table_row`, the code of `empathybench rescore tactfultom FILE...`, beside the published table's row.
+"""TactfulToM in the atlas: every released model's outputs (results/clean/<model>[-cot]-<set>.json at commit a5e8635:
+the two development models in pins.json, the other six variants in atlas_pins.json), each model's 5 set files pooled
+by `file_scored_entries`, `pooled` and `table_row`, the code of `empathybench rescore tactfultom FILE...`, beside
+its row of upstream's published table (cases/main_table.txt, pinned, read at build time).
 
 The headline is a run's: the macro accuracy over the 11 question categories (ours; upstream reports categories
 only), without chain of thought; the released runs with chain of thought are the same models under another setting
@@ -10,45 +11,56 @@ same (contexts, questions, gold answers and options were revised, set 2 rebuilt)
 depends on its run's category sizes. The per-item values are therefore each question's share of the macro, keyed
 `legacy/<q_id>`: they pair the two published conditions question by question, never a run's items.
 
-Only the two development models are in the atlas: the other six released models' outputs are kept to check the
-instrument and join the atlas once they have served as that check.
+Two models of the table (DeepSeek-R1-Turbo, QwQ-32B) have released files too large for every reachable copy (sets
+0, 3 and 4, specs/tactfultom.md section 11 item 7): they are published-only, with their row's figure.
 """
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 
+from empathybench.data.fetch import fetch_entry
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun, ReproductionMargin
+from empathybench.instruments.protocol import (
+    AtlasScore,
+    AtlasSource,
+    PublishedFigure,
+    PublishedOnly,
+    ReleasedRun,
+    ReproductionMargin,
+)
 from empathybench.instruments.tactfultom.data import SETS
 from empathybench.stats.intervals import mean_interval
 
+ATLAS_PINS = "atlas_pins.json"
 RESULTS_PREFIX = "tactfultom/results/clean/"
+TABLE_KEY = "tactfultom/cases/main_table.txt"
+MAX_TABLE_BYTES = 1024 * 1024  # the table is 4 kB
 ITEM_PREFIX = "legacy/"  # the released files' question ids, apart from a run's (another dataset version)
 ITEM_SCALE = 100.0  # headline = 100 x the mean of the questions' shares (summary.macro_item_values)
-# The published table's overall_macro per released run: the mean of its 11 category figures (the macro is ours;
-# upstream prints the categories). nii-cl/tactful-tom@a5e86358 cases/main_table.txt, as specs/tactfultom.md section 10
-# gives its rows for the development models.
+# The published figure of a run: the mean of its row's 11 category figures in upstream's pooled table, to 2 decimals
+# (the macro is ours; upstream prints the categories).
 TABLE_SOURCE = "nii-cl/tactful-tom@a5e86358 cases/main_table.txt (per category; overall_macro, their mean, is ours)"
-PUBLISHED_MACRO = {
-    "gpt-4o-2024-08-06": 62.30,
-    "gpt-4o-2024-08-06-cot": 55.99,
-    "Llama-3.3-70B-Instruct": 51.52,
-    "Llama-3.3-70B-Instruct-cot": 49.40,
-}
-# get_original_results.py @0881b0d (specs/tactfultom.md section 4): who served each model.
+COT_SUFFIX = "-cot"
+# get_original_results.py @0881b0d (specs/tactfultom.md section 4): who served each model, and which models were
+# sent with the API's default sampling (names containing o1/o3) instead of temperature 0.2 and max_tokens 8192.
 PROVIDERS = {
     "gpt-4o-2024-08-06": "OpenAI API",
+    "o1-2024-12-17": "OpenAI API",
+    "o3-mini-2025-01-31": "OpenAI API",
     "Llama-3.3-70B-Instruct": "DeepInfra (meta-llama/Llama-3.3-70B-Instruct)",
+    "Qwen2.5-72B-Instruct": "DeepInfra (Qwen/Qwen2.5-72B-Instruct)",
+    "DeepSeek-V3-0324": "DeepInfra (deepseek-ai/DeepSeek-V3-0324)",
+    "DeepSeek-R1-Turbo": "DeepInfra (deepseek-ai/DeepSeek-R1-Turbo)",
+    "QwQ-32B": "DeepInfra (Qwen/QwQ-32B)",
 }
-COT_SUFFIX = "-cot"
-# What the headline depends on (the free-form requests upstream also sent are not scored: left out, so a run without
-# them is not reported as differing). get_original_results.py @0881b0d L23-38, one sample per request.
-SETTINGS = {
-    "temperature": 0.2,
-    "max_tokens": 8192,
-    "dataset": "legacy: nii-cl/tactful-tom@a5e86358 dataset/ (84 conversations, 3,544 scored questions)",
-}
+API_DEFAULT = "API default"
+DATASET = "legacy: nii-cl/tactful-tom@a5e86358 dataset/ (84 conversations, 3,544 scored questions)"
+ABSENT_WHY = (
+    "released outputs of sets 0, 3 and 4 (4 MiB or more each) absent from every reachable copy "
+    "(specs/tactfultom.md section 11 item 7); the figure is the published table's row"
+)
 HEADLINE_NOTE = "overall_macro is ours (the mean of upstream's 11 category accuracies); the categories: figures"
 DATASET_NOTE = (
     "made on the legacy dataset (84 conversations, 3,544 scored questions); a run asks the revised final set (100, "
@@ -57,23 +69,79 @@ DATASET_NOTE = (
 
 
 def pins() -> Mapping[str, DataFile]:
-    return load_pins(__package__)
+    """The development models' files (pins.json, which a run's tests read too) and the other released ones."""
+    return {**load_pins(__package__), **load_pins(__package__, ATLAS_PINS)}
+
+
+def _settings(base: str, cot: bool) -> dict[str, object]:
+    """What the headline depends on (the free-form requests upstream also sent are not scored: left out, so a run
+    without them is not reported as differing). get_original_results.py @0881b0d L23-38, one sample per request."""
+    default_sampling = "o1" in base or "o3" in base
+    return {
+        "cot": [cot],
+        "temperature": API_DEFAULT if default_sampling else 0.2,
+        "max_tokens": API_DEFAULT if default_sampling else 8192,
+        "dataset": DATASET,
+        "provider": PROVIDERS.get(base, "unknown"),
+    }
+
+
+@cache
+def published_table() -> dict[str, dict[str, float]]:
+    """Upstream's pooled table (run name, e.g. `gpt-4o-2024-08-06-cot` -> category -> figure), read from the pinned
+    main_table.txt (a prettytable: a header row of category names, one row per run)."""
+    from empathybench.instruments.tactfultom.score import CATEGORIES
+
+    path = fetch_entry(pins()[TABLE_KEY]).path
+    if path.stat().st_size > MAX_TABLE_BYTES:
+        raise DataError(f"{path.name} is larger than upstream's table can be")
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in path.read_text("utf-8").splitlines()
+        if line.strip().startswith("|")
+    ]
+    if not rows or tuple(rows[0][1:]) != CATEGORIES:
+        raise DataError(f"{path.name}: not upstream's table (its columns are not the 11 categories)")
+    table = {}
+    for cells in rows[1:]:
+        try:
+            table[cells[0]] = dict(zip(CATEGORIES, (float(cell) for cell in cells[1:]), strict=True))
+        except ValueError:
+            raise DataError(f"{path.name}: a row of {cells[0][:80]!r} is not 11 figures") from None
+    return table
+
+
+def _published(run_name: str) -> PublishedFigure | None:
+    row = published_table().get(run_name)
+    return None if row is None else PublishedFigure(round(sum(row.values()) / len(row), 2), TABLE_SOURCE)
 
 
 def runs() -> Sequence[ReleasedRun]:
-    """One run per released model and condition: its 5 set files."""
+    """One run per released model and condition with all 5 set files pinned, in the table's order."""
     keys = pins()
     found = []
-    for model in PUBLISHED_MACRO:
-        cot = model.endswith(COT_SUFFIX)
-        base = model.removesuffix(COT_SUFFIX)
-        files = tuple(f"{RESULTS_PREFIX}{model}-{set_id}.json" for set_id in SETS)
+    for name in sorted(published_table(), key=str.lower):
+        files = tuple(f"{RESULTS_PREFIX}{name}-{set_id}.json" for set_id in SETS)
         if not all(key in keys for key in files):
-            continue  # not pinned: not in the atlas
-        settings = {"cot": [cot], **SETTINGS, "provider": PROVIDERS[base]}
-        published = PublishedFigure(PUBLISHED_MACRO[model], TABLE_SOURCE)
-        found.append(ReleasedRun(base, files, settings, published, primary=not cot))
+            continue  # not released in full: published-only
+        cot = name.endswith(COT_SUFFIX)
+        base = name.removesuffix(COT_SUFFIX)
+        found.append(ReleasedRun(base, files, _settings(base, cot), _published(name), primary=not cot))
     return found
+
+
+def published_only() -> Sequence[PublishedOnly]:
+    """The table's rows whose set files are not all released."""
+    released = {f"{run.model}{COT_SUFFIX if run.settings['cot'] == [True] else ''}" for run in runs()}
+    only = []
+    for name in sorted(published_table(), key=str.lower):
+        figure = _published(name)
+        if name in released or figure is None:
+            continue
+        cot = name.endswith(COT_SUFFIX)
+        base = name.removesuffix(COT_SUFFIX)
+        only.append(PublishedOnly(base, figure, ABSENT_WHY, _settings(base, cot)))
+    return only
 
 
 def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
@@ -113,6 +181,11 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     if table_row(pooled(counts["original"])) != row:
         notes.append("the stored clean_result and our re-reading of original_result differ; the clean one is scored")
     table = rounded(row)
+    published = published_table().get(Path(keys[run.files[0]].filename).stem.rsplit("-", 1)[0])
+    if published is not None:
+        differing = [c for c in CATEGORIES if abs(table[c] - published[c]) > 0.005]
+        if differing:
+            notes.append(f"differs from the published row in {', '.join(differing)}")
     return AtlasScore(
         value=float(row["overall_macro"]),
         ci95=mean_interval(list(items.values()), scale=ITEM_SCALE),
@@ -133,6 +206,7 @@ ATLAS = AtlasSource(
     pins=pins,
     runs=runs,
     score=score,
+    published_only=published_only,
     summary_metric="overall_macro",
     reproduction_margin=ReproductionMargin(
         2.0,
