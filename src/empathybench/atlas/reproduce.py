@@ -139,6 +139,9 @@ def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
                 "status": entry["status"],
                 "relation": match.relation if match else None,
                 "alias_source": match.alias.source if match and match.alias else None,
+                # which source decided the checkpoint, where the name alone does not: the run's name, the entry's
+                "decided_by": match.alias.decided_by if match and match.alias else None,
+                "published_identity": entry.get("identity"),
             },
             "metric": described["metric"],
             "published_value": published.get("value"),

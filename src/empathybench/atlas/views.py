@@ -165,6 +165,14 @@ def render_agreement(result: Mapping[str, Any], console: Any) -> None:
     console.print(Text(result["method"]))
 
 
+def _identity_decisions(matched: Mapping[str, Any]) -> list[str]:
+    """Which sources decided that the run's name and the published name are this checkpoint, where the names alone
+    do not (upstream's own name map, a run's date and the provider's alias history)."""
+    published = matched.get("published_identity") or {}
+    decisions = [matched.get("decided_by"), published.get("decided_by")]
+    return [text for position, text in enumerate(decisions) if text and text not in decisions[:position]]
+
+
 def render_reproduction(check: Mapping[str, Any], console: Any) -> None:
     """`report RUN --against-published`: per instrument, the matched published model, both figures, the difference,
     its interval and the verdict, then the settings that differ."""
@@ -183,6 +191,8 @@ def render_reproduction(check: Mapping[str, Any], console: Any) -> None:
             f", recomputed {number(result['recomputed_value'], 2)}, this run {number(result['run_value'], 2)}"
         )
         console.print(Text(head, "bold"))
+        for decided in _identity_decisions(matched):
+            console.print(Text(f"  the same checkpoint ({plain(matched['model_id'], 80)}): {plain(decided, 300)}"))
         comparison = result["comparison"]
         if comparison is None:
             console.print(Text("  no paired comparison: no shared items and no interval"))
