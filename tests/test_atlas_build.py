@@ -60,7 +60,7 @@ def test_eqbench_v2_reproduces_every_released_files_published_score(rebuilt: dic
         assert entry["n"] == len(items) and entry["ci95"][0] < entry["value"] < entry["ci95"][1]
         assert entry["files"][0]["sha256"] == hashlib.sha256(_mirror_bytes(entry["files"][0])).hexdigest()
     qwen = next(e for e in entries if e["model"] == "Qwen/Qwen-72B-Chat")
-    assert qwen["value"] == 80.7 and qwen["settings"]["quantisation"] == "4bit"
+    assert qwen["value"] == 80.7 and qwen["settings"]["quantisation"] == "bitsandbytes 4bit"
     site = next(e for e in entries if e["model"] == "mlabonne/phixtral-2x2_8")
     assert "54.58" in site["notes"][0]  # the eqbench.com table's other figure, named
 

@@ -211,6 +211,7 @@ def _row(rank: int | None, entry: Mapping[str, Any]) -> dict[str, Any]:
         "rank": rank,
         "model": entry["model"],
         "model_id": entry["model_id"],
+        "identity": entry.get("identity"),  # how the published name became the checkpoint, and who decided
         "status": entry["status"],
         "value": entry["value"],
         "ci95": entry["ci95"],
