@@ -128,7 +128,7 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
             changed = "; ".join(
                 f"{plain(k, 30)} {plain(a, 40)} → {plain(b, 40)}" for k, (a, b) in effect["settings_changed"].items()
             )
-            moved = f"{number(effect['published_setting_value'], 1)} → {number(effect['other_setting_value'], 1)}"
+            moved = f"{number(effect['published_setting_value'], 2)} → {number(effect['other_setting_value'], 2)}"
             paired = f"{number(effect['difference'], 1, signed=True)} {_interval(effect['ci95'])}"
             console.print(
                 Text(
@@ -136,6 +136,15 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
                 )
             )
         console.print()
+
+
+def _no_verdict_because(row: Mapping[str, Any]) -> str:
+    """A pair's verdict, else why it has none: an instrument without a direction, or too few models."""
+    if row["verdict"]:
+        return str(row["verdict"])
+    if row.get("left_out"):
+        return "no direction: no rho"
+    return "n < 5: no verdict" if row["n"] < 5 else "—"
 
 
 def render_agreement(result: Mapping[str, Any], console: Any) -> None:
@@ -151,7 +160,7 @@ def render_agreement(result: Mapping[str, Any], console: Any) -> None:
             Text(str(pair["n"])),
             Text(number(pair["rho"], 2)),
             Text(_interval(pair["ci95"])),
-            Text(pair["verdict"] or ("n < 5: no verdict" if pair["n"] < 5 else "—")),
+            Text(_no_verdict_because(pair)),
         )
     for row in result["capability"]:
         table.add_row(
@@ -159,7 +168,7 @@ def render_agreement(result: Mapping[str, Any], console: Any) -> None:
             Text(str(row["n"])),
             Text(number(row["rho"], 2)),
             Text(_interval(row["ci95"])),
-            Text(row["verdict"] or ("n < 5: no verdict" if row["n"] < 5 else "—")),
+            Text(_no_verdict_because(row)),
         )
     console.print(table)
     console.print(Text(result["method"]))
