@@ -119,3 +119,21 @@ def test_every_entrys_identity_is_the_tables_match() -> None:
             "source": match.alias.source,
             "decided_by": match.alias.decided_by,
         }
+
+
+def test_the_reproduction_check_shows_which_source_decided_the_match() -> None:
+    from rich.console import Console
+
+    from empathybench.atlas.views import render_reproduction
+
+    entry = next(e for e in shipped_atlas()["entries"] if (e["instrument"], e["model"]) == ("eqbench", "gpt-3.5-turbo"))
+    matched = {"model": entry["model"], "model_id": entry["model_id"], "status": entry["status"]}
+    matched |= {"decided_by": None, "published_identity": entry["identity"]}
+    result = {"matched": matched, "published_value": 69.51, "recomputed_value": entry["value"], "run_value": 69.0}
+    result |= {"comparison": None, "settings": {"differs": {}, "not_recorded_by_the_run": {}}}
+    console = Console(record=True, width=400)
+    render_reproduction(
+        {"model": "m", "run": "r", "instruments": {"eqbench": {**result, "not_comparable_because": None}}}, console
+    )
+    text = console.export_text()
+    assert "the same checkpoint (gpt-3.5-turbo-0613): the run's date (run_completed 2024-01-14" in text
