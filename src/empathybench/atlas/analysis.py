@@ -6,7 +6,10 @@ another simulated person), the paired difference over the items both scored, wit
 
 Agreement: for each pair of instruments, Spearman's rho over the models both scored (the same checkpoint; with
 `family`, also the same family where one has no same checkpoint), with a bootstrap interval over models and n; and
-each instrument against the general-capability figure an upstream publishes beside its own. No verdict below
+each instrument against the general-capability figure an upstream publishes beside its own. Each figure is oriented
+by its instrument's direction (higher better), so a positive rho means the two rank alike; an instrument without a
+direction (EmotionBench's shift, neither way better) has no rho. Several figures of one key (two published runs of
+one checkpoint, a family's models) are averaged, on both sides alike. No rho and no verdict below
 MIN_MODELS_FOR_VERDICT models.
 """
 
@@ -83,11 +86,12 @@ def _model_figures(atlas: Mapping[str, Any], instrument: str, *, family: bool) -
 
 
 def rank_agreement(first: Mapping[str, float], second: Mapping[str, float], *, seed: int = 0) -> dict[str, Any]:
-    """Spearman's rho over the keys both have, its bootstrap interval over those keys, n and (n >= 5) a verdict."""
+    """Spearman's rho over the keys both have, its bootstrap interval over those keys, n, and a verdict; rho,
+    interval and verdict only with n >= MIN_MODELS_FOR_VERDICT (fewer models say nothing a reader can use)."""
     shared = sorted(set(first) & set(second))
     x = [first[k] for k in shared]
     y = [second[k] for k in shared]
-    rho, p_value = spearman(x, y)
+    rho, p_value = spearman(x, y) if len(shared) >= MIN_MODELS_FOR_VERDICT else (None, None)
     interval: tuple[float, float] | None = None
     if rho is not None:
 
@@ -110,11 +114,39 @@ def rank_agreement(first: Mapping[str, float], second: Mapping[str, float], *, s
     }
 
 
+NO_DIRECTION = "has no direction (a higher figure is neither better nor worse): a rank correlation's sign means nothing"
+
+
+def _direction(described: Mapping[str, Any]) -> float | None:
+    """+1 where higher is better, -1 where lower is, None where neither (no rho)."""
+    higher = described.get("higher_is_better")
+    return None if higher is None else 1.0 if higher else -1.0
+
+
+def _oriented(
+    figures: Mapping[str, tuple[float, str, str]], direction: float | None
+) -> dict[str, tuple[float, str, str]]:
+    """The figures with higher = better (an instrument without a direction: none)."""
+    if direction is None:
+        return {}
+    return {key: (direction * value, kind, model) for key, (value, kind, model) in figures.items()}
+
+
+def _left_out(*reasons: tuple[str, bool]) -> str | None:
+    found = [f"{name} {NO_DIRECTION}" for name, missing in reasons if missing]
+    return "; ".join(found) or None
+
+
 def agreement(atlas: Mapping[str, Any], *, family: bool = False, seed: int = 0) -> dict[str, Any]:
     """The agreement matrix (every pair of instruments) and each instrument against the capability figures."""
     instruments = list(atlas["instruments"])
-    figures = {name: _model_figures(atlas, name, family=False) for name in instruments}
-    by_family = {name: _model_figures(atlas, name, family=True) for name in instruments} if family else {}
+    direction = {name: _direction(atlas["instruments"][name]) for name in instruments}
+    figures = {name: _oriented(_model_figures(atlas, name, family=False), direction[name]) for name in instruments}
+    by_family = (
+        {name: _oriented(_model_figures(atlas, name, family=True), direction[name]) for name in instruments}
+        if family
+        else {}
+    )
     family_of = {e["model_id"]: e["family"] for e in atlas["entries"] if e["model_id"]}
 
     def values(name: str, other: str) -> tuple[dict[str, float], dict[str, float]]:
@@ -133,17 +165,19 @@ def agreement(atlas: Mapping[str, Any], *, family: bool = False, seed: int = 0) 
     pairs = []
     for name, other in combinations(instruments, 2):
         a, b = values(name, other)
-        pairs.append({"instruments": [name, other], **rank_agreement(a, b, seed=seed)})
+        left_out = _left_out((name, direction[name] is None), (other, direction[other] is None))
+        pairs.append({"instruments": [name, other], **rank_agreement(a, b, seed=seed), "left_out": left_out})
     capability = []
     for source, described in atlas["instruments"].items():
         table = described.get("capability")
         if not table:
             continue
-        reference: dict[str, float] = {}
+        # several rows of one key (a family's models) averaged, as an instrument's are
+        collected: dict[str, list[float]] = {}
         for row in table["models"]:
             if row["model_id"]:
-                key = row["family"] if family else row["model_id"]
-                reference.setdefault(key, row["value"])
+                collected.setdefault(row["family"] if family else row["model_id"], []).append(row["value"])
+        reference = {key: fmean(found) for key, found in collected.items()}
         for name in instruments:
             chosen = by_family[name] if family else figures[name]
             mine = {k: v for k, (v, _, _) in chosen.items()}
@@ -153,14 +187,16 @@ def agreement(atlas: Mapping[str, Any], *, family: bool = False, seed: int = 0) 
                     "capability": table["label"],
                     "capability_from": source,
                     **rank_agreement(mine, reference, seed=seed),
+                    "left_out": _left_out((name, direction[name] is None)),
                 }
             )
     return {
         "matching": "same checkpoint, else same family" if family else "same checkpoint",
         "figures": "each model's recomputed figure; a published-only model's published figure",
-        "method": "Spearman's rho (scipy.stats.spearmanr); percentile bootstrap over models, 2000 resamples, seed "
-        f"{seed}, 95%; a verdict only with n >= {MIN_MODELS_FOR_VERDICT}: agree (interval above 0), disagree "
-        "(below 0), inconclusive",
+        "method": "Spearman's rho (scipy.stats.spearmanr) over figures oriented higher = better (an instrument "
+        "without a direction left out); several figures of one model or family averaged on both sides; percentile "
+        f"bootstrap over models, 2000 resamples, seed {seed}, 95%; rho and a verdict only with n >= "
+        f"{MIN_MODELS_FOR_VERDICT}: agree (interval above 0), disagree (below 0), inconclusive",
         "instruments": instruments,
         "pairs": pairs,
         "capability": capability,
@@ -211,6 +247,7 @@ def _row(rank: int | None, entry: Mapping[str, Any]) -> dict[str, Any]:
         "rank": rank,
         "model": entry["model"],
         "model_id": entry["model_id"],
+        "identity": entry.get("identity"),  # how the published name became the checkpoint, and who decided
         "status": entry["status"],
         "value": entry["value"],
         "ci95": entry["ci95"],

@@ -35,6 +35,15 @@ def _identity(table: IdentityTable, model: str, instrument: str) -> tuple[str | 
     return match.id, match.family
 
 
+def identity_record(table: IdentityTable, model: str, instrument: str) -> dict[str, str | None] | None:
+    """How a published name became its checkpoint: the alias it matched, where that name comes from and which
+    source decided the checkpoint where the name alone does not (upstream's map, the run's date)."""
+    match = table.match(model, instrument=instrument)
+    if match is None or match.id is None or match.alias is None:
+        return None
+    return {"alias": match.alias.name, "source": match.alias.source, "decided_by": match.alias.decided_by}
+
+
 def _file_record(fetched: FetchedFile, source: AtlasSource, key: str) -> dict[str, Any]:
     entry = source.pins()[key]
     return {"repo": entry.repo, "commit": entry.commit, "path": entry.path, "sha256": fetched.sha256}
@@ -51,6 +60,7 @@ def _recomputed_entry(
         "model": run.model,
         "model_id": model_id,
         "family": family,
+        "identity": identity_record(table, run.model, instrument),
         "status": "recomputed",
         "primary": run.primary,
         "value": _rounded(scored.value),
@@ -77,6 +87,7 @@ def _published_only_entry(
         "model": model,
         "model_id": model_id,
         "family": family,
+        "identity": identity_record(table, model, instrument),
         "status": "published-only",
         "primary": True,
         "value": None,

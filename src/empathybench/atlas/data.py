@@ -71,6 +71,12 @@ class AtlasInstrument(_Open):
     capability: Capability | None = None
 
 
+class AtlasIdentity(_Open):
+    alias: str
+    source: str
+    decided_by: str | None = None
+
+
 class AtlasEntry(_Open):
     """One published model of one instrument (docs/atlas.md, "The data file")."""
 
@@ -78,6 +84,7 @@ class AtlasEntry(_Open):
     model: str
     model_id: str | None
     family: str | None
+    identity: AtlasIdentity | None = None
     status: Literal["recomputed", "published-only"]
     primary: bool
     value: FiniteFloat | None

@@ -22,6 +22,8 @@ from empathybench.report.page import NO_PUBLISHED_RUN
 from empathybench.rundir.reader import RunData
 
 ROLE_SETTINGS = ("judge", "simulator")
+QUANTISATION = "quantisation"
+NOT_RECORDED = "not recorded by the run"
 MIN_SHARED_ITEMS = 2
 
 
@@ -40,6 +42,16 @@ def _same_model(first: Any, second: Any) -> bool:
     return a is not None and b is not None and a.id is not None and a.id == b.id
 
 
+def run_quantisation(run: RunData) -> str:
+    """The quantisation of the weights a run used, as the run records it: a llama.cpp GGUF file's name states it
+    ("GGUF Q4_K_M"); a provider's API or a name without a tag records none."""
+    from empathybench.models.llamacpp_backend import gguf_quant_tag
+
+    model = str(run.summary.get("model") or "")
+    tag = gguf_quant_tag(model) if model.lower().startswith("llamacpp/") else None
+    return f"GGUF {tag}" if tag else NOT_RECORDED
+
+
 def setting_differences(run: RunData, instrument: str, published: Mapping[str, Any]) -> dict[str, Any]:
     """The run's settings beside the published run's: those that differ, and those the run does not record."""
     entry = (run.summary.get("benchmarks") or {}).get(instrument) or {}
@@ -53,6 +65,12 @@ def setting_differences(run: RunData, instrument: str, published: Mapping[str, A
                 unknown[key] = value
             elif not _same_model(mine, value):
                 differs[key] = {"run": mine, "published": value}
+        elif key == QUANTISATION and key not in config and value is not None:
+            quantised = run_quantisation(run)
+            if quantised == NOT_RECORDED:
+                unknown[key] = value
+            elif quantised.lower() != str(value).lower():
+                differs[key] = {"run": quantised, "published": value}
         elif key in config:
             if config[key] != value:
                 differs[key] = {"run": config[key], "published": value}
@@ -187,6 +205,9 @@ def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
                 "status": entry["status"],
                 "relation": match.relation if match else None,
                 "alias_source": match.alias.source if match and match.alias else None,
+                # which source decided the checkpoint, where the name alone does not: the run's name, the entry's
+                "decided_by": match.alias.decided_by if match and match.alias else None,
+                "published_identity": entry.get("identity"),
             },
             "metric": described["metric"],
             "published_value": published.get("value"),

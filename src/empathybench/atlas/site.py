@@ -156,7 +156,7 @@ def _agreement_block(result: Mapping[str, Any]) -> Block:
         tuple(columns),
         tuple(values),
         title="Spearman's rho over the models both scored",
-        caption="n and the interval of each cell are in the table below; no verdict below 5 models",
+        caption="n and the interval of each cell are in the table below; no rho and no verdict below 5 models",
     )
     rows = tuple(
         (
@@ -164,7 +164,10 @@ def _agreement_block(result: Mapping[str, Any]) -> Block:
             _cell(p["n"]),
             _cell(number(p["rho"])),
             _cell(interval(p["ci95"])),
-            _cell(p["verdict"] or ("no verdict: n < 5" if p["n"] < 5 else "—")),
+            _cell(
+                p["verdict"]
+                or ("no direction: no rho" if p.get("left_out") else "no verdict: n < 5" if p["n"] < 5 else "—")
+            ),
         )
         for p in [*result["pairs"], *result["capability"]]
     )

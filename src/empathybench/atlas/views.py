@@ -131,7 +131,7 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
             changed = "; ".join(
                 f"{plain(k, 30)} {plain(a, 40)} → {plain(b, 40)}" for k, (a, b) in effect["settings_changed"].items()
             )
-            moved = f"{number(effect['published_setting_value'], 1)} → {number(effect['other_setting_value'], 1)}"
+            moved = f"{number(effect['published_setting_value'], 2)} → {number(effect['other_setting_value'], 2)}"
             paired = f"{number(effect['difference'], 1, signed=True)} {_interval(effect['ci95'])}"
             console.print(
                 Text(
@@ -164,6 +164,15 @@ def json_key(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _no_verdict_because(row: Mapping[str, Any]) -> str:
+    """A pair's verdict, else why it has none: an instrument without a direction, or too few models."""
+    if row["verdict"]:
+        return str(row["verdict"])
+    if row.get("left_out"):
+        return "no direction: no rho"
+    return "n < 5: no verdict" if row["n"] < 5 else "—"
+
+
 def render_agreement(result: Mapping[str, Any], console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -177,7 +186,7 @@ def render_agreement(result: Mapping[str, Any], console: Any) -> None:
             Text(str(pair["n"])),
             Text(number(pair["rho"], 2)),
             Text(_interval(pair["ci95"])),
-            Text(pair["verdict"] or ("n < 5: no verdict" if pair["n"] < 5 else "—")),
+            Text(_no_verdict_because(pair)),
         )
     for row in result["capability"]:
         table.add_row(
@@ -185,10 +194,18 @@ def render_agreement(result: Mapping[str, Any], console: Any) -> None:
             Text(str(row["n"])),
             Text(number(row["rho"], 2)),
             Text(_interval(row["ci95"])),
-            Text(row["verdict"] or ("n < 5: no verdict" if row["n"] < 5 else "—")),
+            Text(_no_verdict_because(row)),
         )
     console.print(table)
     console.print(Text(result["method"]))
+
+
+def _identity_decisions(matched: Mapping[str, Any]) -> list[str]:
+    """Which sources decided that the run's name and the published name are this checkpoint, where the names alone
+    do not (upstream's own name map, a run's date and the provider's alias history)."""
+    published = matched.get("published_identity") or {}
+    decisions = [matched.get("decided_by"), published.get("decided_by")]
+    return [text for position, text in enumerate(decisions) if text and text not in decisions[:position]]
 
 
 def render_reproduction(check: Mapping[str, Any], console: Any) -> None:
@@ -209,6 +226,8 @@ def render_reproduction(check: Mapping[str, Any], console: Any) -> None:
             f", recomputed {number(result['recomputed_value'], 2)}, this run {number(result['run_value'], 2)}"
         )
         console.print(Text(head, "bold"))
+        for decided in _identity_decisions(matched):
+            console.print(Text(f"  the same checkpoint ({plain(matched['model_id'], 80)}): {plain(decided, 300)}"))
         from empathybench.atlas.reproduce import comparison_text
 
         console.print(Text(f"  {comparison_text(result['comparison'], result['margin'])}"))

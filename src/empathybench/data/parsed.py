@@ -51,3 +51,29 @@ def parsed_document(
     with contextlib.suppress(OSError, ValueError):
         write_atomically(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
     return document
+
+
+def assigned_literal(source: str, variable: str) -> object | None:
+    """The value of a top-level `variable = <literal>` in Python source (a pinned upstream file), read with
+    ast.literal_eval: the code is parsed, never run. None where the source has no such assignment or does not parse
+    (a notebook cell with shell magics)."""
+    import ast  # only the readers of upstream name maps need it
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == variable for t in node.targets):
+            try:
+                return ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return None
+    return None
+
+
+def string_map(value: object) -> dict[str, str]:
+    """A literal read by `assigned_literal` as a name map: its str -> str pairs (anything else left out)."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}

@@ -216,6 +216,9 @@ class AtlasSource:
     capability: Callable[[], Sequence[tuple[str, PublishedFigure]]] | None = None
     capability_label: str = ""
     reproduction_margin: ReproductionMargin | None = None  # None: a run's check has no margin (only [0, 0] agrees)
+    # Upstream's own name map (a run's model name -> the name its leaderboard shows), read from a pinned file, where
+    # upstream has one (EQ-Bench 3's MODEL_NAME_SUBS): the identity table must agree with it (test_atlas_identity).
+    name_map: Callable[[], Mapping[str, str]] | None = None
 
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------

@@ -36,6 +36,9 @@ class Alias:
     # SAGE's "Gemini2.5-Pro" is the March preview, Spiral-Bench's "gemini-2.5-pro" the June model): it then resolves
     # that instrument's atlas entries only, never a user's run.
     instrument: str | None = None
+    # Which source decided the checkpoint, where the name alone does not: upstream's own name map, or for a moving
+    # name (gpt-3.5-turbo, chatgpt-4o-latest) the run's date and the provider's alias history. Shown with the match.
+    decided_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,11 +141,35 @@ def parse_table(raw: object) -> IdentityTable:
         if family not in families:
             raise ValueError(f"model {model_id!r} names an unknown family {family!r}")
         aliases = tuple(
-            Alias(str(a["name"]), str(a["source"]), str(a["instrument"]) if a.get("instrument") else None)
+            Alias(
+                str(a["name"]),
+                str(a["source"]),
+                str(a["instrument"]) if a.get("instrument") else None,
+                str(a["decided_by"]) if a.get("decided_by") else None,
+            )
             for a in row["aliases"]
         )
         models[model_id] = ModelIdentity(model_id, family, aliases)
     return IdentityTable(models, families)
+
+
+def name_map_disagreements(table: IdentityTable, instrument: str, name_map: Mapping[str, str]) -> list[str]:
+    """Where the table disagrees with an upstream's own name map (its run name -> its leaderboard name): a name or
+    target it does not resolve to a checkpoint, a name resolved to another checkpoint than its target's, or two
+    distinct targets resolved to one checkpoint. Read as `instrument`'s names (its scoped aliases first)."""
+    problems: list[str] = []
+    target_of_id: dict[str, str] = {}
+    for name, target in sorted(name_map.items()):
+        found, wanted = table.match(name, instrument=instrument), table.match(target, instrument=instrument)
+        if found is None or found.id is None or wanted is None or wanted.id is None:
+            problems.append(f"{name!r} -> {target!r}: not both resolved to a checkpoint")
+            continue
+        if found.id != wanted.id:
+            problems.append(f"{name!r} is {found.id}, but its target {target!r} is {wanted.id}")
+        earlier = target_of_id.setdefault(wanted.id, target)
+        if normalise(earlier) != normalise(target):
+            problems.append(f"targets {earlier!r} and {target!r} are distinct, but both are {wanted.id}")
+    return problems
 
 
 @cache

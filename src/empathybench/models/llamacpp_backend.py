@@ -3,6 +3,7 @@
 import asyncio
 import hashlib
 import os
+import re
 import threading
 from functools import cache
 from pathlib import Path
@@ -19,6 +20,16 @@ DEFAULT_CONTEXT_TOKENS = 4096
 # Flash attention: prompts are read 12-22% faster on 2 cores (bench/results/local_attention.md), and reading the
 # prompt is most of a call's time on the embedded model.
 FLASH_ATTENTION = True
+# A GGUF file's quantisation as its name states it, before ".gguf" (or its split suffix): "Q4_K_M", "IQ4_XS", "Q8_0",
+# "F16" (llama.cpp's names; TheBloke's "model.Q4_K_M.gguf", "model-q4_k_m.gguf").
+_GGUF_QUANT_TAG = re.compile(r"(?i)(?<![a-z0-9])(i?q\d+(?:_[a-z0-9]+)*|bf16|f16|f32)(?=\.gguf|-\d{5}-of-\d{5}\.gguf)")
+
+
+def gguf_quant_tag(name: str) -> str | None:
+    """The quantisation a GGUF file name (or a download pattern such as `*Q4_K_M.gguf`) states, upper case; None
+    where it states none."""
+    found = _GGUF_QUANT_TAG.findall(name[:1000])
+    return found[-1].upper() if found else None
 
 
 def locate_embedded_gguf() -> Path:

@@ -67,6 +67,26 @@ def _text_setting(value: Any) -> str | None:
     return value[:200] if isinstance(value, str) and value else None
 
 
+def quantisation(data: Mapping[str, Any]) -> str | None:
+    """The weights' quantisation as the released file records it: the GGUF file its download pattern names in
+    `index_string` (`--include ["*Q4_K_M.gguf", "*.json"]`), a GGUF repository with no pattern, AWQ or GPTQ in the
+    model path, else `bitsandbytes_quant` ("4bit", "8bit", "none"); None for a provider's API (not recorded)."""
+    from empathybench.models.llamacpp_backend import gguf_quant_tag
+
+    index = _text_setting(data.get("index_string")) or ""
+    model_path = _text_setting(data.get("model_path")) or ""
+    tag = gguf_quant_tag(index)
+    if tag:
+        return f"GGUF {tag}"
+    if "gguf" in model_path.lower() or ".gguf" in index.lower():
+        return "GGUF (quantisation not recorded)"
+    for method in ("AWQ", "GPTQ"):
+        if method in model_path.upper():
+            return method
+    bits = _text_setting(data.get("bitsandbytes_quant"))
+    return None if bits is None else bits if bits == "none" else f"bitsandbytes {bits}"
+
+
 def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     """One released result file, scored as `empathybench rescore eqbench FILE` scores it."""
     from empathybench.instruments.eqbench.rescore import rescore_upstream_results  # a build's, not a run's, import
@@ -90,7 +110,9 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
         "temperature": 0.01,  # the pipeline's first attempt (+0.15 per re-ask; specs/eqbench.md §3)
         "inference_engine": _text_setting(data.get("inference_engine")),
         "instruction_template": _text_setting(data.get("instruction_template")),
-        "quantisation": _text_setting(data.get("bitsandbytes_quant")),
+        "quantisation": quantisation(data),
+        # the text-generation-webui launch arguments (the llama.cpp loader, its context size), as recorded
+        "ooba_params": _text_setting((data.get("ooba_params") or "").strip()),
     }
     published = None
     if result["published_score"] is not None:

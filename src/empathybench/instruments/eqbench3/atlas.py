@@ -14,12 +14,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from empathybench.data.fetch import fetch_entry
+from empathybench.data.parsed import assigned_literal, string_map
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
 from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun, ReproductionMargin
 
 ATLAS_PINS = "atlas_pins.json"
 VERDICTS_KEY = "eqbench3/atlas/canonical_leaderboard_elo_results.json.gz"
+# upstream's map of a run's model name to the leaderboard's name (utils/constants.py MODEL_NAME_SUBS, lines 73-102)
+NAME_MAP_KEY = "eqbench3/atlas/constants.py"
+NAME_MAP_VARIABLE = "MODEL_NAME_SUBS"
+MAX_NAME_MAP_BYTES = 1024 * 1024
 VERDICTS_SOURCE = "elo_norm in EQ-bench/eqbench3@f1688609 data/canonical_leaderboard_elo_results.json.gz"
 PUBLISHED_JUDGE = "claude-3-7-sonnet-20250219"  # the Sonnet-3.7 judge era of the April 2025 file (eras.py)
 Z95 = 1.96
@@ -94,6 +100,14 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     )
 
 
+def name_map() -> Mapping[str, str]:
+    """Upstream's own name map (MODEL_NAME_SUBS), read from the pinned constants.py without running it."""
+    path = fetch_entry(pins()[NAME_MAP_KEY]).path
+    if path.stat().st_size > MAX_NAME_MAP_BYTES:
+        raise DataError(f"{path.name} is larger than EQ-Bench 3's constants.py can be")
+    return string_map(assigned_literal(path.read_text("utf-8"), NAME_MAP_VARIABLE))
+
+
 ATLAS = AtlasSource(
     metric="EQ-Bench 3 normalised Elo (pairwise, judge Claude 3.7 Sonnet)",
     pins=pins,
@@ -106,4 +120,5 @@ ATLAS = AtlasSource(
         "sd 0.75, range 76.35-78.70 (eqbench.com about.html); m = 2 sd, about the half-range of those iterations. "
         "In rubric points: it applies to a run's rubric score, not to the Elo ratings",
     ),
+    name_map=name_map,
 )

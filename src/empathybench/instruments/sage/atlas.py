@@ -34,6 +34,7 @@ ATLAS_PINS = "atlas_pins.json"
 README_KEY = "sage/atlas/README.md"
 README_SOURCE = "Tencent/digitalhuman@6dcfa78b SAGE/README.md, Sentient leaderboard"
 RESULT_SUFFIX = "_result.jsonl"
+ROUNDING_TOLERANCE = 1e-9  # the README's figure and the mean rounded as the README rounds it: equal, or not
 PUBLISHED_ROUNDS = 10  # SAGE/test_npc.py `if turns > 10: break`, as the paper preset (bench.PAPER_ROUNDS)
 SIMULATOR_FOLDER_SUFFIX = "_based_simulator"
 PUBLISHED_SIMULATOR_FOLDER = "deepseek-v3-2024-1227"
@@ -147,10 +148,14 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     if len(items) != result["n_people"]:
         raise DataError(f"{path.name}: {len(items)} people read, rescore counted {result['n_people']}")
     notes = []
-    if run.published is not None and abs(result["score"] - run.published.value) > 0.05:
+    if run.published is not None and abs(result["score"] - run.published.value) > ROUNDING_TOLERANCE:
         notes.append("the README's figure is not this file's mean final emotion (upstream gives no reason)")
+    elif run.published is not None and result["score"] != result["score_exact"]:
+        notes.append(f"the README's figure is this mean rounded half up to one decimal ({result['score']})")
+    # the value is the mean itself (value = mean(items), as a run's sentient_score); the README's rounding is the
+    # published figure beside it
     return AtlasScore(
-        value=float(result["score"]),
+        value=float(result["score_exact"]),
         ci95=mean_interval(list(items.values())),
         n=len(items),
         items=items,

@@ -12,8 +12,10 @@ import json
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from empathybench.data.fetch import fetch_entry
+from empathybench.data.parsed import assigned_literal, string_map
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
 from empathybench.instruments.protocol import (
@@ -29,6 +31,7 @@ from empathybench.instruments.spiral import published
 ATLAS_PINS = "atlas_pins.json"
 NOTEBOOK_KEY = "spiral/atlas/extract_results_for_leaderboard.ipynb"
 NOTEBOOK_SOURCE = "sam-paech/spiral-bench@6b990fa7 extract_results_for_leaderboard.ipynb, leaderboard CSV output"
+NAME_MAP_VARIABLE = "MODEL_NAME_SUBS"  # the notebook's own map of a run's model name to the name it shows
 CSV_HEADING = "CSV for delusion-bench.js:"
 MAX_NOTEBOOK_BYTES = 16 * 1024 * 1024
 # The stale `scoring_summary` each released file stores (specs/atlas.md, "Traps"): named in the entry's notes.
@@ -52,13 +55,31 @@ def _settings() -> dict[str, object]:
     }
 
 
-@cache
-def leaderboard() -> dict[str, float]:
-    """The notebook's leaderboard CSV (model_name -> score_0_100), read from its stored output."""
+def _notebook() -> dict[str, Any]:
     path = fetch_entry(pins()[NOTEBOOK_KEY]).path
     if path.stat().st_size > MAX_NOTEBOOK_BYTES:
         raise DataError(f"{path.name} is larger than the results notebook can be")
     notebook = json.loads(path.read_text("utf-8"))
+    if not isinstance(notebook, dict):
+        raise DataError(f"{path.name} is not a notebook")
+    return notebook
+
+
+def name_map() -> Mapping[str, str]:
+    """The notebook's own name map (MODEL_NAME_SUBS in a code cell), read without running it."""
+    for cell in _notebook().get("cells", []):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            found = string_map(assigned_literal("".join(cell.get("source", [])), NAME_MAP_VARIABLE))
+            if found:
+                return found
+    return {}
+
+
+@cache
+def leaderboard() -> dict[str, float]:
+    """The notebook's leaderboard CSV (model_name -> score_0_100), read from its stored output."""
+    notebook = _notebook()
+    path = fetch_entry(pins()[NOTEBOOK_KEY]).path
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []):
             text = "".join(output.get("text", []))
@@ -128,4 +149,5 @@ ATLAS = AtlasSource(
         "columns equal the score); below the median gap between neighbouring published models (4.2 points), as for "
         "SAGE's 0-100 score",
     ),
+    name_map=name_map,
 )
