@@ -90,7 +90,7 @@ def run_command(options: Any, repeats: int, dry_run: bool, as_json: bool, consol
         result = execute_repeats(options, repeats, console)
     except KeyboardInterrupt as exc:  # typer would turn it into a silent exit 130
         raise interrupted(exc, console) from None
-    print_summary(stdout, result.summary)
+    print_summary(stdout, result.summary, result.judges)
     stdout.print(Text.assemble("run directory: ", (str(result.directory), "bold")))
     if options.preset == "demo":
         left_out = left_out_of_demo() if not options.benchmarks else []
@@ -158,6 +158,7 @@ def report_command(
 
 def _report_one(run: Any, out: Path | None, stdout: Console) -> None:
     from empathybench.atlas.reproduce import report_standing
+    from empathybench.judges.run_judge import report_judges
     from empathybench.report.html import write_run_reports
 
     # A run read from inspect logs gets its report beside the logs, under a name of its own.
@@ -165,7 +166,9 @@ def _report_one(run: Any, out: Path | None, stdout: Console) -> None:
     target = out or run.directory / own_name
     with writing(target):
         standing = report_standing(run.summary, run.run_info)
-        write_run_reports(target, run.summary, run.run_info, run.samples(), standing)
+        samples = run.samples()
+        judges = report_judges(run.summary, run.run_info, samples)
+        write_run_reports(target, run.summary, run.run_info, samples, standing, judges)
     stdout.print(Text.assemble("report: ", (str(target), "bold")))
 
 

@@ -16,7 +16,7 @@ scale, and the project's one bootstrap, over conversations (the 9 or 10 replies 
 """
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from itertools import combinations
 from typing import Any
@@ -146,12 +146,15 @@ def reliability_status(width: float | None) -> str | None:
     return next((status for status, limit in STATUS_WIDTHS if width <= limit), "PR")
 
 
-def icc_table(data: MentalAlign, resamples: int = AUTHORS_RESAMPLES) -> list[dict[str, Any]]:
-    """Per judge and attribute, the system-level ICC row as the authors compute it, with the means behind it."""
+def icc_table(
+    data: MentalAlign, resamples: int = AUTHORS_RESAMPLES, judges: Iterable[str] = JUDGES
+) -> list[dict[str, Any]]:
+    """Per judge (of `judges`) and attribute, the system-level ICC row as the authors compute it, with the means
+    behind it."""
     import numpy as np
 
     rows = []
-    for judge in JUDGES:
+    for judge in judges:
         for attribute in ATTRIBUTES:
             sources, human_means, judge_means, pairs = system_means(data, judge, attribute)
             c1, a1 = icc_consistency_and_agreement(np.column_stack([human_means, judge_means]))
@@ -275,12 +278,16 @@ def _agreement(data: MentalAlign, pairs: Mapping[str, Any], resamples: int, seed
     return figures | {"off_scale": pairs["off_scale"]}
 
 
-def item_agreement(data: MentalAlign, resamples: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
-    """Per judge and attribute: the judge against the experts reply by reply (the sources the ICC uses: its own family
-    left out), quadratic-weighted kappa, Spearman, mean bias (judge - experts), exact agreement, each with its
-    interval, n replies and the conversations drawn."""
+def item_agreement(
+    data: MentalAlign, resamples: int = 2000, seed: int = 0, judges: Iterable[str] = JUDGES
+) -> list[dict[str, Any]]:
+    """Per judge (of `judges`) and attribute: the judge against the experts reply by reply (the sources the ICC uses:
+    its own family left out), quadratic-weighted kappa, Spearman, mean bias (judge - experts), exact agreement, each
+    with its interval, n replies and the conversations drawn. Each row's draws depend on its seed alone: one judge's
+    rows are the same computed alone or with the others."""
     rows = []
-    for judge, judge_file in JUDGES.items():
+    for judge in judges:
+        judge_file = JUDGES[judge]
         models = [m for m in RESPONSE_MODELS if m != judge_file.own_family]
         for column, attribute in enumerate(ATTRIBUTES):
             pairs = _pairs(data, _rater(data, None), _rater(data, judge), models, column)
@@ -358,33 +365,49 @@ class MentalAlignSource:
 
     def evidence(self) -> list[Evidence]:
         rows: list[Evidence] = []
-        for judge, judge_file in JUDGES.items():
-            pooled = self.pooled[judge]
-            rows.append(_kappa_row(judge_file.model_id, pooled, "all 7 attributes pooled", headline=True))
-            for row in self.report["item_agreement"]:
-                if row["judge"] == judge:
-                    rows.append(_kappa_row(judge_file.model_id, row, row["attribute"]))
-            for row in self.report["icc_table"]:
-                if row["judge"] == judge:
-                    ci = row["ci95"]
-                    rows.append(
-                        Evidence(
-                            judge=judge_file.model_id,
-                            source=self.name,
-                            against="clinical experts",
-                            aspect=row["attribute"],
-                            statistic="ICC(C,1)",
-                            value=row["icc_c1"],
-                            ci95=(ci[0], ci[1]) if ci else None,
-                            n=row["n_sources"],
-                            unit="model",
-                            note=f"the authors' method: means of {row['n_sources']} rated sources, own family left out",
-                        )
-                    )
+        for judge in JUDGES:
+            rows += judge_rows(judge, self.pooled[judge], self.report["item_agreement"], self.report["icc_table"])
         return rows
 
     def detail(self) -> dict[str, Any]:
         return self.report | {"pooled_item_agreement": self.pooled}
+
+
+def judge_rows(
+    judge: str, pooled: Mapping[str, Any], item_rows: Iterable[Mapping[str, Any]], icc_rows: Iterable[Mapping[str, Any]]
+) -> list[Evidence]:
+    """One judge's evidence rows: the pooled kappa (the headline), the kappa per attribute, the authors' ICC(C,1) per
+    attribute."""
+    judge_file = JUDGES[judge]
+    rows = [_kappa_row(judge_file.model_id, pooled, "all 7 attributes pooled", headline=True)]
+    rows += [_kappa_row(judge_file.model_id, row, row["attribute"]) for row in item_rows if row["judge"] == judge]
+    for row in icc_rows:
+        if row["judge"] == judge:
+            ci = row["ci95"]
+            rows.append(
+                Evidence(
+                    judge=judge_file.model_id,
+                    source=MentalAlignSource.name,
+                    against="clinical experts",
+                    aspect=row["attribute"],
+                    statistic="ICC(C,1)",
+                    value=row["icc_c1"],
+                    ci95=(ci[0], ci[1]) if ci else None,
+                    n=row["n_sources"],
+                    unit="model",
+                    note=f"the authors' method: means of {row['n_sources']} rated sources, own family left out",
+                )
+            )
+    return rows
+
+
+def one_judge_rows(data: MentalAlign, judge: str, resamples: int = 2000) -> list[Evidence]:
+    """`judge_rows` of one judge, computing only its figures (the same as the whole table's: each row's draws depend
+    on its seed alone): what a run's report shows about its judge."""
+    pooled = pooled_item_agreement(data, judge, resamples)
+    return judge_rows(
+        judge, pooled, item_agreement(data, resamples, judges=[judge]), icc_table(data, AUTHORS_RESAMPLES, [judge])
+    )
 
 
 def _kappa_row(judge: str, figures: Mapping[str, Any], aspect: str, *, headline: bool = False) -> Evidence:

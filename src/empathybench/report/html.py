@@ -35,6 +35,7 @@ from empathybench.instruments.protocol import (
 )
 from empathybench.report import svg
 from empathybench.report.cost import cost_line
+from empathybench.report.judge_notes import JUDGE_HEADERS, by_instrument, commands_line, judge_line, judge_rows
 from empathybench.report.page import (
     NO_PUBLISHED_RUN,
     STANDING_HEADERS,
@@ -45,6 +46,7 @@ from empathybench.report.page import (
     DrawnChart,
     DrawnSection,
     InstrumentPart,
+    JudgePart,
     OverlayCard,
     Piece,
     ProfileCard,
@@ -420,8 +422,21 @@ def _sample_row(name: str, record: Mapping[str, Any]) -> SampleRow:
     )
 
 
+def _judge_part(entry: Mapping[str, Any] | None) -> JudgePart | None:
+    """What is known about the instrument's judge (report/judge_notes.py); None for an instrument with no judge."""
+    if entry is None:
+        return None
+    rows = tuple(tuple(_cell(_text(text)) for text in row) for row in judge_rows(entry))
+    table = Table(JUDGE_HEADERS, rows, numeric=(4, 5)) if rows else None
+    return JudgePart(_text(judge_line(entry)), table, _text(commands_line(entry)))
+
+
 def _instrument_part(
-    name: str, result: dict[str, Any], samples: list[dict[str, Any]], published: str = ""
+    name: str,
+    result: dict[str, Any],
+    samples: list[dict[str, Any]],
+    published: str = "",
+    judge: Mapping[str, Any] | None = None,
 ) -> InstrumentPart:
     validity = validity_of(result)
     statuses = tuple(
@@ -446,6 +461,7 @@ def _instrument_part(
         headline_note=_text(own_note(result)),
         answers=_text(answers_text(result)),
         published=_text(published),
+        judge=_judge_part(judge),
         body=_drawn_section(name, result, samples),
         metrics=_metrics_table(name, result),
         samples_anchor=f"samples-{_anchor(name)}",
@@ -532,8 +548,10 @@ def run_page(
     run_info: dict[str, Any],
     samples: list[dict[str, Any]],
     standing: Sequence[Mapping[str, str]] = (),
+    judges: Sequence[Mapping[str, Any]] = (),
 ) -> RunPage:
-    """report.html of one run as data; `standing`: the run among the published models (atlas.report_standing)."""
+    """report.html of one run as data; `standing`: the run among the published models (atlas.report_standing);
+    `judges`: what is known about each judged instrument's judge (judges.run_judge.report_judges)."""
     model = str(summary.get("model"))
     profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
     banners = []
@@ -546,10 +564,15 @@ def run_page(
         banners.append("A scripted model: the figures exercise the pipeline and mean nothing.")
     if summary.get("source"):  # read from another harness's logs (the inspect bridge)
         banners.append(f"Read from {summary['source']}: inspect made every model call; the figures are EmpathyBench's.")
-    by_instrument = {row["instrument"]: row for row in standing}
+    placed = {row["instrument"]: row for row in standing}
+    judged = by_instrument(judges)
     instruments = tuple(
         _instrument_part(
-            name, result, [s for s in samples if s.get("benchmark") == name], _published_line(by_instrument.get(name))
+            name,
+            result,
+            [s for s in samples if s.get("benchmark") == name],
+            _published_line(placed.get(name)),
+            judged.get(name),
         )
         for name, result in summary.get("benchmarks", {}).items()
     )
@@ -581,8 +604,9 @@ def render_run_report(
     run_info: dict[str, Any],
     samples: list[dict[str, Any]],
     standing: Sequence[Mapping[str, str]] = (),
+    judges: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    return _render("run_report.html.j2", page=run_page(summary, run_info, samples, standing))
+    return _render("run_report.html.j2", page=run_page(summary, run_info, samples, standing, judges))
 
 
 def write_run_reports(
@@ -591,14 +615,18 @@ def write_run_reports(
     run_info: dict[str, Any],
     samples: list[dict[str, Any]],
     standing: Sequence[Mapping[str, str]] = (),
+    judges: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """A run's report.html at `html_path` and its report.md beside it; `standing`: the run among the published models
-    (atlas.report_standing, computed once by the caller for both)."""
+    (atlas.report_standing), `judges`: what is known about each judged instrument's judge
+    (judges.run_judge.report_judges), each computed once by the caller for both."""
     from empathybench.redaction import redact
     from empathybench.report.markdown import render_run_markdown
 
-    html_path.write_text(redact(render_run_report(summary, run_info, samples, standing)), encoding="utf-8")
-    html_path.with_suffix(".md").write_text(redact(render_run_markdown(summary, run_info, standing)), encoding="utf-8")
+    html = render_run_report(summary, run_info, samples, standing, judges)
+    html_path.write_text(redact(html), encoding="utf-8")
+    markdown = render_run_markdown(summary, run_info, standing, judges)
+    html_path.with_suffix(".md").write_text(redact(markdown), encoding="utf-8")
 
 
 # -------------------------------------------------------------------------------------------------------- comparison

@@ -6,6 +6,7 @@ from typing import Any
 from empathybench.formatting import interval, number
 from empathybench.instruments.protocol import ItemLink, Marked, ReportSection
 from empathybench.report.cost import cost_line
+from empathybench.report.judge_notes import JUDGE_HEADERS, by_instrument, commands_line, judge_line, judge_rows
 from empathybench.report.page import STANDING_HEADERS, STANDING_INTRO
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.validity import answers_text, own_note, plugin_source, validity_of
@@ -39,8 +40,23 @@ def _published_part(standing: Sequence[Mapping[str, str]]) -> list[str]:
     return ["", "## Among the published models", "", STANDING_INTRO, "", _table(list(STANDING_HEADERS), rows)]
 
 
+def _judge_part(entry: Mapping[str, Any] | None) -> list[str]:
+    """What is known about the instrument's judge, as in report.html; nothing for an instrument with no judge."""
+    if entry is None:
+        return []
+    parts = ["", _cell(judge_line(entry))]
+    rows = judge_rows(entry)
+    if rows:
+        parts += ["", _table(list(JUDGE_HEADERS), rows)]  # type: ignore[arg-type]
+    commands = commands_line(entry)
+    return parts + (["", _cell(commands)] if commands else [])
+
+
 def render_run_markdown(
-    summary: dict[str, Any], run_info: dict[str, Any] | None = None, standing: Sequence[Mapping[str, str]] = ()
+    summary: dict[str, Any],
+    run_info: dict[str, Any] | None = None,
+    standing: Sequence[Mapping[str, str]] = (),
+    judges: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
     parts = [
@@ -69,6 +85,7 @@ def render_run_markdown(
     if spent is not None:
         parts += ["", _cell(spent)]
     parts += _published_part(standing)
+    judged = by_instrument(judges)
     for name, result in summary.get("benchmarks", {}).items():
         parts += ["", f"## {title_of(name)}", ""]
         if result.get("status") == "skipped":
@@ -97,6 +114,7 @@ def render_run_markdown(
                 ],
             )
         )
+        parts += _judge_part(judged.get(name))
     repeats = summary.get("repeats")
     if repeats:
         parts += [

@@ -103,6 +103,16 @@ class SampleRow:
 
 
 @dataclass(frozen=True)
+class JudgePart:
+    """What is known about a judged instrument's judge (report/judge_notes.py): one line, the evidence rows for its
+    model (None: there are none) and the commands that would add some."""
+
+    line: str
+    table: Table | None
+    commands: str = ""
+
+
+@dataclass(frozen=True)
 class InstrumentPart:
     """An instrument's section of report.html: statuses, its drawn ReportSection, figures and samples."""
 
@@ -116,6 +126,7 @@ class InstrumentPart:
     headline_note: str = ""
     answers: str = ""  # the parse and truncated rates, one muted line
     published: str = ""  # its place among the published models (the atlas), one line; the page's block has more
+    judge: JudgePart | None = None  # what is known about its judge (an instrument whose records called one)
     body: DrawnSection | None = None
     metrics: Table | None = None
     samples_anchor: str = ""

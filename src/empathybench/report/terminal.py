@@ -1,6 +1,6 @@
 """The end-of-run table in the terminal: one short row per benchmark (fits 80 columns), notes below the table."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -8,8 +8,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from empathybench.formatting import interval, number, significant
+from empathybench.formatting import interval, number, printable, significant
 from empathybench.report.cost import cost_line
+from empathybench.report.judge_notes import terminal_line
 from empathybench.report.profile import title_of
 from empathybench.report.validity import (
     own_note,
@@ -82,7 +83,9 @@ def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return notes
 
 
-def print_summary(console: Console, summary: dict[str, Any]) -> None:
+def print_summary(console: Console, summary: dict[str, Any], judges: Sequence[Mapping[str, Any]] = ()) -> None:
+    """The run's table, its notes, what is known about each judged instrument's judge (`judges`: computed by the
+    caller, judges.run_judge.report_judges), the run-to-run spread, the calls and the cost."""
     # Model specs, notes and errors are printed literally (Text), never read as rich markup.
     title = f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}"
     repeats = summary.get("repeats")
@@ -115,6 +118,8 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     console.print(table)
     for name, text in summary_notes(summary):
         console.print(Text(f"  {name}: {text}"))
+    for entry in judges:
+        console.print(Text(f"  {printable(entry.get('instrument'), 60)}: {terminal_line(entry)}"))
     repeats = summary.get("repeats")
     if repeats:
         spread = Table(title=f"run-to-run variation over {repeats['n']} repeats")

@@ -10,7 +10,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,6 +47,7 @@ class RunResult:
     directory: Path
     summary: dict[str, Any]
     stats: RunStats
+    judges: list[dict[str, Any]] = field(default_factory=list)  # what is known about each judged instrument's judge
 
 
 def _slug(text: str) -> str:
@@ -190,8 +191,8 @@ def execute_plan(plan: RunPlan, console: Console) -> RunResult:
         store.close()
         raise budget_stop(session.meter, stats.items_total - stats.items_done, directory)
     ended = session.end(store, run_info, "complete" if stats.items_failed == 0 else "incomplete", stats)
-    summary = _write_results(plan, prepared, skipped, finished, new_records, run_info, ended, store, earlier)
-    return RunResult(directory, summary, stats)
+    summary, judges = _write_results(plan, prepared, skipped, finished, new_records, run_info, ended, store, earlier)
+    return RunResult(directory, summary, stats, judges)
 
 
 def _earlier_summary(store: RunStore, pending: list[Any], names: set[str]) -> dict[str, Any] | None:
@@ -351,9 +352,10 @@ def _write_results(
     session: dict[str, Any],
     store: RunStore,
     earlier: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """summary.json, the reports and the finished run.json, from every record of the run (earlier sessions' too);
-    `earlier`: the summary of the finished run, whose instrument results are kept as they are."""
+    `earlier`: the summary of the finished run, whose instrument results are kept as they are. Returns the summary
+    and what is known about each judged instrument's judge (for the terminal)."""
     records_by_bench: dict[str, list[dict[str, Any]]] = {b.name: [] for b in prepared}
     for (bench_name, _), record in finished.items():
         if bench_name in records_by_bench:
@@ -388,15 +390,18 @@ def _write_results(
     store.write_summary(summary)
 
     from empathybench.atlas.reproduce import report_standing
+    from empathybench.judges.run_judge import report_judges
     from empathybench.report.html import write_run_reports
 
     standing = report_standing(summary, run_info)  # the run among the published models, once for both reports
-    write_run_reports(directory / "report.html", summary, run_info, read_samples(directory), standing)
+    samples = read_samples(directory)
+    judges = report_judges(summary, run_info, samples)  # what is known about each judged instrument's judge
+    write_run_reports(directory / "report.html", summary, run_info, samples, standing, judges)
     run_info["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     checked(RunInfo, run_info, "run.json")
     store.write_run(run_info)
     store.close()
-    return summary
+    return summary, judges
 
 
 def run_until_done(work: Coroutine[Any, Any, T]) -> T:

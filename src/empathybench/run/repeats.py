@@ -57,16 +57,19 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
     store.write_run(run_info)
 
     from empathybench.atlas.reproduce import report_standing
+    from empathybench.judges.run_judge import report_judges
     from empathybench.report.html import write_run_reports
 
     standing = report_standing(summary, run_info)
-    write_run_reports(parent / "report.html", summary, run_info, read_samples(results[0].directory), standing)
+    samples = read_samples(results[0].directory)
+    judges = report_judges(summary, run_info, samples)
+    write_run_reports(parent / "report.html", summary, run_info, samples, standing, judges)
     stats = RunStats()
     for result in results:
         stats.items_total += result.stats.items_total
         stats.items_done += result.stats.items_done
         stats.items_failed += result.stats.items_failed
-    return RunResult(parent, summary, stats)
+    return RunResult(parent, summary, stats, judges)
 
 
 def _total_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,0 +1,129 @@
+"""What is known about a run's judge, for its report: per instrument of the run that called a judge (its records hold
+calls of the role `judge`), the evidence rows of the built-in sources for that judge's model, matched through the
+identity table (`openai/gpt-4o` is MentalAlign's `gpt-4o`), or none, with the commands that would produce some.
+
+The callers (run/ and the CLI's `report`) compute this once and hand it to report/, which draws it in each judged
+instrument's section; report/ imports neither judges/ nor atlas/. Reading the evidence never stops a report: data that
+cannot be fetched or read is one line in its place.
+"""
+
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from empathybench.errors import UserError
+from empathybench.formatting import printable
+from empathybench.judges.evidence import Evidence
+from empathybench.models.identity import identity_table
+
+MAX_JUDGE_CHARS = 200  # a judge's spec as the run recorded it, in a line or a command
+
+
+def same_model(first: str, second: str) -> bool:
+    """Two names of one checkpoint: the same text, or the identity table's same checkpoint id (a family alone is not
+    enough: another checkpoint of a family is another judge)."""
+    if first.strip().lower() == second.strip().lower():
+        return True
+    table = identity_table()
+    a, b = table.match(first), table.match(second)
+    return a is not None and b is not None and a.id is not None and a.id == b.id
+
+
+def _mentalalign_judges() -> dict[str, str]:
+    """MentalAlign's judges, model id as the source names it -> its key; known without reading any data."""
+    from empathybench.judges.ratings import JUDGES
+
+    return {judge.model_id: key for key, judge in JUDGES.items()}
+
+
+def _mentalalign_rows(key: str, resamples: int) -> list[Evidence]:
+    from empathybench.judges.mentalalign import one_judge_rows
+    from empathybench.judges.ratings import load_mentalalign
+
+    return one_judge_rows(load_mentalalign(), key, resamples)
+
+
+def _titles() -> dict[str, str]:
+    from empathybench.judges.mentalalign import MentalAlignSource
+
+    return {MentalAlignSource.name: MentalAlignSource.title}
+
+
+def evidence_for(judge: str, resamples: int = 2000) -> list[Evidence]:
+    """Every built-in source's evidence rows for the judge model `judge` (as a run names it): MentalAlign-70k's
+    figures when it is one of its four judges; none otherwise (nothing is read then)."""
+    rows: list[Evidence] = []
+    for model_id, key in _mentalalign_judges().items():
+        if same_model(judge, model_id):
+            rows += _mentalalign_rows(key, resamples)
+    return rows
+
+
+def judged_instruments(summary: Mapping[str, Any], samples: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The run's instruments whose records hold a call of the role `judge` (its own judge or the model judging
+    itself), in the summary's order."""
+    judged: set[str] = set()
+    for record in samples:
+        name = record.get("benchmark")
+        if name in judged or not isinstance(name, str):
+            continue
+        calls = record.get("calls")
+        if isinstance(calls, list) and any(isinstance(c, Mapping) and c.get("role") == "judge" for c in calls):
+            judged.add(name)
+    return [name for name in summary.get("benchmarks") or {} if name in judged]
+
+
+def evidence_commands(instrument: str, judge: str) -> list[str]:
+    """The commands that would add evidence about `judge`: the instrument's own `judge validate` where it declares
+    a judge validation (instruments/protocol.py), else that of every instrument that does."""
+    from empathybench.instruments.registry import all_benchmarks, installed
+
+    quoted = shlex.quote(judge[:MAX_JUDGE_CHARS])
+    own = installed(instrument)
+    if own is not None and own.judge_validation is not None:
+        offering = [instrument]
+    else:
+        offering = [name for name, bench in all_benchmarks().items() if bench.judge_validation is not None]
+    return [f"empathybench judge validate --bench {name} --judge {quoted}" for name in offering]
+
+
+def _run_judge(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> tuple[str, bool]:
+    """The judge's spec as the run recorded it, and whether it was the model under test judging itself."""
+    entry = run_info.get("judge")
+    spec = entry.get("spec") if isinstance(entry, Mapping) else None
+    if not spec or spec == "self":
+        return str(summary.get("model") or "")[:MAX_JUDGE_CHARS], True
+    return str(spec)[:MAX_JUDGE_CHARS], False
+
+
+def report_judges(
+    summary: Mapping[str, Any],
+    run_info: Mapping[str, Any],
+    samples: Sequence[Mapping[str, Any]],
+    resamples: int = 2000,
+) -> list[dict[str, Any]]:
+    """Per judged instrument of the run (`judged_instruments`): its judge (`self_judged`: the model under test), the
+    evidence rows for it (each with its source's title), the commands that would add some, and `error` when the
+    evidence could not be read (the report goes on). JSON-able; report/ draws it."""
+    names = judged_instruments(summary, samples)
+    if not names:
+        return []
+    judge, self_judged = _run_judge(summary, run_info)
+    error = None
+    try:
+        rows = evidence_for(judge, resamples)
+    except UserError as exc:  # the evidence's data cannot be fetched or read (offline, damaged): said, not fatal
+        rows, error = [], printable(f"the judge evidence could not be read: {exc}", 300)
+    titles = _titles()
+    records = [row.as_record() | {"source_title": titles.get(row.source, row.source)} for row in rows]
+    return [
+        {
+            "instrument": name,
+            "judge": judge,
+            "self_judged": self_judged,
+            "rows": records,
+            "commands": evidence_commands(name, judge),
+            "error": error,
+        }
+        for name in names
+    ]
