@@ -28,9 +28,13 @@ MIN_SHARED_ITEMS = 2
 
 
 def _role(run: RunData, role: str) -> str | None:
+    """The model that played `role` in the run (its spec); "self": the model under test played it, so it is that
+    model (compared as the judge or simulator of the published run)."""
     entry = run.run_info.get(role)
     spec = entry.get("spec") if isinstance(entry, dict) else None
-    return str(spec) if spec and spec != "self" else ("self" if spec == "self" else None)
+    if spec == "self":
+        return str(run.summary.get("model") or "self")
+    return str(spec) if spec else None
 
 
 def _same_model(first: Any, second: Any) -> bool:
