@@ -63,6 +63,8 @@ class AtlasInstrument(_Open):
     higher_is_better: bool | None
     summary_metric: str | None
     capability: Capability | None = None
+    board_placement: dict[str, str] | None = None
+    board_figures: list[str] = []
 
 
 class AtlasEntry(_Open):

@@ -5,7 +5,8 @@ normalised with the published anchors. The published figure is the normalised El
 
 One file holds every model, so it is scored once per process and each model's entry reads its rating. An Elo is not
 a mean over items: the entries carry no per-item values, their interval is the solved rating +- 1.96 sigma on the
-normalised scale, and a run's rubric score is not placed among them (other scale).
+normalised scale. Today's boards on eqbench.com (boards.py) are published-only rows beside them, one board per
+judge: a run's rubric score is placed among the rubric column of the board its judge rated, never among the Elos.
 """
 
 from collections import Counter
@@ -16,7 +17,8 @@ from typing import Any
 
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun
+from empathybench.instruments.eqbench3 import boards
+from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, PublishedOnly, ReleasedRun
 
 ATLAS_PINS = "atlas_pins.json"
 VERDICTS_KEY = "eqbench3/atlas/canonical_leaderboard_elo_results.json.gz"
@@ -94,10 +96,17 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     )
 
 
+def published_only() -> Sequence[PublishedOnly]:
+    return boards.published_boards(pins())
+
+
 ATLAS = AtlasSource(
     metric="EQ-Bench 3 normalised Elo (pairwise, judge Claude 3.7 Sonnet)",
     pins=pins,
     runs=runs,
     score=score,
-    summary_metric=None,
+    published_only=published_only,
+    summary_metric="score",  # the run's rubric score (0-100), placed among a board's rubric column
+    board_placement=boards.PLACEMENT,
+    board_figures=boards.BOARD_FIGURES,
 )
