@@ -25,9 +25,20 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else round(float(value), DIGITS)
 
 
-def _key(entry: Mapping[str, Any]) -> str:
-    """One model across boards: its checkpoint, else its name as the upstream published it on both."""
-    return str(entry["model_id"]) if entry.get("model_id") else f"name:{entry['model']}"
+def pairs(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]]) -> dict[str, tuple[Any, Any]]:
+    """The models on both boards: by the name both published (one upstream's two boards), else by checkpoint where
+    each board has one row of it (two rows of one id, e.g. two dated snapshots under one alias, pair by name only)."""
+    by_name_a = {e["model"]: e for e in reversed(rows_a)}  # a name listed twice: its first row
+    by_name_b = {e["model"]: e for e in reversed(rows_b)}
+    found = {f"name:{name}": (by_name_a[name], by_name_b[name]) for name in by_name_a.keys() & by_name_b.keys()}
+    rest_a = [e for e in rows_a if e["model"] not in by_name_b and e.get("model_id")]
+    rest_b = [e for e in rows_b if e["model"] not in by_name_a and e.get("model_id")]
+    for model_id in {e["model_id"] for e in rest_a} & {e["model_id"] for e in rest_b}:
+        a = [e for e in rest_a if e["model_id"] == model_id]
+        b = [e for e in rest_b if e["model_id"] == model_id]
+        if len(a) == len(b) == 1:
+            found[f"id:{model_id}"] = (a[0], b[0])
+    return found
 
 
 def _figure(entry: Mapping[str, Any], name: str) -> float | None:
@@ -106,15 +117,14 @@ def board_effects(atlas: Mapping[str, Any], *, seed: int = 0) -> list[dict[str, 
             changed = sorted(k for k in set(settings_a) | set(settings_b) if settings_a.get(k) != settings_b.get(k))
             if not changed:
                 continue
-            first = {_key(e): e for e in reversed(rows_a)}  # a model listed twice: its first row
-            second = {_key(e): e for e in reversed(rows_b)}
+            paired = pairs(rows_a, rows_b)
             figures = []
             for name in names:
-                x = {k: v for k, e in first.items() if (v := _figure(e, name)) is not None}
-                y = {k: v for k, e in second.items() if (v := _figure(e, name)) is not None}
+                x = {k: v for k, (e, _) in paired.items() if (v := _figure(e, name)) is not None}
+                y = {k: v for k, (_, e) in paired.items() if (v := _figure(e, name)) is not None}
                 shared = sorted(set(x) & set(y))
                 if len(shared) >= 2:
-                    label = described["metric"] if name == HEADLINE else name
+                    label = described.get("board_headline") or "published figure" if name == HEADLINE else name
                     figures.append({"figure": name, "label": label, **_figure_effect(x, y, shared, seed)})
             if figures:
                 effects.append(
@@ -124,7 +134,7 @@ def board_effects(atlas: Mapping[str, Any], *, seed: int = 0) -> list[dict[str, 
                         "settings_changed": {k: [settings_a.get(k), settings_b.get(k)] for k in changed},
                         "n": figures[0]["spearman"]["n"],
                         "figures": figures,
-                        "method": "the same models on both boards (same checkpoint, else the same published name); "
+                        "method": "the same models on both boards (the same published name, else the same checkpoint); "
                         "mean change second minus first, " + bootstrap_method(unit="models") + "; Spearman's rho, "
                         f"percentile bootstrap over models, 2000 resamples, seed {seed}",
                     }

@@ -191,6 +191,7 @@ def build_atlas(
             described[instrument.name]["board_placement"] = asdict(source.board_placement)
         if source.board_figures:
             described[instrument.name]["board_figures"] = list(source.board_figures)
+            described[instrument.name]["board_headline"] = source.board_headline
         entries.extend(instrument_entries(instrument.name, source, table, report))
         if source.capability is not None:
             described[instrument.name]["capability"] = capability_entries(instrument.name, source, table, report)

@@ -65,6 +65,7 @@ class AtlasInstrument(_Open):
     capability: Capability | None = None
     board_placement: dict[str, str] | None = None
     board_figures: list[str] = []
+    board_headline: str | None = None
 
 
 class AtlasEntry(_Open):

@@ -223,6 +223,7 @@ class AtlasSource:
     # The published figures (besides the headline) whose change between two boards of the instrument the atlas
     # shows, paired over the models on both, e.g. EQ-Bench 3's rubric score when another judge rated the same models.
     board_figures: tuple[str, ...] = ()
+    board_headline: str = "published figure"  # what a board's ranking column (its rows' published figure) is
 
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------

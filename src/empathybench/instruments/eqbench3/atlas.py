@@ -109,4 +109,5 @@ ATLAS = AtlasSource(
     summary_metric="score",  # the run's rubric score (0-100), placed among a board's rubric column
     board_placement=boards.PLACEMENT,
     board_figures=boards.BOARD_FIGURES,
+    board_headline="normalised Elo (elo_norm)",
 )
