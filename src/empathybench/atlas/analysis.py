@@ -188,7 +188,7 @@ def leaderboards(atlas: Mapping[str, Any], runs: Sequence[RunData], bench: Seque
     setting effects (e.g. another simulated person) of its released models, its other published boards (e.g. one
     per judge) and what changes between them."""
     effects = setting_effects(atlas)
-    changes = board_effects(atlas)
+    changes = board_effects(atlas, instruments=bench or None)
     placements = [p for run in runs for p in place_run(atlas, run)]
     result: dict[str, Any] = {}
     for name, described in atlas["instruments"].items():

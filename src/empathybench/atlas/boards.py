@@ -103,13 +103,17 @@ def _figure_effect(
     }
 
 
-def board_effects(atlas: Mapping[str, Any], *, seed: int = 0) -> list[dict[str, Any]]:
-    """Every pair of boards of one instrument whose settings differ: the change of each figure over the models on
-    both (second board minus first), and whether their order holds."""
+def board_effects(
+    atlas: Mapping[str, Any], *, instruments: Sequence[str] | None = None, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Every pair of boards of one instrument (of `instruments`; None: all) whose settings differ: the change of
+    each figure over the models on both (second board minus first), and whether their order holds."""
     from empathybench.stats.intervals import bootstrap_method
 
     effects = []
     for instrument, described in atlas["instruments"].items():
+        if instruments is not None and instrument not in instruments:
+            continue
         names = [HEADLINE, *described.get("board_figures", [])]
         for (a, rows_a), (b, rows_b) in combinations(boards_of(atlas, instrument).items(), 2):
             settings_a = {k: v for k, v in rows_a[0]["settings"].items() if k not in BOARD_KEYS}
