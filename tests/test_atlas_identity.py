@@ -2,12 +2,12 @@
 one checkpoint one id, two checkpoints two ids, and the source that decided written on the alias."""
 
 import pytest
-from empathybench.atlas.identity import identity_table, name_map_disagreements, parse_table
 
 from empathybench.atlas.data import shipped_atlas
 from empathybench.data.parsed import assigned_literal, string_map
 from empathybench.errors import DataError
 from empathybench.instruments.registry import all_benchmarks
+from empathybench.models.identity import identity_table, name_map_disagreements, parse_table
 
 MAPS = sorted(name for name, b in all_benchmarks().items() if b.atlas is not None and b.atlas.name_map is not None)
 

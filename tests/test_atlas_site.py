@@ -44,6 +44,10 @@ def test_the_site_is_one_self_contained_page_with_every_instrument(site: Path) -
     assert "▶ your run: scripted/plausible" in html
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert (site / "agreement.csv").read_text().startswith("first,second,n,rho,ci95_low,ci95_high,verdict")
+    # today's boards beside the recomputed leaderboards, and what the judge changes between EQ-Bench 3's two
+    assert 'id="atlas-eqbench3-boards"' in html and 'id="atlas-spiral-boards"' in html
+    assert "eqbench.com @ 04a8066b" in html and "judge claude-3-7-sonnet-20250219 → claude-opus-4-6" in html
+    assert "-22.05" in html and "What changes between the boards" in html
 
 
 def test_a_page_per_model_and_the_leaderboards_link_to_it(site: Path) -> None:

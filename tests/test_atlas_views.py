@@ -77,6 +77,24 @@ def test_the_sage_simulator_effect_is_in_the_atlas_output(eqbench_run: tuple[Pat
     assert "simulator deepseek-v3-2024-12-26 → gpt-4o-2024-08-06: 37.55 → 65.60" in text.stdout
 
 
+def test_the_judge_effect_on_eqbench3_is_in_the_atlas_output(eqbench_run: tuple[Path, dict[str, str]]) -> None:
+    _, env = eqbench_run
+    result = cli_in_process(["atlas", "-b", "eqbench3", "--json"], env)
+    assert result.returncode == 0, result.stderr
+    board = json.loads(result.stdout)["eqbench3"]
+    assert [(b["board"], b["n"]) for b in board["boards"]] == [
+        ("eqbench.com @ e44d5e70", 46),
+        ("eqbench.com @ 04a8066b", 79),
+    ]
+    assert len(board["rows"]) == 27 and board["other_settings"] == []  # the boards are not ranked with the Elos
+    (effect,) = board["board_effects"]
+    rubric = next(f for f in effect["figures"] if f["figure"] == "rubric_0_100")
+    assert effect["n"] == 46 and rubric["difference"] == -22.05  # specs/atlas-current.md §2
+    text = cli_in_process(["atlas", "-b", "eqbench3"], {**env, "COLUMNS": "250"})
+    assert "judge claude-3-7-sonnet-20250219 → claude-opus-4-6" in text.stdout
+    assert "rubric_0_100: mean 75.0 → 53.0, change -22.05" in text.stdout
+
+
 def test_setting_effects_need_the_same_checkpoint_and_shared_items() -> None:
     effects = setting_effects(shipped_atlas())
     assert {e["instrument"] for e in effects} == {"sage", "tactfultom"}  # another simulator; CoT

@@ -19,6 +19,7 @@ from itertools import combinations
 from statistics import fmean
 from typing import Any
 
+from empathybench.atlas.boards import board_effects, board_summaries
 from empathybench.atlas.place import figure_of, place_run
 from empathybench.atlas.views import ranked
 from empathybench.rundir.reader import RunData
@@ -219,9 +220,11 @@ __all__: Sequence[str] = ("agreement", "leaderboards", "matrix_rows", "rank_agre
 
 
 def leaderboards(atlas: Mapping[str, Any], runs: Sequence[RunData], bench: Sequence[str] | None) -> dict[str, Any]:
-    """Per instrument: the entries best first (published-only ones labelled), the runs placed among them, and the
-    setting effects (e.g. another simulated person) of its released models."""
+    """Per instrument: the entries best first (published-only ones labelled), the runs placed among them, the
+    setting effects (e.g. another simulated person) of its released models, its other published boards (e.g. one
+    per judge) and what changes between them."""
     effects = setting_effects(atlas)
+    changes = board_effects(atlas, instruments=bench or None)
     placements = [p for run in runs for p in place_run(atlas, run)]
     result: dict[str, Any] = {}
     for name, described in atlas["instruments"].items():
@@ -234,9 +237,11 @@ def leaderboards(atlas: Mapping[str, Any], runs: Sequence[RunData], bench: Seque
             "metric": described["metric"],
             "higher_is_better": described.get("higher_is_better"),
             "rows": [_row(rank, e) for rank, e in enumerate(primary, start=1)],
-            "other_settings": [_row(None, e) for e in entries if not e["primary"]],
+            "other_settings": [_row(None, e) for e in entries if not e["primary"] and not e["settings"].get("board")],
             "runs": [p for p in placements if p["instrument"] == name],
             "setting_effects": [e for e in effects if e["instrument"] == name],
+            "boards": board_summaries(atlas, name),
+            "board_effects": [e for e in changes if e["instrument"] == name],
         }
     return result
 

@@ -10,6 +10,7 @@ byte for byte with the shipped file.
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,14 @@ from empathybench.atlas.data import FORMAT, FORMAT_VERSION
 from empathybench.data.fetch import FetchedFile, fetch_entry
 from empathybench.data.registry import DataFile
 from empathybench.errors import DataError, UserError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, Instrument, PublishedOnly, ReleasedRun
+from empathybench.instruments.protocol import (
+    AtlasScore,
+    AtlasSource,
+    Instrument,
+    PublishedFigure,
+    PublishedOnly,
+    ReleasedRun,
+)
 from empathybench.models.identity import IdentityTable, identity_table
 
 DIGITS = 4  # headline figures, intervals and differences; items are kept as the scorer rounds them
@@ -78,28 +86,33 @@ def _recomputed_entry(
     }
 
 
-def _published_only_entry(
-    instrument: str, model: str, published: Any, why: str, settings: Mapping[str, Any], table: IdentityTable
-) -> dict[str, Any]:
-    model_id, family = _identity(table, model, instrument)
+def _published(figure: PublishedFigure) -> dict[str, Any]:
+    published: dict[str, Any] = {"value": figure.value, "source": figure.source}
+    if figure.ci95 is not None:
+        published["ci95"] = [_rounded(figure.ci95[0]), _rounded(figure.ci95[1])]
+    return published
+
+
+def _published_only_entry(instrument: str, only: PublishedOnly, table: IdentityTable) -> dict[str, Any]:
+    model_id, family = _identity(table, only.model, instrument)
     return {
         "instrument": instrument,
-        "model": model,
+        "model": only.model,
         "model_id": model_id,
         "family": family,
-        "identity": identity_record(table, model, instrument),
+        "identity": identity_record(table, only.model, instrument),
         "status": "published-only",
-        "primary": True,
+        "primary": only.primary,
         "value": None,
         "ci95": None,
         "n": None,
         "scale": 1.0,
         "offset": 0.0,
-        "published": {"value": published.value, "source": published.source},
+        "published": _published(only.published),
         "difference": None,
-        "notes": [why[:MAX_NOTE_CHARS]],
-        "settings": dict(settings),
-        "figures": {},
+        "notes": [only.why[:MAX_NOTE_CHARS]],
+        "settings": dict(only.settings),
+        "figures": dict(only.figures),
         "files": [],
         "items": None,
     }
@@ -154,16 +167,16 @@ def instrument_entries(
             report(f"{name} {run.model}: not scored: {line}")
             if run.published is not None:
                 why = f"released output not scored: {line}"
-                entries.append(_published_only_entry(name, run.model, run.published, why, run.settings, table))
+                only = PublishedOnly(run.model, run.published, why, run.settings)
+                entries.append(_published_only_entry(name, only, table))
             continue
         entries.append(_recomputed_entry(name, run, scored, files, table))
     try:
-        only: Sequence[PublishedOnly] = source.published_only()
+        listed: Sequence[PublishedOnly] = source.published_only()
     except (DataError, UserError, OSError) as exc:
         report(f"{name}: its published-only models could not be read: {_first_line(exc)}")
-        only = ()
-    for model in only:
-        entries.append(_published_only_entry(name, model.model, model.published, model.why, model.settings, table))
+        listed = ()
+    entries.extend(_published_only_entry(name, model, table) for model in listed)
     return entries
 
 
@@ -188,6 +201,11 @@ def build_atlas(
             if source.reproduction_margin is None
             else {"value": source.reproduction_margin.value, "source": source.reproduction_margin.source},
         }
+        if source.board_placement is not None:
+            described[instrument.name]["board_placement"] = asdict(source.board_placement)
+        if source.board_figures:
+            described[instrument.name]["board_figures"] = list(source.board_figures)
+            described[instrument.name]["board_headline"] = source.board_headline
         entries.extend(instrument_entries(instrument.name, source, table, report))
         if source.capability is not None:
             described[instrument.name]["capability"] = capability_entries(instrument.name, source, table, report)

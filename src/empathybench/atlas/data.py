@@ -69,6 +69,9 @@ class AtlasInstrument(_Open):
     summary_metric: str | None
     reproduction_margin: Margin | None = None  # in the units of summary_metric (the reproduction check's m)
     capability: Capability | None = None
+    board_placement: dict[str, str] | None = None
+    board_figures: list[str] = []
+    board_headline: str | None = None
 
 
 class AtlasIdentity(_Open):

@@ -4,9 +4,12 @@ the nearest published models) and, where its model is an atlas model, which entr
 A run is read through the one run-directory reader (rundir.reader); its figure is the summary metric the atlas names
 for the instrument (`summary_metric`), so it is compared with the same quantity. A run whose summary says it is not
 comparable with the published protocol (a `comparable_with_published` of false, a self-judged or self-simulated
-demo) is placed apart: ranked, but marked not comparable, with the reason.
+demo) is placed apart: ranked, but marked not comparable, with the reason. Where an instrument says its runs are
+placed among published boards (`board_placement`, e.g. one board per judge), a run is ranked among the rows of the
+board whose setting is the run's, by the board's column the instrument names, and the placement names that board.
 """
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,9 +49,52 @@ def not_comparable_because(run: RunData, instrument: str) -> str | None:
     return None
 
 
+def _same_model(first: str, second: str) -> bool:
+    """Two names of one model (e.g. a run's judge and a board's): the same checkpoint, or the same text."""
+    if first.strip().lower() == second.strip().lower():
+        return True
+    table = identity_table()
+    a, b = table.match(first), table.match(second)
+    return a is not None and b is not None and a.id is not None and a.id == b.id
+
+
+def boards_of(atlas: Mapping[str, Any], instrument: str) -> dict[str, list[Mapping[str, Any]]]:
+    """An instrument's published boards other than its ranked leaderboard: board label -> its rows, in atlas order."""
+    found: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in atlas["entries"]:
+        board = (entry.get("settings") or {}).get("board")
+        if entry["instrument"] == instrument and not entry["primary"] and board:
+            found.setdefault(str(board), []).append(entry)
+    return found
+
+
+def board_for_run(
+    atlas: Mapping[str, Any], instrument: str, run: RunData
+) -> tuple[str | None, list[tuple[Mapping[str, Any], float]], str | None]:
+    """(board, its rows with the figure a run is compared with, why none) for an instrument that places runs among
+    its published boards: the board whose setting (e.g. its judge) is the run's."""
+    placement = atlas["instruments"][instrument].get("board_placement") or {}
+    setting, figure = str(placement.get("setting")), str(placement.get("figure"))
+    entry = (run.summary.get("benchmarks") or {}).get(instrument) or {}
+    mine = str(entry.get(str(placement.get("run_field"))) or "").strip()
+    if not mine:
+        return None, [], f"the run does not record its {setting}"
+    for board, rows in boards_of(atlas, instrument).items():
+        theirs = str(rows[0]["settings"].get(setting) or "")
+        if theirs and _same_model(mine, theirs):
+            figures = [(row, float(row["figures"][figure])) for row in rows if _finite(row["figures"].get(figure))]
+            return board, figures, None
+    return None, [], f"no published board was rated by this run's {setting} ({mine[:100]}): no rank"
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
 def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
     """The run's place in each instrument of the atlas it ran (instruments whose figures a run cannot be set beside
-    are left out)."""
+    are left out): among the ranked entries, or, where the instrument places runs among its published boards, among
+    the rows of the board whose setting is the run's (no rank when none is)."""
     model = str(run.summary.get("model", ""))
     match = identity_table().match(model) if model else None
     placements = []
@@ -58,16 +104,22 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
         if metric is None:
             continue
         value = float(metric["value"])
-        entries = [e for e in atlas["entries"] if e["instrument"] == instrument and e["primary"]]
-        figures = [(e, figure) for e in entries if (figure := figure_of(e)[0]) is not None]
+        board: str | None = None
+        no_board: str | None = None
+        if described.get("board_placement"):
+            board, figures, no_board = board_for_run(atlas, instrument, run)
+            entries = [e for e, _ in figures]
+        else:
+            entries = [e for e in atlas["entries"] if e["instrument"] == instrument and e["primary"]]
+            figures = [(e, figure) for e in entries if (figure := figure_of(e)[0]) is not None]
         higher_is_better = described.get("higher_is_better")
         better = [e for e, figure in figures if (figure < value if higher_is_better is False else figure > value)]
         nearest = sorted(figures, key=lambda pair: (abs(pair[1] - value), pair[0]["model"]))[:NEAREST]
         same = []
         if match is not None:
             same = [
-                e
-                for e in entries
+                (e, figure)
+                for e, figure in ((e, _figure_in(e, figures)) for e in entries)
                 if (match.id is not None and e["model_id"] == match.id)
                 or (match.id is None and e["family"] == match.family)
             ]
@@ -80,8 +132,10 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
                 "value": value,
                 "ci95": metric.get("ci95"),
                 "n": metric.get("n"),
-                "rank": len(better) + 1,
-                "among": len(figures) + 1,
+                "rank": None if no_board else len(better) + 1,
+                "among": None if no_board else len(figures) + 1,
+                "board": board,
+                "no_board_because": no_board,
                 "comparable": reason is None,
                 "not_comparable_because": reason,
                 "nearest": [
@@ -93,11 +147,24 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
                         "model": e["model"],
                         "model_id": e["model_id"],
                         "relation": match.relation if match is not None else None,
-                        "value": figure_of(e)[0],
+                        "value": figure,
                         "status": e["status"],
                     }
-                    for e in same
+                    for e, figure in same
                 ],
             }
         )
     return placements
+
+
+def standing(placement: Mapping[str, Any]) -> str:
+    """A placement's rank as text: "3 of 47", with the board it was placed on, or why it has no rank."""
+    if placement.get("rank") is None:
+        return str(placement.get("no_board_because") or "no rank")
+    text = f"{placement['rank']} of {placement['among']}"
+    return f"{text} on {placement['board']}" if placement.get("board") else text
+
+
+def _figure_in(entry: Mapping[str, Any], figures: list[tuple[Mapping[str, Any], float]]) -> float | None:
+    """The figure an entry is ranked by in this placement (its board column, or its own figure)."""
+    return next((figure for e, figure in figures if e is entry), None)

@@ -16,7 +16,7 @@ of the run's --model), the published figure, the recomputed figure and the run's
 from collections.abc import Mapping
 from typing import Any
 
-from empathybench.atlas.place import not_comparable_because, place_run, run_metric
+from empathybench.atlas.place import board_for_run, not_comparable_because, place_run, run_metric, standing
 from empathybench.models.identity import identity_table
 from empathybench.report.page import NO_PUBLISHED_RUN
 from empathybench.rundir.reader import RunData
@@ -177,26 +177,32 @@ def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
         metric = run_metric(run, instrument, metric_key) if metric_key else None
         if metric is None:
             continue
+        board, no_board = None, None
+        if described.get("board_placement"):  # the row of the board rated by the run's judge, by its column
+            board, pool, no_board = board_for_run(atlas, instrument, run)
+        else:
+            pool = [(e, None) for e in atlas["entries"] if e["instrument"] == instrument and e["primary"]]
         candidates = [
-            e
-            for e in atlas["entries"]
-            if e["instrument"] == instrument
-            and match is not None
-            and match.id is not None
-            and e["model_id"] == match.id
-            and e["primary"]
+            (e, figure)
+            for e, figure in pool
+            if match is not None and match.id is not None and e["model_id"] == match.id
         ]
         if not candidates:
             checks[instrument] = {
                 "matched": None,
-                "why": "the atlas has no published run of this checkpoint"
-                if match is None or match.id is not None
-                else f"the model names only a family ({match.family}), not a checkpoint",
+                "why": no_board
+                or (
+                    "the atlas has no published run of this checkpoint"
+                    if match is None or match.id is not None
+                    else f"the model names only a family ({match.family}), not a checkpoint"
+                ),
                 "run_value": metric["value"],
             }
             continue
-        entry = candidates[0]
+        entry, board_figure = candidates[0]
         published = entry.get("published") or {}
+        if board_figure is not None:
+            published = {"value": board_figure, "source": f"{published.get('source')} ({board})"}
         reference = entry["value"] if entry["value"] is not None else published.get("value")
         margin = described.get("reproduction_margin") or NO_MARGIN
         comparison = _paired(metric.get("items") or {}, entry, float(metric.get("scale") or 1.0), margin["value"])
@@ -264,7 +270,7 @@ def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> l
             differs = ", ".join(sorted(check["settings"]["differs"]))
             if differs:
                 reproduction += f"; settings that differ: {differs}"
-        rank = f"{row['rank']} of {row['among']}"
+        rank = standing(row)
         if not row["comparable"]:
             rank += " (not comparable: its section says why)"  # the instrument's label is said once, there
         texts.append(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from empathybench.atlas.analysis import agreement, matrix_rows
+from empathybench.atlas.place import standing
 from empathybench.formatting import interval, number
 from empathybench.instruments.protocol import ChartPoint, HeatmapChart, ReportSection, StripChart
 from empathybench.report.page import Block, Piece, Table
@@ -76,7 +77,7 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
                 _cell("; ".join(row["notes"])),
             )
         )
-    for run in board["runs"]:
+    for run in (r for r in board["runs"] if r["rank"] is not None and not r.get("board")):
         label = f"▶ your run: {run['model']} ({run['run']})"
         if not run["comparable"]:
             label += f"; not comparable: {run['not_comparable_because']}"
@@ -102,6 +103,7 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
     points += [
         ChartPoint(f"your run: {_text(run['model'])[:30]}", run["value"], *(run["ci95"] or (None, None)), series=1)
         for run in board["runs"]
+        if run["rank"] is not None and not run.get("board")
     ]
     sections = []
     values = [v for p in points for v in (p.value, p.low, p.high) if v is not None]
@@ -129,6 +131,90 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
         title=_text(board["title"]),
         intro=_text(board["metric"]) + ". Published-only: a published figure and no released output to score.",
         tables=(Table(headers, tuple(rows), numeric=(3, 5, 6, 7)),),
+        sections=tuple(sections),
+    )
+
+
+def _published_board_table(published: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> Table:
+    """One published board (e.g. one judge's): its rows by the published figure, the runs placed on it."""
+    columns = tuple(published["columns"])
+    rows = [
+        (
+            _cell(row["rank"]),
+            _cell(row["model"]),
+            _cell(number(row["published"], 1)),
+            _cell(interval(row["published_ci95"], 1)),
+            *(_cell(number(row["figures"].get(c), 1)) for c in columns),
+            _cell("; ".join(row["notes"][1:])),  # the first note says what every row of a board is
+        )
+        for row in published["rows"]
+    ]
+    for run in runs:
+        if run.get("board") != published["board"]:
+            continue
+        label = f"▶ your run: {run['model']} ({run['run']}), {standing(run)} by {', '.join(columns)}"
+        if not run["comparable"]:
+            label += f"; not comparable: {run['not_comparable_because']}"
+        cells = [_cell(f"{run['rank']} of {run['among']}"), (Piece(_text(label), strong=True),), _cell(""), _cell("")]
+        cells += [_cell(number(run["value"], 1)) for _ in columns[:1]] + [_cell("") for _ in columns[1:]]
+        rows.append(
+            (*cells, _cell("nearest: " + ", ".join(f"{n['model']} {number(n['value'])}" for n in run["nearest"])))
+        )
+    settings = ", ".join(f"{k} {v}" for k, v in published["settings"].items())
+    return Table(
+        ("#", "model", "published", "95% interval", *columns, "notes"),
+        tuple(rows),
+        numeric=tuple(range(2, 4 + len(columns))),
+        title=_text(f"{published['board']}: {published['source']}; {settings}; {published['date']}"),
+    )
+
+
+def _boards_block(name: str, board: Mapping[str, Any]) -> Block | None:
+    """An instrument's other published boards and what changes between them (None: it has none)."""
+    from empathybench.report.html import draw_section
+
+    if not board.get("boards"):
+        return None
+    tables = [_published_board_table(published, board["runs"]) for published in board["boards"]]
+    unplaced = [run for run in board["runs"] if run["rank"] is None]
+    effect_rows = []
+    points = []
+    for effect in board.get("board_effects", []):
+        changed = "; ".join(f"{k} {a} → {b}" for k, (a, b) in effect["settings_changed"].items())
+        for figure in effect["figures"]:
+            low, high = figure["range"]
+            order = figure["spearman"]
+            effect_rows.append(
+                (
+                    _cell(changed),
+                    _cell(figure["label"]),
+                    _cell(effect["n"]),
+                    _cell(f"{number(figure['mean_first'], 1)} → {number(figure['mean_second'], 1)}"),
+                    _cell(number(figure["difference"], signed=True)),
+                    _cell(interval(figure["ci95"])),
+                    _cell(f"{number(low, 1, signed=True)} to {number(high, 1, signed=True)}"),
+                    _cell(number(order["rho"])),
+                    _cell(interval(order["ci95"])),
+                )
+            )
+            points.append(
+                ChartPoint(_text(f"{figure['label']}: {changed}")[:60], order["rho"], *(order["ci95"] or (None, None)))
+            )
+    if effect_rows:
+        headers = ("setting changed", "figure", "models", "mean", "change", "95% interval", "range", "Spearman", "95%")
+        tables.append(Table(headers, tuple(effect_rows), numeric=(2, 4, 7), title="What changes between the boards"))
+    sections = []
+    if points:
+        chart = StripChart(tuple(points), (0.0, 1.0), title="Does the order hold? Spearman's rho between the boards")
+        sections.append(draw_section(ReportSection(charts=(chart,)), f"{name}-boards"))
+    intro = "Published-only rows of the instrument's other published boards (never ranked with the leaderboard above)."
+    if unplaced:
+        intro += " " + " ".join(f"Your run {run['model']}: {run['no_board_because']}." for run in unplaced)
+    return Block(
+        anchor=f"atlas-{name}-boards",
+        title=_text(f"{board['title']}: published boards"),
+        intro=_text(intro),
+        tables=tuple(tables),
         sections=tuple(sections),
     )
 
@@ -189,7 +275,12 @@ def write_site(directory: Path, boards: Mapping[str, Any], atlas: Mapping[str, A
 
     result = agreement(atlas)
     links = model_links(atlas)
-    blocks = [_board_block(name, board, links) for name, board in boards.items()]
+    blocks = []
+    for name, board in boards.items():
+        blocks.append(_board_block(name, board, links))
+        published = _boards_block(name, board)
+        if published is not None:
+            blocks.append(published)
     blocks.append(_agreement_block(result))
     page = AtlasPage(
         title="EmpathyBench atlas: the published models, recomputed",

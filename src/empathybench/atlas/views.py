@@ -4,7 +4,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from empathybench.atlas.place import figure_of
+from empathybench.atlas.place import figure_of, standing
 from empathybench.formatting import interval, number
 
 # A recomputed figure "reproduces" its published one when they agree to the published figure's rounding.
@@ -94,7 +94,7 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
                     ],
                 )
             )
-        for run in board["runs"]:
+        for run in _ranked_runs(board):
             label = f"▶ your run: {plain(run['model'], 40)} ({plain(run['run'], 40)})"
             if not run["comparable"]:
                 label += f"; not comparable: {plain(run['not_comparable_because'], 60)}"
@@ -115,7 +115,10 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
         console.print(table)
         for run in board["runs"]:
             nearest = ", ".join(f"{plain(n['model'], 40)} {number(n['value'], 2)}" for n in run["nearest"])
-            console.print(Text(f"  your run ranks {run['rank']} of {run['among']}; nearest: {nearest}"))
+            if run["rank"] is None:
+                console.print(Text(f"  your run {plain(run['model'], 40)}: {plain(run['no_board_because'], 160)}"))
+                continue
+            console.print(Text(f"  your run ranks {plain(standing(run), 80)}; nearest: {nearest}"))
             for match in run["matches"]:
                 console.print(
                     Text(
@@ -138,6 +141,7 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
                     f"  {plain(effect['model'], 40)}: {changed}: {moved}, paired difference {paired} over {effect['n']}"
                 )
             )
+        render_boards(board, console)
         console.print()
 
 
@@ -171,6 +175,54 @@ def _no_verdict_because(row: Mapping[str, Any]) -> str:
     if row.get("left_out"):
         return "no direction: no rho"
     return "n < 5: no verdict" if row["n"] < 5 else "—"
+
+
+def _ranked_runs(board: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The runs ranked among the leaderboard's own rows (not those placed on another board, or not ranked)."""
+    return [run for run in board["runs"] if run["rank"] is not None and not run.get("board")]
+
+
+def render_boards(board: Mapping[str, Any], console: Any) -> None:
+    """An instrument's other published boards (e.g. one per judge), and what changes between two of them."""
+    from rich.table import Table
+    from rich.text import Text
+
+    for published in board.get("boards", []):
+        settings = ", ".join(f"{plain(k, 30)} {plain(v, 60)}" for k, v in published["settings"].items())
+        title = (
+            f"{plain(published['board'])} ({plain(published['source'], 100)}; {settings}; {plain(published['date'])})"
+        )
+        table = Table(title=Text(title), title_justify="left")
+        columns = [plain(c, 30) for c in published["columns"]]
+        for header in ("#", "model", "published", "95% interval", *columns):
+            table.add_column(header, justify="left" if header == "model" else "right")  # type: ignore[arg-type]
+        for row in published["rows"]:
+            cells = [
+                str(row["rank"]),
+                plain(row["model"]),
+                number(row["published"], 1),
+                _interval(row["published_ci95"]),
+            ]
+            cells += [number(row["figures"].get(c), 1) for c in published["columns"]]
+            table.add_row(*(Text(cell) for cell in cells))
+        console.print(table)
+    for effect in board.get("board_effects", []):
+        changed = "; ".join(
+            f"{plain(k, 30)} {plain(a, 40)} → {plain(b, 40)}" for k, (a, b) in effect["settings_changed"].items()
+        )
+        boards = " → ".join(plain(b, 40) for b in effect["boards"])
+        console.print(Text(f"  {changed} ({boards}): {effect['n']} models on both", "bold"))
+        for figure in effect["figures"]:
+            low, high = figure["range"]
+            order = figure["spearman"]
+            console.print(
+                Text(
+                    f"    {plain(figure['label'], 80)}: mean {number(figure['mean_first'], 1)} → "
+                    f"{number(figure['mean_second'], 1)}, change {number(figure['difference'], 2, signed=True)} "
+                    f"{_interval(figure['ci95'])} (from {number(low, 1, signed=True)} to {number(high, 1, signed=True)}"
+                    f"); order kept: Spearman {number(order['rho'], 2)} {interval(order['ci95'], 2)}"
+                )
+            )
 
 
 def render_agreement(result: Mapping[str, Any], console: Any) -> None:

@@ -6,6 +6,7 @@ laid out `<owner>/<repo>/<commit>/<path>` or an http(s) URL with the same layout
 
 import hashlib
 import os
+import re
 import tempfile
 import urllib.error
 import urllib.request
@@ -19,6 +20,7 @@ from empathybench.errors import DataError
 from empathybench.paths import cache_dir
 
 FETCH_TIMEOUT_S = 60.0
+MAX_EXTRACT_SOURCE_BYTES = 32 * 1024 * 1024  # a site's .js file is well under 1 MB
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,31 @@ def source_url(entry: DataFile, mirror: str | None = None) -> str:
     if mirror.startswith(("http://", "https://")):
         return f"{mirror.rstrip('/')}/{entry.relative_url}"
     return str(Path(mirror).expanduser().resolve() / entry.repo / entry.commit / entry.path)
+
+
+def extract_block(data: bytes, name: str, where: str) -> bytes:
+    """The template literal assigned to `name` in a JavaScript file, stripped, with one final newline (the text an
+    extract pin's sha256 is of); a file without it is a DataError."""
+    if len(data) > MAX_EXTRACT_SOURCE_BYTES:
+        raise DataError(f"{where} is larger than the file an extract is read from can be")
+    text = data.decode("utf-8", errors="replace")
+    found = re.search(rf"(?<![\w$]){re.escape(name)}\s*=\s*`([^`]*)`", text)
+    if found is None:
+        raise DataError(f"{where} has no block {name} = `...`")
+    return (found.group(1).strip() + "\n").encode("utf-8")
+
+
+def _read_pinned(entry: DataFile) -> tuple[str, bytes]:
+    """(where it was read, the pinned bytes): the whole file, or for an extract pin its block, read from the file
+    (GitHub, an http mirror, or a directory mirror holding the file) or as the directory mirror keeps it."""
+    location = source_url(entry)
+    if entry.extract is None:
+        return location, _read_source(location)
+    local = not location.startswith(("http://", "https://"))
+    if local and not Path(location).is_file() and entry.mirror_copy:
+        copy = Path(os.environ.get("EMPATHYBENCH_MIRROR", "")).expanduser().resolve() / entry.mirror_copy
+        return str(copy), _read_source(str(copy))
+    return location, extract_block(_read_source(location), entry.extract, location)
 
 
 def _read_source(location: str) -> bytes:
@@ -87,7 +114,8 @@ def _actual_hash(kind: str, data: bytes) -> str:
 
 
 def cached_path(entry: DataFile) -> Path:
-    return cache_dir() / "data" / entry.repo / entry.commit / entry.path
+    path = cache_dir() / "data" / entry.repo / entry.commit / entry.path
+    return path if entry.extract is None else path.with_name(f"{path.name}.{entry.extract}.txt")
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -129,8 +157,7 @@ def fetch_entry(entry: DataFile, *, allow_unverified: bool = False, refresh: boo
             return FetchedFile(key, target, _sha256(kind, actual, data), actual == expected, str(target))
         raise _mismatch(entry, f"cached copy {target}", kind, expected, actual)
 
-    location = source_url(entry)
-    data = _read_source(location)
+    location, data = _read_pinned(entry)
     actual = _actual_hash(kind, data)
     verified = actual == expected
     if not verified and not allow_unverified:

@@ -2,9 +2,13 @@
 
 Every instrument keeps its pins in one file of one format in its own folder, `pins.json`:
 `{"about": "...", "files": {KEY: {"repo", "commit", "path", "sha256", "git_blob_sha1", "bytes"}}}`, keyed by names
-of its own choosing (conventionally prefixed with its name). The pins are facts (from the project's research
-manifest, shared/datasets/MANIFEST.json); the content itself is never committed, it is fetched at run time
-(see `fetch.py`). `empathybench data fetch|verify|where` reads them through `Instrument.data_pins()`.
+of its own choosing (conventionally prefixed with its name). A pin may hold one block of a file instead of the whole
+file: `"extract": NAME` pins the text of the JavaScript template literal assigned to NAME in it (stripped, one
+final newline; its sha256 is the block's), and `"mirror_copy"` names where a directory mirror keeps that block when
+it does not hold the whole file (a path under the mirror's root: a repository too large to mirror). The pins are
+facts (from the project's research manifest, shared/datasets/MANIFEST.json); the content itself is never committed,
+it is fetched at run time (see `fetch.py`). `empathybench data fetch|verify|where` reads them through
+`Instrument.data_pins()`.
 """
 
 import json
@@ -29,6 +33,8 @@ class DataFile:
     sha256: str | None
     git_blob_sha1: str | None
     size: int | None
+    extract: str | None = None  # the template literal of the file that is pinned (None: the whole file)
+    mirror_copy: str | None = None  # where a directory mirror keeps the extract (relative to its root)
 
     @property
     def relative_url(self) -> str:
@@ -61,6 +67,8 @@ def load_pins(package: str, file_name: str = PINS_FILE) -> Mapping[str, DataFile
             sha256=entry.get("sha256"),
             git_blob_sha1=entry.get("git_blob_sha1"),
             size=entry.get("bytes"),
+            extract=entry.get("extract"),
+            mirror_copy=entry.get("mirror_copy"),
         )
         for name, entry in raw["files"].items()
     }

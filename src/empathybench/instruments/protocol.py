@@ -134,6 +134,7 @@ class PublishedFigure:
 
     value: float
     source: str
+    ci95: tuple[float, float] | None = None  # the interval published beside it, where one is
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,22 @@ class PublishedOnly:
     published: PublishedFigure
     why: str  # e.g. "outputs not released", "released file absent from every reachable copy"
     settings: Mapping[str, Any] = field(default_factory=dict)
+    figures: Mapping[str, float | int | None] = field(default_factory=dict)  # other published columns of its row
+    # False: a row of a published board other than the instrument's ranked leaderboard (its settings name the board
+    # under `board`), shown with its board and used to place runs and measure effects, never ranked with the rest
+    primary: bool = True
+
+
+@dataclass(frozen=True)
+class BoardPlacement:
+    """Where a run of the instrument stands among published boards rather than among the ranked entries: among the
+    rows of the board whose `setting` (e.g. "judge") is the run's (the value under `run_field` in its summary entry,
+    the same checkpoint through the identity table), by the board's column `figure`; a run whose setting matches
+    no board is not ranked, and says so."""
+
+    setting: str  # the board rows' setting to match, e.g. "judge"
+    run_field: str  # where the run's summary entry (summary.json `benchmarks.<name>`) holds it, e.g. "judge_model"
+    figure: str  # the rows' figure a run's summary metric is comparable with, e.g. "rubric_0_100"
 
 
 @dataclass(frozen=True)
@@ -219,6 +236,12 @@ class AtlasSource:
     # Upstream's own name map (a run's model name -> the name its leaderboard shows), read from a pinned file, where
     # upstream has one (EQ-Bench 3's MODEL_NAME_SUBS): the identity table must agree with it (test_atlas_identity).
     name_map: Callable[[], Mapping[str, str]] | None = None
+    # A run's summary metric is placed among published board rows (None: among the ranked entries).
+    board_placement: BoardPlacement | None = None
+    # The published figures (besides the headline) whose change between two boards of the instrument the atlas
+    # shows, paired over the models on both, e.g. EQ-Bench 3's rubric score when another judge rated the same models.
+    board_figures: tuple[str, ...] = ()
+    board_headline: str = "published figure"  # what a board's ranking column (its rows' published figure) is
 
 
 # --- an instrument's report section, as data: report/ draws it (charts, escaping, number formatting) ---------------

@@ -5,7 +5,8 @@ normalised with the published anchors. The published figure is the normalised El
 
 One file holds every model, so it is scored once per process and each model's entry reads its rating. An Elo is not
 a mean over items: the entries carry no per-item values, their interval is the solved rating +- 1.96 sigma on the
-normalised scale, and a run's rubric score is not placed among them (other scale).
+normalised scale. Today's boards on eqbench.com (boards.py) are published-only rows beside them, one board per
+judge: a run's rubric score is placed among the rubric column of the board its judge rated, never among the Elos.
 """
 
 from collections import Counter
@@ -18,7 +19,15 @@ from empathybench.data.fetch import fetch_entry
 from empathybench.data.parsed import assigned_literal, string_map
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
-from empathybench.instruments.protocol import AtlasScore, AtlasSource, PublishedFigure, ReleasedRun, ReproductionMargin
+from empathybench.instruments.eqbench3 import boards
+from empathybench.instruments.protocol import (
+    AtlasScore,
+    AtlasSource,
+    PublishedFigure,
+    PublishedOnly,
+    ReleasedRun,
+    ReproductionMargin,
+)
 
 ATLAS_PINS = "atlas_pins.json"
 VERDICTS_KEY = "eqbench3/atlas/canonical_leaderboard_elo_results.json.gz"
@@ -108,12 +117,20 @@ def name_map() -> Mapping[str, str]:
     return string_map(assigned_literal(path.read_text("utf-8"), NAME_MAP_VARIABLE))
 
 
+def published_only() -> Sequence[PublishedOnly]:
+    return boards.published_boards(pins())
+
+
 ATLAS = AtlasSource(
     metric="EQ-Bench 3 normalised Elo (pairwise, judge Claude 3.7 Sonnet)",
     pins=pins,
     runs=runs,
     score=score,
-    summary_metric=None,
+    published_only=published_only,
+    summary_metric="score",  # the run's rubric score (0-100), placed among a board's rubric column
+    board_placement=boards.PLACEMENT,
+    board_figures=boards.BOARD_FIGURES,
+    board_headline="normalised Elo (elo_norm)",
     reproduction_margin=ReproductionMargin(
         1.5,
         "1.5 rubric points (0-100), upstream's own repeatability: the rubric score of one model over 10 iterations had "

@@ -1,7 +1,9 @@
 """Spiral-Bench in the atlas: the released result files (res_v0.2/<model>.json, 4 of the leaderboard's 12 present at
 the pinned commit), each scored by `rescore_file`, the code of `empathybench rescore spiral FILE` (the leaderboard
 formula over the chunk and final judgements; the stale summaries the files store are never read), beside the
-leaderboard row the results notebook printed. The other 8 rows are published-only.
+leaderboard row the results notebook printed. The other 8 rows are published-only. The board on eqbench.com
+(EQ-bench/EQ-bench-site@0b2daebe spiral-bench.js) is kept beside them: its rows that differ from the notebook's, or
+are new, are published-only rows of that board (not ranked with the notebook's leaderboard).
 
 The score is a weighted composite of metric means, not a mean over conversations: the entries carry no per-item
 values, and their interval is the rescore's bootstrap over prompts.
@@ -9,6 +11,7 @@ values, and their interval is the rescore's bootstrap over prompts.
 
 import csv
 import json
+import math
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -38,6 +41,13 @@ MAX_NOTEBOOK_BYTES = 16 * 1024 * 1024
 STORED_SUMMARY_NOTE = (
     "the file's own scoring_summary is stale; the leaderboard's figure is recomputed from its judgements"
 )
+
+
+SITE_BOARD_KEY = "spiral/atlas/board-0b2daebe.csv"
+SITE_BOARD = "eqbench.com @ 0b2daebe"
+SITE_SOURCE = "EQ-bench/EQ-bench-site@0b2daebe spiral-bench.js (leaderboardDataDelusion)"
+MAX_BOARD_BYTES = 1024 * 1024
+MAX_BOARD_ROWS = 2000
 
 
 def pins() -> Mapping[str, DataFile]:
@@ -105,13 +115,50 @@ def runs() -> Sequence[ReleasedRun]:
 
 def published_only() -> Sequence[PublishedOnly]:
     released = {run.model for run in runs()}
-    return [
+    notebook = [
         PublishedOnly(
             model, PublishedFigure(value, NOTEBOOK_SOURCE), "result file absent at the pinned commit", _settings()
         )
         for model, value in leaderboard().items()
         if model not in released
     ]
+    return notebook + site_rows()
+
+
+def site_board() -> dict[str, float]:
+    """The site's board (model_name -> score_0_100)."""
+    path = fetch_entry(pins()[SITE_BOARD_KEY]).path
+    if path.stat().st_size > MAX_BOARD_BYTES:
+        raise DataError(f"{path.name} is larger than a leaderboard block can be")
+    rows = list(csv.DictReader(path.read_text("utf-8", errors="replace").splitlines()))[:MAX_BOARD_ROWS]
+    try:
+        board = {str(row["model_name"]).strip(): float(row["score_0_100"]) for row in rows}
+    except (KeyError, TypeError, ValueError):
+        raise DataError(f"{path.name} is not a Spiral-Bench leaderboard block") from None
+    return {model: value for model, value in board.items() if model and math.isfinite(value)}
+
+
+def site_rows() -> list[PublishedOnly]:
+    """The site board's rows that differ from the notebook's leaderboard, or are not on it."""
+    notebook = leaderboard()
+    settings = {
+        "board": SITE_BOARD,
+        "board_source": SITE_SOURCE,
+        "board_date": "the commit's date is not in the mirrored extract",
+        "language": "en",
+    }
+    found = []
+    for model, value in site_board().items():
+        before = notebook.get(model)
+        if before is not None and round(before, 1) == round(value, 1):
+            continue
+        why = f"a row of the published board {SITE_BOARD}; no released output; " + (
+            f"the notebook's leaderboard shows {before:.1f}"
+            if before is not None
+            else "not on the notebook's leaderboard"
+        )
+        found.append(PublishedOnly(model, PublishedFigure(value, SITE_SOURCE), why, settings, primary=False))
+    return found
 
 
 def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
