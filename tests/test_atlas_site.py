@@ -66,6 +66,22 @@ def test_a_page_per_model_and_the_leaderboards_link_to_it(site: Path) -> None:
     assert "<script>alert(1)</script>" not in hostile and "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile
 
 
+def test_the_judges_block_and_page(site: Path) -> None:
+    """The judge evidence the CLI passes: each judge's headline in the index, linked to its every figure on
+    judges.html (docs/judges.md's pooled kappas; 15 figures per MentalAlign judge)."""
+    html = (site / "index.html").read_text("utf-8")
+    judges = html.split('id="judges"', 1)[1]
+    assert '<a href="judges.html#judge-gpt-4o">gpt-4o</a>' in judges
+    assert judges.count("all 7 attributes pooled") == 4  # one headline per MentalAlign judge
+    page = (site / "judges.html").read_text("utf-8")
+    assert 'href="index.html"' in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    gpt4o = page.split('id="judge-gpt-4o"', 1)[1].split("<h2", 1)[0]
+    assert gpt4o.count("<tr>") == 1 + 15 and gpt4o.count(">ICC(C,1)<") == 7
+    row = gpt4o.split("all 7 attributes pooled", 1)[1].split("</tr>", 1)[0]
+    assert ">0.42<" in row and ">[0.40, 0.44]<" in row and ">item<" in row
+    assert "9 model means" in page  # where the evidence is thin is said
+
+
 def test_a_file_in_place_of_the_directory_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("x")
     result = cli_in_process(["atlas", "--html", "taken"], {**os.environ, "COLUMNS": "200"}, cwd=tmp_path)
@@ -97,3 +113,6 @@ def test_the_site_in_chromium(site: Path, width: int) -> None:
         first = [float(t) for t in table.locator("tbody tr td:nth-child(4)").all_inner_texts()[:5] if t.strip()]
         assert first == sorted(first, reverse=True)
         page.screenshot(path=str(site / f"atlas-{width}.png"), full_page=True)
+        page.goto((site / "judges.html").as_uri())  # the judges page: as clean, never scrolling sideways
+        page.wait_for_load_state("load")
+        assert problems == [] and page.evaluate("document.documentElement.scrollWidth") <= width

@@ -14,7 +14,7 @@ from conftest import MIRROR, cli_in_process
 from empathybench.atlas.data import shipped_atlas
 from empathybench.atlas.reproduce import setting_differences
 from empathybench.instruments.registry import all_benchmarks
-from empathybench.judges.run_judge import evidence_for, judged_instruments, same_model
+from empathybench.judges.known import evidence_for, judged_instruments, same_model
 from empathybench.rundir.reader import RunData
 
 

@@ -158,7 +158,7 @@ def report_command(
 
 def _report_one(run: Any, out: Path | None, stdout: Console) -> None:
     from empathybench.atlas.reproduce import report_standing
-    from empathybench.judges.run_judge import report_judges
+    from empathybench.judges.known import report_judges
     from empathybench.report.html import write_run_reports
 
     # A run read from inspect logs gets its report beside the logs, under a name of its own.
@@ -536,12 +536,24 @@ def atlas_show(
         if html.exists() and not html.is_dir():
             raise UserError(f"--html {html} is a file; give a directory")
         with writing(html):
-            written = write_site(html, boards, atlas)
+            written = write_site(html, boards, atlas, _site_judge_evidence(console))
         console.print(Text("wrote " + ", ".join(str(path) for path in written)), soft_wrap=True)
     if as_json:
         emit(boards, True, stdout)
     else:
         render_leaderboards(boards, stdout)
+
+
+def _site_judge_evidence(console: Console) -> list[dict[str, Any]] | None:
+    """The judge evidence of the built-in sources for the atlas site's judges page; None, said in one line, when its
+    data cannot be fetched or read (the site goes on without it)."""
+    from empathybench.judges.known import builtin_evidence
+
+    try:
+        return builtin_evidence()
+    except UserError as exc:
+        console.print(Text(f"the judges page is left out: {exc}", "yellow"), soft_wrap=True)
+        return None
 
 
 def atlas_agreement(

@@ -266,9 +266,15 @@ def _agreement_block(result: Mapping[str, Any]) -> Block:
     )
 
 
-def write_site(directory: Path, boards: Mapping[str, Any], atlas: Mapping[str, Any]) -> list[Path]:
-    """DIR/index.html, DIR/agreement.csv and a page per model (DIR/models/); returns the files written (the model
-    pages as their folder)."""
+def write_site(
+    directory: Path,
+    boards: Mapping[str, Any],
+    atlas: Mapping[str, Any],
+    judges: Sequence[Mapping[str, Any]] | None = None,
+) -> list[Path]:
+    """DIR/index.html, DIR/agreement.csv and a page per model (DIR/models/); with `judges` (the judge evidence rows,
+    computed by the caller: judges.known.builtin_evidence) a Judges block and DIR/judges.html. Returns the files
+    written (the model pages as their folder)."""
     from empathybench.atlas.model_site import model_links
     from empathybench.redaction import redact
     from empathybench.report.html import environment
@@ -282,6 +288,10 @@ def write_site(directory: Path, boards: Mapping[str, Any], atlas: Mapping[str, A
         if published is not None:
             blocks.append(published)
     blocks.append(_agreement_block(result))
+    if judges:
+        from empathybench.atlas.judges_site import judges_block
+
+        blocks.append(judges_block(judges))
     page = AtlasPage(
         title="EmpathyBench atlas: the published models, recomputed",
         intro="Every released per-model output scored again by the instrument's own scorer, beside the published "
@@ -295,7 +305,22 @@ def write_site(directory: Path, boards: Mapping[str, Any], atlas: Mapping[str, A
     matrix = directory / "agreement.csv"
     with matrix.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(matrix_rows(result))
-    return [index, matrix, _write_model_pages(directory, atlas, links)]
+    written = [index, matrix, _write_model_pages(directory, atlas, links)]
+    return written + ([_write_judges_page(directory, judges)] if judges else [])
+
+
+def _write_judges_page(directory: Path, judges: Sequence[Mapping[str, Any]]) -> Path:
+    """DIR/judges.html: every judge's figures, linking back to the index."""
+    from empathybench.atlas.judges_site import JUDGES_PAGE, PAGE_INTRO, judges_page_blocks
+    from empathybench.redaction import redact
+    from empathybench.report.html import environment
+
+    blocks = judges_page_blocks(judges)
+    toc = tuple((b.anchor, b.title) for b in blocks)
+    page = AtlasPage("Judges held to evidence", PAGE_INTRO, toc, tuple(blocks), home="index.html")
+    path = directory / JUDGES_PAGE
+    path.write_text(redact(environment().get_template("atlas.html.j2").render(page=page)), "utf-8")
+    return path
 
 
 def _write_model_pages(directory: Path, atlas: Mapping[str, Any], links: Mapping[str, str]) -> Path:

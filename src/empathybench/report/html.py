@@ -551,7 +551,7 @@ def run_page(
     judges: Sequence[Mapping[str, Any]] = (),
 ) -> RunPage:
     """report.html of one run as data; `standing`: the run among the published models (atlas.report_standing);
-    `judges`: what is known about each judged instrument's judge (judges.run_judge.report_judges)."""
+    `judges`: what is known about each judged instrument's judge (judges.known.report_judges)."""
     model = str(summary.get("model"))
     profile = summary.get("profile") or build_profile(summary.get("benchmarks", {}))
     banners = []
@@ -619,7 +619,7 @@ def write_run_reports(
 ) -> None:
     """A run's report.html at `html_path` and its report.md beside it; `standing`: the run among the published models
     (atlas.report_standing), `judges`: what is known about each judged instrument's judge
-    (judges.run_judge.report_judges), each computed once by the caller for both."""
+    (judges.known.report_judges), each computed once by the caller for both."""
     from empathybench.redaction import redact
     from empathybench.report.markdown import render_run_markdown
 

@@ -1,5 +1,5 @@
 """What is known about a judged instrument's judge, as report.html, report.md and the terminal say it. The caller
-computes the entries (judges/run_judge.py `report_judges`: per judged instrument, its judge, the evidence rows for
+computes the entries (judges/known.py `report_judges`: per judged instrument, its judge, the evidence rows for
 that judge's model, the commands that would add some) and hands them over; here they only become text, the same in
 every view. Every text from a run or a file (the judge's spec) is plain text here: the templates escape it, the
 terminal prints it through `formatting.printable`."""

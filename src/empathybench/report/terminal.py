@@ -85,7 +85,7 @@ def summary_notes(summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 def print_summary(console: Console, summary: dict[str, Any], judges: Sequence[Mapping[str, Any]] = ()) -> None:
     """The run's table, its notes, what is known about each judged instrument's judge (`judges`: computed by the
-    caller, judges.run_judge.report_judges), the run-to-run spread, the calls and the cost."""
+    caller, judges.known.report_judges), the run-to-run spread, the calls and the cost."""
     # Model specs, notes and errors are printed literally (Text), never read as rich markup.
     title = f"EmpathyBench · {summary.get('model')} · preset {summary.get('preset')}"
     repeats = summary.get("repeats")

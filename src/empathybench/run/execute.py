@@ -390,7 +390,7 @@ def _write_results(
     store.write_summary(summary)
 
     from empathybench.atlas.reproduce import report_standing
-    from empathybench.judges.run_judge import report_judges
+    from empathybench.judges.known import report_judges
     from empathybench.report.html import write_run_reports
 
     standing = report_standing(summary, run_info)  # the run among the published models, once for both reports

@@ -57,7 +57,7 @@ def execute_repeats(options: RunOptions, repeats: int, console: Console) -> RunR
     store.write_run(run_info)
 
     from empathybench.atlas.reproduce import report_standing
-    from empathybench.judges.run_judge import report_judges
+    from empathybench.judges.known import report_judges
     from empathybench.report.html import write_run_reports
 
     standing = report_standing(summary, run_info)
