@@ -109,9 +109,17 @@ def _judged_atlas_instruments() -> list[str]:
 def test_every_judged_instruments_atlas_entries_record_the_published_judge() -> None:
     judged = _judged_atlas_instruments()
     assert len(judged) >= 2  # EQ-Bench 3 and Spiral-Bench
-    for entry in shipped_atlas()["entries"]:
-        if entry["instrument"] in judged:
-            assert entry["settings"].get("judge"), (entry["instrument"], entry["model"])
+    entries = [e for e in shipped_atlas()["entries"] if e["instrument"] in judged]
+    # every published run a reproduction is checked against records its judge
+    assert all(e["settings"].get("judge") for e in entries if e["primary"])
+    # the rest without one are rows of a site's board that names no judge (Spiral-Bench's eqbench.com extract):
+    # never the reference of a reproduction check
+    missing = [e for e in entries if not e["settings"].get("judge")]
+    assert all(not e["primary"] and e["settings"].get("board") for e in missing)
+    assert {e["settings"].get("judge") for e in entries if e["settings"].get("board")} >= {
+        "claude-3-7-sonnet-20250219",
+        "claude-opus-4-6",
+    }  # EQ-Bench 3's two boards, each with the judge its site names
 
 
 def _published(instrument: str) -> dict[str, Any]:
