@@ -149,3 +149,20 @@ def test_the_reproduction_check_names_a_judge_that_differs() -> None:
         Path("run"), {"model": "x", "benchmarks": {"spiral": {"config": {}}}}, {"judge": {"spec": "openai/o3"}}
     )
     assert setting_differences(run, "spiral", spiral)["differs"]["judge"]["published"] == spiral["judge"]
+
+
+def test_a_hostile_judge_spec_is_text(run: tuple[Path, dict[str, str], str], tmp_path: Path) -> None:
+    directory, env, _ = run
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("run.json", "summary.json", "samples.jsonl"):
+        copy.joinpath(name).write_bytes((directory / name).read_bytes())
+    info = json.loads((copy / "run.json").read_text("utf-8"))
+    info["judge"]["spec"] = "<img src=x onerror=alert(1)>[bold]x"
+    (copy / "run.json").write_text(json.dumps(info), "utf-8")
+    result = cli_in_process(["report", str(copy)], env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    html = (copy / "report.html").read_text("utf-8")
+    assert "<img src=x" not in html and "Its judge, &lt;img src=x onerror=alert(1)&gt;[bold]x: no evidence" in html
+    # the command quotes the spec for a shell
+    assert "--judge &#39;&lt;img src=x onerror=alert(1)&gt;[bold]x&#39;" in html
