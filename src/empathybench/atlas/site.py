@@ -42,9 +42,23 @@ def _domain(values: Sequence[float]) -> tuple[float, float]:
     return low - pad, high + pad
 
 
+def _note_links(notes: Sequence[str], numbered: dict[str, int], anchor: str) -> tuple[Piece, ...]:
+    """A row's notes as links to their numbers under the table, each note numbered once per table (27 rows of
+    EQ-Bench 3 share one 187-character note)."""
+    links: list[Piece] = []
+    for note in notes:
+        number = numbered.setdefault(_text(note), len(numbered) + 1)
+        if links:
+            links.append(Piece(" "))
+        links.append(Piece(f"[{number}]", href=f"#{anchor}-note-{number}", title=_text(note)))
+    return tuple(links)
+
+
 def _board_block(name: str, board: Mapping[str, Any]) -> Block:
     from empathybench.report.html import draw_section
 
+    anchor = f"atlas-{name}"
+    numbered: dict[str, int] = {}
     rows = []
     for row in board["rows"]:
         status = "published only" if row["status"] == "published-only" else "recomputed"
@@ -58,7 +72,7 @@ def _board_block(name: str, board: Mapping[str, Any]) -> Block:
                 _cell(number(row["n"])),
                 _cell(number(row["published"])),
                 _cell(number(row["difference"], signed=True)),
-                _cell("; ".join(row["notes"])),
+                _note_links(row["notes"], numbered, anchor),
             )
         )
     for run in board["runs"]:
@@ -109,11 +123,12 @@ def _board_block(name: str, board: Mapping[str, Any]) -> Block:
             title="The same model, one setting changed: paired difference over shared items",
         )
         sections.append(draw_section(ReportSection(charts=(chart,)), f"{name}-effects"))
+    table = Table(headers, tuple(rows), numeric=(3, 4, 5, 6, 7), notes=tuple(numbered), anchor=anchor)
     return Block(
-        anchor=f"atlas-{name}",
+        anchor=anchor,
         title=_text(board["title"]),
         intro=_text(board["metric"]) + ". Published-only: a published figure and no released output to score.",
-        tables=(Table(headers, tuple(rows), numeric=(3, 5, 6, 7)),),
+        tables=(table,),
         sections=tuple(sections),
     )
 
@@ -157,7 +172,7 @@ def _agreement_block(result: Mapping[str, Any]) -> Block:
         anchor="agreement",
         title="Do the instruments agree?",
         intro=_text(result["method"]) + f". Matching: {result['matching']}; {result['figures']}.",
-        tables=(Table(("pair", "n", "rho", "95% interval", "verdict"), rows, numeric=(1, 2)),),
+        tables=(Table(("pair", "n", "rho", "95% interval", "verdict"), rows, numeric=(1, 2, 3)),),
         sections=(draw_section(ReportSection(charts=(heatmap,)), "agreement"),),
     )
 
