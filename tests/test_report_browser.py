@@ -199,12 +199,16 @@ return out; }"""
 
 def readability_problems(page: Any, width: int) -> list[Any]:
     """What makes a page hard to read at `width` px, every <details> opened first (their tables too): words of table
-    cells split over lines, and a page wider than the window (a wide table scrolls in its own box instead)."""
+    cells split over lines, a page wider than the window (a wide table scrolls in its own box instead), and on a
+    desktop (1280 px and over) a table that needs that scroll bar at all."""
     page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
     problems: list[Any] = [f"split: {word}" for word in page.evaluate(_WORDS_SPLIT_IN_CELLS)]
     scrolled = page.evaluate("document.documentElement.scrollWidth")
     if scrolled > width:
         problems.append(f"the page is {scrolled} px wide")
+    if width >= 1280:
+        boxes = "boxes => boxes.filter(b => b.scrollWidth > b.clientWidth + 1).map(b => b.textContent.slice(0, 60))"
+        problems += [f"scrolls: {text}" for text in page.eval_on_selector_all(".scroll", boxes)]
     return problems
 
 

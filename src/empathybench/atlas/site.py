@@ -17,6 +17,7 @@ from empathybench.instruments.protocol import ChartPoint, HeatmapChart, ReportSe
 from empathybench.report.page import Block, Piece, Table
 
 MAX_TEXT = 200
+MAX_NOTE = 1000  # a note under its table has the page's width: no cause to cut one of 204 characters
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,9 @@ class AtlasPage:
     blocks: tuple[Block, ...]
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, limit: int = MAX_TEXT) -> str:
     text = "" if value is None else str(value)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _cell(text: Any) -> tuple[Piece, ...]:
@@ -47,10 +48,11 @@ def _note_links(notes: Sequence[str], numbered: dict[str, int], anchor: str) -> 
     EQ-Bench 3 share one 187-character note)."""
     links: list[Piece] = []
     for note in notes:
-        number = numbered.setdefault(_text(note), len(numbered) + 1)
+        text = _text(note, MAX_NOTE)
+        number = numbered.setdefault(text, len(numbered) + 1)
         if links:
             links.append(Piece(" "))
-        links.append(Piece(f"[{number}]", href=f"#{anchor}-note-{number}", title=_text(note)))
+        links.append(Piece(f"[{number}]", href=f"#{anchor}-note-{number}", title=text))
     return tuple(links)
 
 
@@ -79,17 +81,19 @@ def _board_block(name: str, board: Mapping[str, Any]) -> Block:
         label = f"▶ your run: {run['model']} ({run['run']})"
         if not run["comparable"]:
             label += f"; not comparable: {run['not_comparable_because']}"
+        nearest = ", ".join(f"{n['model']} {number(n['value'])}" for n in run["nearest"])
         rows.append(
             (
                 _cell(f"{run['rank']} of {run['among']}"),
-                (Piece(_text(label), strong=True),),
+                # the nearest models under the label, in the column as wide as the longest model name
+                (Piece(_text(label), strong=True), Piece(_text(f" · nearest: {nearest}"), cls="small muted")),
                 _cell("your run"),
                 _cell(number(run["value"])),
                 _cell(interval(run["ci95"])),
                 _cell(number(run["n"])),
                 _cell(""),
                 _cell(""),
-                _cell("nearest: " + ", ".join(f"{n['model']} {number(n['value'])}" for n in run["nearest"])),
+                _cell(""),
             )
         )
     headers = ("#", "model", "status", "recomputed", "95% interval", "n", "published", "difference", "notes")
@@ -123,7 +127,7 @@ def _board_block(name: str, board: Mapping[str, Any]) -> Block:
             title="The same model, one setting changed: paired difference over shared items",
         )
         sections.append(draw_section(ReportSection(charts=(chart,)), f"{name}-effects"))
-    table = Table(headers, tuple(rows), numeric=(3, 4, 5, 6, 7), notes=tuple(numbered), anchor=anchor)
+    table = Table(headers, tuple(rows), numeric=(0, 3, 4, 5, 6, 7), notes=tuple(numbered), anchor=anchor)
     return Block(
         anchor=anchor,
         title=_text(board["title"]),
