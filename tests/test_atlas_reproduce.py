@@ -108,6 +108,10 @@ def test_the_check_in_the_terminal_and_its_refusals(runs: dict[str, Any]) -> Non
     assert text.returncode == 0, text.stderr
     assert "eqbench: Qwen/Qwen-72B-Chat (recomputed): published 80.70, recomputed 80.70" in text.stdout
     assert ": differs" in text.stdout and "published run's settings this run does not record" in text.stdout
+    # at 80 columns the lines wrap between words: the model's name stays whole
+    narrow = cli_in_process(["report", str(run), "--against-published"], {**env, "COLUMNS": "80"}, cwd=run.parent)
+    lines = narrow.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and sum("Qwen/Qwen-72B-Chat" in line for line in lines) >= 2
     two = cli_in_process(["report", str(run), str(runs["same"][0]), "--against-published"], env, cwd=run.parent)
     assert two.returncode != 0 and len(two.stderr.strip().splitlines()) == 1
 

@@ -106,3 +106,13 @@ def test_the_emobench_rescore_table_keeps_its_model_names_whole() -> None:
     lines = _printed(lambda console: print_rows(rows, console), 80)
     assert all(any(row["model"] in line for line in lines) for row in rows)
     assert sum("41.25" in line for line in lines) == 2
+
+
+def test_the_run_summary_title_keeps_a_long_model_name_whole() -> None:
+    """The table's title wraps at the table's width, which was narrower than a 66-character name ("exten" / "ded")."""
+    from empathybench.report.terminal import print_summary
+
+    model = "openrouter/nousresearch/hermes-3-llama-3.1-405b-instruct:extended"
+    summary = {"model": model, "preset": "quick", "benchmarks": {}, "usage": {}}
+    lines = _printed(lambda console: print_summary(console, summary), 80)
+    assert any(model in line for line in lines)
