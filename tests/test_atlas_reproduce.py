@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import MIRROR, cli_in_process
+from conftest import MIRROR, cli_in_process, words_joined
 from empathybench.data.fetch import fetch_pinned
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
@@ -119,7 +119,7 @@ def test_the_check_in_the_terminal_and_its_refusals(runs: dict[str, Any]) -> Non
 def test_the_report_places_the_run_and_shows_the_check(runs: dict[str, Any]) -> None:
     for name, verdict in (("same", "consistent"), ("altered", "differs")):
         run, _ = runs[name]
-        html = (run / "report.html").read_text("utf-8")  # written by the run itself
+        html = words_joined((run / "report.html").read_text("utf-8"))  # written by the run itself
         assert "Among the published models" in html
         # the instrument's own section says it in one line, linking to the block
         section = html.split('data-benchmark="eqbench"', 1)[1]

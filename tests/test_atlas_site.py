@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import cli_in_process
+from conftest import cli_in_process, words_joined
 from empathybench.atlas.data import shipped_atlas
 from test_report_browser import launched_chromium, readability_problems
 
@@ -42,7 +42,7 @@ def test_the_site_is_one_self_contained_page_with_every_instrument(site: Path) -
     # nothing is fetched: no script, style, image or link from elsewhere
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     # the run's label, its words apart from the spans that keep each on one line
-    assert "▶ your run: scripted/plausible" in re.sub(r'<span class="w">([^<]*)</span>', r"\1", html)
+    assert "▶ your run: scripted/plausible" in words_joined(html)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert (site / "agreement.csv").read_text().startswith("first,second,n,rho,ci95_low,ci95_high,verdict")
 
