@@ -153,6 +153,7 @@ def test_comparison_renders_cleanly(browser: Any, reports: dict[str, Path], tmp_
     text = page.inner_text("body")
     assert "scripted/plausible-2" in text and "Paired differences" in text
     assert page.locator("table").nth(1).locator("tbody tr").count() >= 5
+    assert readability_problems(page, 1280) == []
     page.close()
 
 

@@ -684,7 +684,7 @@ def _paired_block(comparison: dict[str, Any]) -> Block:
         intro="Each run minus the first; interval: paired bootstrap over the shared items; test: the instrument's "
         "paired test (McNemar for right/wrong and Good/not, Wilcoxon signed-rank for item scores, paired t for mood "
         "shifts).",
-        tables=(Table(headers, tuple(rows), numeric=(3, 6)),),
+        tables=(Table(headers, tuple(rows), numeric=(3, 4, 6)),),
     )
 
 
