@@ -384,7 +384,7 @@ def judge_compare(
     check_max_concurrency(max_concurrency)
     role = plan_role("judge", judge, judge_arg or [], base_url=judge_base_url, price=judge_price)
     settings = JudgeSettings(role, not no_cache, max_concurrency, timeout, max_cost)
-    compare(bench, settings, limit, out, allow_unverified, dry_run, as_json, None if quiet else console, stdout)
+    compare(bench, settings, limit, out, allow_unverified, dry_run, as_json, quiet, console, stdout)
 
 
 @atlas_app.callback(invoke_without_command=True)

@@ -411,7 +411,8 @@ def judge_compare(
     allow_unverified: bool,
     dry_run: bool,
     as_json: bool,
-    progress: Console | None,
+    quiet: bool,
+    console: Console,
     stdout: Console,
 ) -> None:
     """`empathybench judge compare`: an instrument's published judge beside `settings.judge` (run/comparisons
@@ -432,15 +433,15 @@ def judge_compare(
         emit(estimate, True, stdout) if as_json else render_estimate(stdout, estimate)
         return
     try:
-        result = compare_judge(compare, settings, console=progress)
+        result = compare_judge(compare, settings, console=None if quiet else console)
     except KeyboardInterrupt as exc:  # typer would turn it into a silent exit 130
-        raise interrupted(exc, progress or stdout) from None
+        raise interrupted(exc, console) from None
     if as_json:
         emit(result, True, stdout)
     else:
         hook.render(result, stdout)
     if result["tasks"]["failed"]:
-        (progress or stdout).print(
+        console.print(
             Text(
                 f"{result['tasks']['failed']} judge tasks failed and are left out (first: {result['failures'][0]}); "
                 "run the same command again to retry them",
