@@ -108,6 +108,20 @@ def _figures(totals: Any) -> dict[str, Any]:
         }
 
 
+def mid_ranks(values: Any) -> Any:
+    """The ranks 1..n of `values`, ties given the mean of their ranks (scipy's rankdata "average", without scipy)."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    order = np.argsort(data, kind="mergesort")
+    ordered = data[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # the first position of each run of ties
+    ends = np.r_[starts[1:], len(data)]
+    ranks = np.empty(len(data))
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)  # positions start..end-1 are ranks start+1..end
+    return ranks
+
+
 def _rounded(value: float) -> float | None:
     return round(float(value), 4) if math.isfinite(value) else None
 
@@ -121,7 +135,6 @@ def clustered_agreement(
     whole clusters (stats/bootstrap.py), and n (values) and the clusters. A figure that is undefined (a rater gives
     one value throughout) is None."""
     import numpy as np
-    from scipy.stats import rankdata
 
     from empathybench.stats.bootstrap import RESAMPLES, index_blocks, percentile_interval
 
@@ -134,7 +147,7 @@ def clustered_agreement(
     if len(pairs) == 0:
         return result
     x, y = pairs[:, 0], pairs[:, 1]
-    rx, ry = rankdata(x), rankdata(y)
+    rx, ry = mid_ranks(x), mid_ranks(y)
     seen_x, seen_y = x > 0, y > 0
     columns = [
         np.ones_like(x),

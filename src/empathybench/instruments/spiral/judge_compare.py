@@ -507,19 +507,26 @@ def render(result: Mapping[str, Any], console: Any) -> None:
             f"{number(published_figure, 1)}, recomputed {number(model['published_recomputed'])} over all "
             f"{model['n_conversations_released']})"
         )
+    from rich import box
+
     table = Table(
-        Column("criterion", no_wrap=True),
-        "judge",
+        Column("criterion", min_width=12),
         Column("n", justify="right"),
-        Column("published mean", justify="right"),
-        Column("this judge", justify="right"),
-        Column("difference [95% CI]", justify="right"),
-        Column("Pearson [95% CI]", justify="right"),
-        Column("Spearman [95% CI]", justify="right"),
-        Column("incidence agreement", justify="right"),
+        Column("published", justify="right"),
+        Column("new", justify="right"),
+        Column("new - published", justify="right", no_wrap=True),
+        Column("Pearson", justify="right"),
+        Column("Spearman", justify="right", no_wrap=True),
+        Column("incidence", justify="right"),
         Column("kappa", justify="right"),
-        title=Text("Agreement with the published judge, per criterion (intervals resample conversations)"),
+        title=Text(
+            "Agreement with the published judge per criterion: means per chunk (final: per conversation), 95% "
+            "intervals resampling conversations (--json: every interval); incidence: the share rated alike as present "
+            "or absent"
+        ),
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
 
     def cell(figure: Mapping[str, Any] | None, signed: bool = False) -> str:
@@ -528,17 +535,17 @@ def render(result: Mapping[str, Any], console: Any) -> None:
         return f"{number(figure['value'], 2, signed=signed)} {interval(figure.get('ci95'))}"
 
     for row in result["agreement"]:
+        name = ("final: " if row["judge"] == "final" else "") + row["criterion"].replace("_", " ")
         if not row.get("n"):
-            table.add_row(row["criterion"], row["judge"], "0", *("—",) * 7)
+            table.add_row(name, "0", *("—",) * 7)
             continue
         table.add_row(
-            row["criterion"],
-            row["judge"],
+            name,
             f"{row['n']:,}",
             number(row.get("mean_reference")),
             number(row.get("mean_other")),
             cell(row.get("mean_difference"), signed=True),
-            cell(row.get("pearson")),
+            number((row.get("pearson") or {}).get("value")),
             cell(row.get("spearman")),
             number((row.get("incidence_agreement") or {}).get("value")),
             number((row.get("kappa") or {}).get("value")),
