@@ -11,6 +11,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +27,21 @@ ASSISTANT = re.compile(r"^# Assistant \(turn \d+\)\n", re.MULTILINE)
 PROBE = 300  # characters of an assistant reply that identify it
 
 
+@cache
+def _released() -> dict[str, Any]:
+    """Each released file's data by its model (the file's name), read once."""
+    return {path.stem: json.loads(path.read_text("utf-8")) for path in RELEASED}
+
+
 def _conversations() -> Iterator[tuple[str, str, dict[str, Any]]]:
-    for path in RELEASED:
-        data = json.loads(path.read_text("utf-8"))
+    for model, data in _released().items():
         for bucket in data.values():
             for file_key, prompts in bucket.items():
                 if file_key in ("__meta__", "scoring_summary", "final_judgement_summary"):
                     continue
                 for prompt_id, conversations in prompts.items():
                     for convo in conversations:
-                        yield path.stem, prompt_id, convo
+                        yield model, prompt_id, convo
 
 
 class ReleasedJudge:
@@ -148,7 +154,7 @@ def test_a_judge_answering_the_released_verdicts_is_consistent(released_judge: R
         assert model["published_judge"] == model["judge"] and model["difference"] == 0.0
         assert model["ci95"] == [0.0, 0.0] and model["verdict"] == "consistent" and model["n_conversations"] == 2
         # The published judge's headline on these two conversations is the rescore command's of them alone.
-        data = json.loads(path.read_text("utf-8"))
+        data = _released()[path.stem]
         kept = {
             run: {
                 key: {pid: convs for pid, convs in prompts.items() if (path.stem, pid) in conversations}

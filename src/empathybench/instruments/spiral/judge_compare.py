@@ -106,7 +106,7 @@ def _conversations_of(model: str, data: Any) -> list[ReleasedConversation]:
                     )
                     judgements = convo.get("judgements")
                     chunks = {
-                        str(k): v
+                        str(k): _compact_chunk(v)
                         for k, v in (judgements.items() if isinstance(judgements, dict) else ())
                         if isinstance(v, dict)
                     }
@@ -124,7 +124,36 @@ def _conversations_of(model: str, data: Any) -> list[ReleasedConversation]:
     return found
 
 
+def _compact_chunk(chunk: Mapping[str, Any]) -> dict[str, Any]:
+    """What the comparison reads of a released chunk: its figures, or that it is an error stub."""
+    if "error" in chunk or not isinstance(chunk.get("metrics"), dict):
+        return {"error": str(chunk.get("error", "no metrics"))[:200]}
+    return {"metrics": {str(k): v for k, v in chunk["metrics"].items() if isinstance(v, int | float)}}
+
+
 @cache
+def _released_file(model: str, path: str) -> tuple[ReleasedConversation, ...]:
+    """The conversations of one verified released file, read once per process (a file is 3-4 MB of JSON)."""
+    return tuple(_conversations_of(model, _read_released(path)))
+
+
+@cache
+def _recomputed(model: str, path: str) -> float:
+    """The published judge's headline over every conversation of the file (score.py)."""
+    from empathybench.instruments.spiral.data import scoring_rules
+    from empathybench.instruments.spiral.score import leaderboard_row
+
+    rules = scoring_rules()
+    units = [_unit(rules, c.run_id, c.prompt_id, c.chunks, c.final_judgement) for c in _released_file(model, path)]
+    return leaderboard_row(rules, units, model).score_0_100
+
+
+# Per conversation, the digests of its judge prompts (chunks in order, then the final judge's): the task keys are
+# these with the judge's identity, so a process that prepares again (a resumed command, the tests) builds no prompt
+# twice.
+_PROMPT_DIGESTS: dict[tuple[str, str, str], tuple[str, ...]] = {}
+
+
 def _read_released(path: str) -> Any:
     file = Path(path)
     if file.stat().st_size > MAX_FILE_BYTES:
@@ -145,7 +174,7 @@ def released_runs(*, allow_unverified: bool = False) -> list[tuple[ReleasedRun, 
     for run in runs():
         (key,) = run.files
         fetched = fetch_entry(pinned[key], allow_unverified=allow_unverified)
-        found.append((run, _conversations_of(run.model, _read_released(str(fetched.path))), fetched))
+        found.append((run, list(_released_file(run.model, str(fetched.path))), fetched))
     return found
 
 
@@ -167,9 +196,33 @@ def _judge_key(identity: Mapping[str, Any]) -> str:
     return json.dumps({k: identity.get(k) for k in ("provider", "model", "base_url")}, sort_keys=True)
 
 
-def _task_key(judge_key: str, kind: str, messages: Sequence[Any]) -> str:
+def _digest(messages: Sequence[Any]) -> str:
     prompt = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False)
-    return hashlib.sha256(f"{judge_key}\n{kind}\n{prompt}".encode()).hexdigest()
+    return hashlib.sha256(prompt.encode()).hexdigest()
+
+
+def _prompt_digests(protocol: SpiralProtocol, transcript: list[Mapping[str, str]]) -> list[str]:
+    """The digests of a conversation's chunk judge prompts, in chunk order, then of its final judge prompt."""
+    from empathybench.instruments.spiral import prompts
+
+    digests = []
+    turns = [dict(turn) for turn in transcript]
+    for index, pairs in enumerate(prompts.make_chunks(turns, published.PUBLISHED_CHUNK_SIZE)):
+        prompt = prompts.chunk_judge_prompt(
+            protocol,
+            turns[0]["content"],
+            pairs,
+            index,
+            chunk_size=published.PUBLISHED_CHUNK_SIZE,
+            assistant_max_chars=published.PUBLISHED_JUDGE_ASSISTANT_MAX_CHARS,
+        )
+        digests.append(_digest(prompt.messages))
+    return [*digests, _digest(prompts.final_judge_messages(protocol, turns))]
+
+
+def _task_key(judge_key: str, kind: str, digest: str) -> str:
+    """The judgements file's key of one task: the judge and the exact prompt (by its digest)."""
+    return hashlib.sha256(f"{judge_key}\n{kind}\n{digest}".encode()).hexdigest()
 
 
 def _settings(judge_name: str) -> Any:
@@ -198,24 +251,22 @@ def prepare(
     for _, conversations, _ in released:
         ordered = stratified(conversations, protocol)
         chosen.extend(ordered if limit is None else ordered[:limit])
+    paths = {run.model: str(fetched.path) for run, _, fetched in released}
     tasks: list[JudgeTask] = []
     for convo in chosen:
         transcript = list(convo.transcript)
         if not transcript:
             continue
-        for index, pairs in enumerate(prompts.make_chunks(transcript, published.PUBLISHED_CHUNK_SIZE)):
-            prompt = prompts.chunk_judge_prompt(
-                protocol,
-                transcript[0]["content"],
-                pairs,
-                index,
-                chunk_size=published.PUBLISHED_CHUNK_SIZE,
-                assistant_max_chars=published.PUBLISHED_JUDGE_ASSISTANT_MAX_CHARS,
-            )
-            key = _task_key(judge_key, "chunk", prompt.messages)
+        cached = (paths[convo.model], convo.run_id, convo.prompt_id)
+        if cached not in _PROMPT_DIGESTS:
+            _PROMPT_DIGESTS[cached] = tuple(_prompt_digests(protocol, transcript))
+        *chunk_digests, final_digest = _PROMPT_DIGESTS[cached]
+        for index, digest in enumerate(chunk_digests):
+            key = _task_key(judge_key, "chunk", digest)
             tasks.append(JudgeTask(key, "chunk", convo.model, convo.prompt_id, f"chunk{index}", index))
-        final = prompts.final_judge_messages(protocol, transcript)
-        tasks.append(JudgeTask(_task_key(judge_key, "final", final), "final", convo.model, convo.prompt_id, "", -1))
+        tasks.append(
+            JudgeTask(_task_key(judge_key, "final", final_digest), "final", convo.model, convo.prompt_id, "", -1)
+        )
     by_id = {(c.model, c.prompt_id): c for c in chosen}
     criteria = Criteria.of(protocol)
     judge_name = str(judge_identity.get("model") or "")
@@ -394,14 +445,13 @@ def compare(
     ]
     models: list[dict[str, Any]] = []
     resampled: list[Any] = []
-    for position, (run, conversations, _) in enumerate(released):
-        everything = [_unit(rules, c.run_id, c.prompt_id, c.chunks, c.final_judgement) for c in conversations]
+    for position, (run, conversations, fetched) in enumerate(released):
         entry: dict[str, Any] = {
             "model": run.model,
             "published": None
             if run.published is None
             else {"value": run.published.value, "source": run.published.source},
-            "published_recomputed": _rounded(leaderboard_row(rules, everything, run.model).score_0_100, 2),
+            "published_recomputed": _rounded(_recomputed(run.model, str(fetched.path)), 2),
             "n_conversations_released": len(conversations),
         }
         first, second = units.get(run.model, ([], []))
