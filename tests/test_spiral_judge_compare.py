@@ -216,6 +216,8 @@ def test_max_cost_stops_within_the_budget_and_the_same_command_continues(
         kept = (out / "spiral-judgements.jsonl").read_text("utf-8").splitlines()
         assert len(kept) == first  # every answered verdict kept (none of these is a released error stub)
         # What was spent (the fake's own token counts at $1 per million) stays within the budget.
+        spent = re.search(r"spent \$([0-9.]+) of --max-cost 0.05", " ".join(stopped.stderr.split()))
+        assert spent is not None and 0 < float(spent.group(1)) <= 0.05
         assert not (out / "judge-comparison.json").exists()
         server.reset_counters()
         done = _compare(server, "budget-judge", out, "--max-cost", "5", "--json", *price)

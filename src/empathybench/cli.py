@@ -344,7 +344,7 @@ def judge_compare(
     limit: Annotated[
         int | None,
         typer.Option(
-            "--limit", "-n", min=1, help="Re-judge a part only (the instrument says what N counts: `--help` below)"
+            "--limit", "-n", min=1, help="Re-judge a part only (the instrument says what N counts; --dry-run prints it)"
         ),
     ] = None,
     out: Annotated[
@@ -372,10 +372,10 @@ def judge_compare(
     quiet: QuietOption = False,
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
 ) -> None:
-    """Re-judge an instrument's released judged outputs with the judge (Spiral-Bench: the released conversations,
-    chunk by chunk, and their final judgements), beside the published judge's verdicts: agreement per criterion, the
-    headline each released model gets under either judge, and a verdict against the instrument's margin
-    (consistent, differs, inconclusive). --limit N: at most N conversations of each released model."""
+    """Re-judge what an instrument's published judge judged (its released outputs) with the judge, beside the
+    published verdicts: agreement per criterion, the headline each released model gets under either judge, and a
+    verdict against the instrument's margin (consistent, differs, inconclusive). What --limit N counts is the
+    instrument's: the dry run says it."""
     from empathybench.cli_commands import judge_compare as compare
     from empathybench.run.comparisons import JudgeSettings
     from empathybench.run.options import check_max_concurrency

@@ -165,6 +165,7 @@ def compare_judge(compare: CompareSettings, judge: JudgeSettings, *, console: Co
         "instrument": compare.bench,
         "judge": {"spec": str(judge.judge.spec), **identity},
         "limit": compare.limit,
+        "limit_counts": compare.hook.limit_help,
         "scope": prepared.scope,
         **dict(prepared.finish(judging)),
         "tasks": {
@@ -226,6 +227,7 @@ def estimate_judge_comparison(compare: CompareSettings, judge: JudgeSettings) ->
         "instrument": compare.bench,
         "judge": str(judge.judge.spec),
         "limit": compare.limit,
+        "limit_counts": compare.hook.limit_help,
         "scope": prepared.scope,
         "tasks": unique,
         "from_judgements_file": unique - len(pending),
@@ -270,6 +272,7 @@ def render_estimate(console: Console, estimate: Mapping[str, Any]) -> None:
     )
     console.print(table)
     console.print(Text(f"what is judged: {estimate['scope']}"))
+    console.print(Text(f"--limit N: {estimate['limit_counts']}"))
     price = estimate["prices"].get("judge")
     if isinstance(price, Mapping):
         console.print(
