@@ -239,3 +239,7 @@ def test_limit_bounds_the_conversations_per_model() -> None:
     assert {t.prompt_id for t in three.tasks} == set(_stratified()[:3])  # a category at a time
     assert {t.model for t in three.tasks} == {path.stem for path in RELEASED}
     assert len({t.key for t in three.tasks}) == len(three.tasks)  # one key per prompt
+    # Another judge, or the same one with other model arguments (--judge-arg), asks again: other keys.
+    for other in ({"provider": "openai", "model": "y"}, {**identity, "model_args": {"reasoning_effort": "high"}}):
+        again = prepare(limit=1, judge="openai/x", judge_identity=other)
+        assert not {t.key for t in again.tasks} & {t.key for t in one.tasks}

@@ -193,7 +193,8 @@ def stratified(conversations: Sequence[ReleasedConversation], protocol: SpiralPr
 
 
 def _judge_key(identity: Mapping[str, Any]) -> str:
-    return json.dumps({k: identity.get(k) for k in ("provider", "model", "base_url")}, sort_keys=True)
+    """The judge as its verdicts depend on it: its model, its server and its model arguments (`--judge-arg`)."""
+    return json.dumps({k: identity.get(k) for k in ("provider", "model", "base_url", "model_args")}, sort_keys=True)
 
 
 def _digest(messages: Sequence[Any]) -> str:
