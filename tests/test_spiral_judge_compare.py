@@ -243,3 +243,10 @@ def test_limit_bounds_the_conversations_per_model() -> None:
     for other in ({"provider": "openai", "model": "y"}, {**identity, "model_args": {"reasoning_effort": "high"}}):
         again = prepare(limit=1, judge="openai/x", judge_identity=other)
         assert not {t.key for t in again.tasks} & {t.key for t in one.tasks}
+
+
+def test_an_instrument_without_a_judge_comparison_is_one_line(tmp_path: Path) -> None:
+    args = ["judge", "compare", "--bench", "eqbench", "--judge", "openai/x", "--dry-run", "--out", str(tmp_path)]
+    done = cli_in_process(args, _env())
+    assert done.returncode == 2  # a UserError
+    assert "eqbench has no judge comparison; --bench takes one of: spiral" in " ".join(done.stderr.split())
