@@ -89,6 +89,14 @@ def kill_once_polled(command: list[str], env: dict[str, str], batches: Any, poll
             process.kill()
 
 
+def words_joined(html: str) -> str:
+    """A page's markup without the spans that keep a word of a table cell on one line (report/html.py's
+    whole_words: "<span class="w">gpt-4-1106-preview</span>"), so a test finds a cell's text as it was written."""
+    import re
+
+    return re.sub(r'<span class="w">([^<]*)</span>', r"\1", html)
+
+
 def two_scripted_runs(root: Path, *options: str) -> tuple[Path, Path]:
     """`empathybench run OPTIONS` of scripted/plausible into root/a and of scripted/plausible-2 into root/b, offline
     (GIEBench's data from the test fixtures); skipped without the mirror."""

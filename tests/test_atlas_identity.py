@@ -131,6 +131,7 @@ def test_the_reproduction_check_shows_which_source_decided_the_match() -> None:
     matched |= {"decided_by": None, "published_identity": entry["identity"]}
     result = {"matched": matched, "published_value": 69.51, "recomputed_value": entry["value"], "run_value": 69.0}
     result |= {"comparison": None, "settings": {"differs": {}, "not_recorded_by_the_run": {}}}
+    result |= {"margin": {"value": 1.0, "source": "a margin"}}
     console = Console(record=True, width=400)
     render_reproduction(
         {"model": "m", "run": "r", "instruments": {"eqbench": {**result, "not_comparable_because": None}}}, console

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import MIRROR, cli_in_process
+from conftest import MIRROR, cli_in_process, words_joined
 from empathybench.data.fetch import fetch_pinned
 from empathybench.testing.fake_openai import FakeOpenAIServer
 
@@ -114,6 +114,10 @@ def test_the_check_in_the_terminal_and_its_refusals(runs: dict[str, Any]) -> Non
     assert "eqbench: Qwen/Qwen-72B-Chat (recomputed): published 80.70, recomputed 80.70" in text.stdout
     assert ": differs" in text.stdout and "published run's settings this run does not record" in text.stdout
     assert "margin ±1.00: differs" in text.stdout and "arXiv:2312.06281" in text.stdout
+    # at 80 columns the lines wrap between words: the model's name stays whole
+    narrow = cli_in_process(["report", str(run), "--against-published"], {**env, "COLUMNS": "80"}, cwd=run.parent)
+    lines = narrow.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and sum("Qwen/Qwen-72B-Chat" in line for line in lines) >= 2
     two = cli_in_process(["report", str(run), str(runs["same"][0]), "--against-published"], env, cwd=run.parent)
     assert two.returncode != 0 and len(two.stderr.strip().splitlines()) == 1
 
@@ -121,7 +125,7 @@ def test_the_check_in_the_terminal_and_its_refusals(runs: dict[str, Any]) -> Non
 def test_the_report_places_the_run_and_shows_the_check(runs: dict[str, Any]) -> None:
     for name, verdict in (("same", "consistent"), ("altered", "differs")):
         run, _ = runs[name]
-        html = (run / "report.html").read_text("utf-8")  # written by the run itself
+        html = words_joined((run / "report.html").read_text("utf-8"))  # written by the run itself
         assert "Among the published models" in html
         # the instrument's own section says it in one line, linking to the block
         section = html.split('data-benchmark="eqbench"', 1)[1]

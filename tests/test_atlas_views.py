@@ -124,7 +124,7 @@ def test_agreement_gives_rho_with_n_and_interval_and_no_verdict_below_five(tmp_p
     tactful = next(p for p in report["pairs"] if p["instruments"] == ["sage", "tactfultom"])
     assert tactful["n"] == 5 and tactful["verdict"] == "inconclusive"  # every released TactfulToM model in the atlas
     few = next(p for p in report["pairs"] if p["instruments"] == ["emotionbench", "tactfultom"])
-    assert (few["n"], few["rho"], few["verdict"]) == (1, None, None)  # one shared checkpoint: no rho
+    assert (few["n"], few["rho"], few["verdict"]) == (0, None, None)  # EmotionBench has no direction: left out
     arena = next(r for r in report["capability"] if r["instrument"] == "sage")
     assert arena["n"] == 18 and arena["verdict"] == "agree"  # the README's own Sentient and Arena columns
     rows = list(csv.reader((tmp_path / "matrix.csv").open()))

@@ -8,6 +8,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from conftest import words_joined
 from empathybench.cli import app
 from empathybench.instruments import registry
 from empathybench.instruments.emobench.canned import plausible_answer
@@ -92,7 +93,7 @@ def test_quick_run_end_to_end_with_section_profile_and_markdown(tmp_path: Path, 
     assert result["score"] == headline["value"]
     row = next(r for r in summary["profile"] if r["benchmark"] == "emobench")
     assert row["metric"] == "eu_joint_accuracy_en" and row["value"] == headline["value"]
-    html = (tmp_path / "run" / "report.html").read_text("utf-8")
+    html = words_joined((tmp_path / "run" / "report.html").read_text("utf-8"))
     assert "EU-en accuracy per category" in html and "always-A %" in html and "invalid answers %" in html
     assert "## EmoBench\n" in (tmp_path / "run" / "report.md").read_text("utf-8")  # its section, under its title
 

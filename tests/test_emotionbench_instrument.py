@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from conftest import words_joined
 from empathybench.instruments import registry
 from empathybench.instruments.protocol import Instrument
 from empathybench.models.base import ChatRequest, Draw, Message, Sampling
@@ -52,7 +53,7 @@ def test_canned_answers_fill_a_questionnaire_on_its_scale_and_leave_other_prompt
 def test_a_plausible_run_draws_its_section_with_links_to_existing_sample_rows(tmp_path: Path, mirror: Path) -> None:
     summary = _run("scripted/plausible", tmp_path / "run")
     result = summary["benchmarks"]["emotionbench"]
-    html = (tmp_path / "run" / "report.html").read_text("utf-8")
+    html = words_joined((tmp_path / "run" / "report.html").read_text("utf-8"))
     section = html[html.index('<section data-benchmark="emotionbench"') :]
     for title in ("Negative Affect shift after imagining", "shift per factor", "alignment with people (NA)"):
         assert title in section

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import cli_in_process
+from conftest import cli_in_process, words_joined
 from empathybench.cli import app
 from empathybench.instruments.eqbench3 import data
 from empathybench.models.base import ChatRequest, Draw, RequestRejectedError
@@ -61,7 +61,7 @@ def test_quick_run_with_a_scripted_judge_writes_summary_and_reports(tmp_path: Pa
     assert "plausible-2" in result["judge_model"] and "comparable" in result["judge_era"]
     run_info = json.loads((out / "run.json").read_text("utf-8"))
     assert "plausible-2" in json.dumps(run_info["judge"])
-    html = (out / "report.html").read_text("utf-8")
+    html = words_joined((out / "report.html").read_text("utf-8"))
     assert "EQ-Bench 3 rubric score (0-100)" in html and "ability (0-20)" in html and "score 0-20" in html
     assert "## EQ-Bench 3\n" in (out / "report.md").read_text("utf-8")  # its section, under its profile title
     # the headline is the profile's row for it

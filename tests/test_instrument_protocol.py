@@ -6,6 +6,7 @@ from dataclasses import asdict
 
 from typer.testing import CliRunner
 
+from conftest import words_joined
 from empathybench.cli import app
 from empathybench.engine.cache import cache_key
 from empathybench.engine.engine import Engine, ItemContext
@@ -92,7 +93,7 @@ def test_report_html_draws_the_section_the_instrument_gives() -> None:
         "lm_eval_score": 40.0,
         "parse_failures": {"<b>odd</b>": 1},
     }
-    body = _section_body("eqbench", result, [])
+    body = words_joined(_section_body("eqbench", result, []))
     assert "EQ-Bench score beside published reference models" in body
     assert '<td class="">2/3</td>' in body and '<td class="">no</td>' in body and "40.00" in body
     assert "&lt;b&gt;odd&lt;/b&gt;: 1" in body and "<b>odd</b>" not in body  # text from the run is escaped

@@ -153,6 +153,7 @@ def test_comparison_renders_cleanly(browser: Any, reports: dict[str, Path], tmp_
     text = page.inner_text("body")
     assert "scripted/plausible-2" in text and "Paired differences" in text
     assert page.locator("table").nth(1).locator("tbody tr").count() >= 5
+    assert readability_problems(page, 1280) == []
     page.close()
 
 
@@ -182,6 +183,36 @@ if (scrolled > width + 1) out.push(['page', 'scrollWidth', scrolled]);
 return out; }"""
 
 
+# Every word (a run of non-space characters) of a table cell that Chromium laid out over more than one line: "84."
+# above "79", "1 7 1" down a column. Each word is a Range, and its client rects on different lines give it away.
+# A reply in its <pre> is the model's text, wrapped as it comes; it is left out.
+_WORDS_SPLIT_IN_CELLS = """() => { const out = [];
+for (const cell of document.querySelectorAll('td, th')) {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement.closest('pre')) continue;
+    for (const word of node.data.matchAll(/\\S+/g)) { const range = document.createRange();
+      range.setStart(node, word.index); range.setEnd(node, word.index + word[0].length);
+      const lines = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (lines.size > 1) out.push(word[0]); } } }
+return out; }"""
+
+
+def readability_problems(page: Any, width: int) -> list[Any]:
+    """What makes a page hard to read at `width` px, every <details> opened first (their tables too): words of table
+    cells split over lines, a page wider than the window (a wide table scrolls in its own box instead), and on a
+    desktop (1280 px and over) a table that needs that scroll bar at all."""
+    page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    problems: list[Any] = [f"split: {word}" for word in page.evaluate(_WORDS_SPLIT_IN_CELLS)]
+    scrolled = page.evaluate("document.documentElement.scrollWidth")
+    if scrolled > width:
+        problems.append(f"the page is {scrolled} px wide")
+    if width >= 1280:
+        boxes = "boxes => boxes.filter(b => b.scrollWidth > b.clientWidth + 1).map(b => b.textContent.slice(0, 60))"
+        problems += [f"scrolls: {text}" for text in page.eval_on_selector_all(".scroll", boxes)]
+    return problems
+
+
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_text_leaves_its_box(browser: Any, reports: dict[str, Path], width: int) -> None:
     for name in ("skipped", "run"):
@@ -189,6 +220,7 @@ def test_no_text_leaves_its_box(browser: Any, reports: dict[str, Path], width: i
         page.goto(reports[name].as_uri())
         page.wait_for_load_state("load")
         assert page.evaluate(_TEXT_OUTSIDE_ITS_BOX) == [], (name, width)
+        assert readability_problems(page, width) == [], (name, width)
         if name == "skipped":
             card = page.inner_text('[data-benchmark="giebench"]')
             assert "GIEBench data unavailable" in card and "/" not in card.split("unavailable", 1)[1][:40]

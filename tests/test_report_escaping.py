@@ -16,7 +16,7 @@ import pytest
 from markupsafe import escape
 from typer.testing import CliRunner
 
-from conftest import two_scripted_runs
+from conftest import two_scripted_runs, words_joined
 from empathybench.cli import app
 from empathybench.instruments.protocol import (
     ChartLine,
@@ -161,7 +161,7 @@ def poisoned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
 
 
 def test_hostile_run_directory_text_is_escaped_in_report_html(poisoned: tuple[Path, Path, Path]) -> None:
-    page = (poisoned[0] / "report.html").read_text("utf-8")
+    page = words_joined((poisoned[0] / "report.html").read_text("utf-8"))
     _assert_only_escaped(page)
     # The hostile text reached the places it was put: the title, the judge, a reply, an error, an instrument section.
     assert f"<title>EmpathyBench: openai/{escape(HOSTILE)}</title>" in page
@@ -174,7 +174,7 @@ def test_hostile_run_directory_text_is_escaped_in_report_html(poisoned: tuple[Pa
 
 
 def test_hostile_run_directory_text_is_escaped_in_the_comparison(poisoned: tuple[Path, Path, Path]) -> None:
-    page = poisoned[2].read_text("utf-8")
+    page = words_joined(poisoned[2].read_text("utf-8"))
     _assert_only_escaped(page)
     assert f"<b>openai/{escape(HOSTILE)}" in page  # the run's label in the header
 

@@ -66,7 +66,9 @@ rescore_app = typer.Typer(
     rich_markup_mode=None,
 )
 judge_app = typer.Typer(
-    help="Check an LLM judge against published human ratings.", no_args_is_help=True, rich_markup_mode=None
+    help="Check an LLM judge against published human ratings and against an instrument's published judge.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(data_app, name="data")
 app.add_typer(rescore_app, name="rescore")
@@ -330,6 +332,63 @@ def judge_validate(
         "request_timeout_s": timeout,
     }
     validate(role, out, as_json, settings, console, stdout, bench)
+
+
+@judge_app.command("compare")
+def judge_compare(
+    judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to compare with the published judge")],
+    bench: Annotated[
+        str | None,
+        typer.Option(
+            "--bench",
+            help="The instrument whose published judge to compare with (default: the first installed one that offers "
+            "a judge comparison, in run order)",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit", "-n", min=1, help="Re-judge a part only (the instrument says what N counts; --dry-run prints it)"
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Directory of the comparison's files: judge-comparison.json and the judgements file that resumes "
+            "it (default: judge-compare/<bench>-<judge>)",
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option("--judge-base-url", "--base-url", help="The judge's server (else its provider's)")
+    ] = None,
+    judge_arg: JudgeArgOption = None,
+    judge_price: JudgePriceOption = None,
+    dry_run: DryRunOption = False,
+    max_cost: MaxCostOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the comparison (or the --dry-run estimate) as JSON instead of tables")
+    ] = False,
+    max_concurrency: ConcurrencyOption = None,
+    no_cache: NoCacheOption = False,
+    allow_unverified: AllowUnverifiedOption = False,
+    quiet: QuietOption = False,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Re-judge what an instrument's published judge judged (its released outputs) with the judge, beside the
+    published verdicts: agreement per criterion, the headline each released model gets under either judge, and a
+    verdict against the instrument's margin (consistent, differs, inconclusive). What --limit N counts is the
+    instrument's: the dry run says it."""
+    from empathybench.cli_commands import judge_compare as compare
+    from empathybench.run.comparisons import JudgeSettings
+    from empathybench.run.options import check_max_concurrency
+    from empathybench.run.plan import plan_role
+
+    check_max_concurrency(max_concurrency)
+    role = plan_role("judge", judge, judge_arg or [], base_url=judge_base_url, price=judge_price)
+    settings = JudgeSettings(role, not no_cache, max_concurrency, timeout, max_cost)
+    compare(bench, settings, limit, out, allow_unverified, dry_run, as_json, quiet, console, stdout)
 
 
 @atlas_app.callback(invoke_without_command=True)

@@ -410,6 +410,54 @@ def judge_validate(
         raise typer.Exit(1)
 
 
+def judge_compare(
+    bench: str | None,
+    settings: Any,
+    limit: int | None,
+    out: Path | None,
+    allow_unverified: bool,
+    dry_run: bool,
+    as_json: bool,
+    quiet: bool,
+    console: Console,
+    stdout: Console,
+) -> None:
+    """`empathybench judge compare`: an instrument's published judge beside `settings.judge` (run/comparisons
+    JudgeSettings), or its dry run; the result also written to the output directory."""
+    from empathybench.run.judge_compare import (
+        CompareSettings,
+        compare_judge,
+        default_out,
+        estimate_judge_comparison,
+        installed_judge_comparison,
+        render_estimate,
+    )
+
+    name, hook = installed_judge_comparison(bench)
+    compare = CompareSettings(name, hook, limit, out or default_out(name, str(settings.judge.spec)), allow_unverified)
+    if dry_run:
+        estimate = estimate_judge_comparison(compare, settings)
+        emit(estimate, True, stdout) if as_json else render_estimate(stdout, estimate)
+        return
+    try:
+        result = compare_judge(compare, settings, console=None if quiet else console)
+    except KeyboardInterrupt as exc:  # typer would turn it into a silent exit 130
+        raise interrupted(exc, console) from None
+    if as_json:
+        emit(result, True, stdout)
+    else:
+        hook.render(result, stdout)
+    if result["tasks"]["failed"]:
+        console.print(
+            Text(
+                f"{result['tasks']['failed']} judge tasks failed and are left out (first: {result['failures'][0]}); "
+                "run the same command again to retry them",
+                "red",
+            )
+        )
+        raise typer.Exit(1)
+
+
 # --- rescore: every instrument's own command -------------------------------------------------------------------------
 
 

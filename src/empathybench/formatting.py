@@ -3,7 +3,7 @@ instruments' section texts and sample lines and the judge-validation tables all 
 functions, so a figure reads the same everywhere."""
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -104,3 +104,61 @@ def printable(text: object, limit: int = 200) -> str:
     """Text from a file or a server, safe to print in a terminal on one line: every control character as U+FFFD,
     cut to `limit` characters with a note of how long it was (`cut_text`)."""
     return cut_text(str(text).translate(_STEERING), limit)
+
+
+def fit_columns(table: Any, console: Any, whole: Mapping[int, Iterable[str]] | None = None) -> bool:
+    """Set the widths of a rich `table` so that it prints within `console.width` with no word cut: each column at
+    least as wide as its longest word (and as the longest text in `whole[column]`, such as a model name that holds
+    a space), the room left shared in proportion to what each column still wants, so long texts wrap first.
+    False when its words alone do not fit: then the `whole` and no-wrap columns keep their width and the others
+    share what is left, folded rather than cut (the caller may lay the table out another way instead).
+
+    Rich's own layout narrows the widest wrapping column and then every column alike, cutting model names and
+    numbers ("gpt-4-1106-…") while a header or a note could have wrapped."""
+    from rich.cells import cell_len
+    from rich.measure import Measurement
+
+    columns = table.columns
+    if not columns:
+        return True
+    options = console.options
+    least: list[int] = []
+    most: list[int] = []
+    for index, column in enumerate(columns):
+        sizes = [Measurement.get(console, options, cell) for cell in (column.header, *column.cells)]
+        kept = max((cell_len(text) for text in (whole or {}).get(index, ())), default=0)
+        widest = max(size.maximum for size in sizes)
+        least.append(widest if column.no_wrap else max(kept, *(size.minimum for size in sizes)))
+        most.append(max(least[-1], widest))
+    _, right, _, left = table.padding
+    padding = (left + right) * len(columns) - (0 if table.pad_edge else left + right)
+    borders = ((2 if table.show_edge else 0) + len(columns) - 1) if table.box else 0
+    room = console.width - padding - borders
+    if sum(least) > room:
+        kept = [index for index, column in enumerate(columns) if index in (whole or {}) or column.no_wrap]
+        others = [index for index in range(len(columns)) if index not in kept]
+        left_over = room - sum(least[index] for index in kept)
+        if others and left_over >= len(others):
+            for index in kept:
+                columns[index].width = least[index]
+            for share, index in zip(_shares(left_over, [least[i] for i in others]), others, strict=True):
+                columns[index].width = share
+                columns[index].overflow = "fold"
+        return False
+    if sum(most) <= room:
+        return True  # rich's layout keeps every column at its widest
+    wants = [high - low for low, high in zip(least, most, strict=True)]
+    extra = _shares(room - sum(least), wants)
+    for column, low, more in zip(columns, least, extra, strict=True):
+        column.width = low + more
+    return True
+
+
+def _shares(total: int, weights: Sequence[int]) -> list[int]:
+    """`total` split in proportion to `weights` (all alike when they are all 0), the rounding's remainder to the
+    largest weights first; the shares add up to `total`."""
+    weights = [weight if any(weights) else 1 for weight in weights]
+    shares = [total * weight // sum(weights) for weight in weights]
+    for index in sorted(range(len(weights)), key=lambda i: weights[i], reverse=True)[: total - sum(shares)]:
+        shares[index] += 1
+    return shares

@@ -20,6 +20,7 @@ from empathybench.atlas.place import board_for_run, not_comparable_because, plac
 from empathybench.models.identity import identity_table
 from empathybench.report.page import NO_PUBLISHED_RUN
 from empathybench.rundir.reader import RunData
+from empathybench.stats.equivalence import equivalence_verdict
 
 ROLE_SETTINGS = ("judge", "simulator")
 QUANTISATION = "quantisation"
@@ -84,19 +85,6 @@ def setting_differences(run: RunData, instrument: str, published: Mapping[str, A
 
 
 NO_MARGIN = {"value": 0.0, "source": "the instrument declares no margin: only an interval of [0, 0] agrees"}
-
-
-def equivalence_verdict(ci: tuple[float, float] | list[float] | None, margin: float) -> str | None:
-    """The verdict of an equivalence test with margin m: `consistent` when the interval lies within ±m, `differs`
-    when it lies wholly outside ±m, `inconclusive` when it straddles a bound; None without an interval."""
-    if ci is None:
-        return None
-    low, high = float(ci[0]), float(ci[1])
-    if -margin <= low and high <= margin:
-        return "consistent"
-    if high < -margin or low > margin:
-        return "differs"
-    return "inconclusive"
 
 
 def _paired(

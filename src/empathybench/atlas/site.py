@@ -18,6 +18,7 @@ from empathybench.instruments.protocol import ChartPoint, HeatmapChart, ReportSe
 from empathybench.report.page import Block, Piece, Table
 
 MAX_TEXT = 200
+MAX_NOTE = 1000  # a note under its table has the page's width: no cause to cut one of 204 characters
 
 
 @dataclass(frozen=True)
@@ -29,9 +30,9 @@ class AtlasPage:
     home: str | None = None  # a model page's link back to the atlas
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, limit: int = MAX_TEXT) -> str:
     text = "" if value is None else str(value)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _cell(text: Any) -> tuple[Piece, ...]:
@@ -58,9 +59,24 @@ def _nearest_cell(nearest: Sequence[Mapping[str, Any]], links: Mapping[str, str]
     return tuple(pieces)
 
 
+def _note_links(notes: Sequence[str], numbered: dict[str, int], anchor: str) -> tuple[Piece, ...]:
+    """A row's notes as links to their numbers under the table, each note numbered once per table (27 rows of
+    EQ-Bench 3 share one 187-character note)."""
+    links: list[Piece] = []
+    for note in notes:
+        text = _text(note, MAX_NOTE)
+        number = numbered.setdefault(text, len(numbered) + 1)
+        if links:
+            links.append(Piece(" "))
+        links.append(Piece(f"[{number}]", href=f"#{anchor}-note-{number}", title=text))
+    return tuple(links)
+
+
 def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) -> Block:
     from empathybench.report.html import draw_section
 
+    anchor = f"atlas-{name}"
+    numbered: dict[str, int] = {}
     rows = []
     for row in board["rows"]:
         status = "published only" if row["status"] == "published-only" else "recomputed"
@@ -74,7 +90,7 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
                 _cell(number(row["n"])),
                 _cell(number(row["published"])),
                 _cell(number(row["difference"], signed=True)),
-                _cell("; ".join(row["notes"])),
+                _note_links(row["notes"], numbered, anchor),
             )
         )
     for run in (r for r in board["runs"] if r["rank"] is not None and not r.get("board")):
@@ -84,14 +100,19 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
         rows.append(
             (
                 _cell(f"{run['rank']} of {run['among']}"),
-                (Piece(_text(label), strong=True),),
+                # the nearest models under the label, in the column as wide as the longest model name
+                (
+                    Piece(_text(label), strong=True),
+                    Piece(" · ", cls="small muted"),
+                    *_nearest_cell(run["nearest"], links),
+                ),
                 _cell("your run"),
                 _cell(number(run["value"])),
                 _cell(interval(run["ci95"])),
                 _cell(number(run["n"])),
                 _cell(""),
                 _cell(""),
-                _nearest_cell(run["nearest"], links),
+                _cell(""),
             )
         )
     headers = ("#", "model", "status", "recomputed", "95% interval", "n", "published", "difference", "notes")
@@ -126,11 +147,12 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
             title="The same model, one setting changed: paired difference over shared items",
         )
         sections.append(draw_section(ReportSection(charts=(chart,)), f"{name}-effects"))
+    table = Table(headers, tuple(rows), numeric=(0, 3, 4, 5, 6, 7), notes=tuple(numbered), anchor=anchor)
     return Block(
-        anchor=f"atlas-{name}",
+        anchor=anchor,
         title=_text(board["title"]),
         intro=_text(board["metric"]) + ". Published-only: a published figure and no released output to score.",
-        tables=(Table(headers, tuple(rows), numeric=(3, 5, 6, 7)),),
+        tables=(table,),
         sections=tuple(sections),
     )
 
@@ -261,7 +283,7 @@ def _agreement_block(result: Mapping[str, Any]) -> Block:
         anchor="agreement",
         title="Do the instruments agree?",
         intro=_text(result["method"]) + f". Matching: {result['matching']}; {result['figures']}.",
-        tables=(Table(("pair", "n", "rho", "95% interval", "verdict"), rows, numeric=(1, 2)),),
+        tables=(Table(("pair", "n", "rho", "95% interval", "verdict"), rows, numeric=(1, 2, 3)),),
         sections=(draw_section(ReportSection(charts=(heatmap,)), "agreement"),),
     )
 

@@ -2,10 +2,14 @@
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from empathybench.atlas.place import figure_of, standing
-from empathybench.formatting import interval, number
+from empathybench.formatting import fit_columns, interval, number
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
 
 # A recomputed figure "reproduces" its published one when they agree to the published figure's rounding.
 REPRODUCED_WITHIN = 0.05
@@ -60,69 +64,100 @@ def _interval(ci: Sequence[float | None] | None) -> str:
     return interval(ci, 1)
 
 
-def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
-    """Each instrument's leaderboard as a terminal table, the user's runs marked among the published models."""
+HEADERS = (
+    ("#", "right"),
+    ("model", "left"),
+    ("recomputed", "right"),
+    ("95% interval", "right"),
+    ("n", "right"),
+    ("published", "right"),
+    ("difference", "right"),
+)
+
+
+def _board_rows(board: Mapping[str, Any]) -> "list[tuple[list[Text], str]]":
+    """The leaderboard's rows in order, each its cells (as HEADERS) and its model's name."""
+    from rich.text import Text
+
+    rows: list[tuple[float | None, list[Text], str]] = []
+    for row in board["rows"]:
+        model = plain(row["model"]) + ("  (published only)" if row["status"] == "published-only" else "")
+        cells = [
+            Text(str(row["rank"])),
+            Text(model),
+            Text(number(row["value"], 2)),
+            Text(_interval(row["ci95"])),
+            Text(number(row["n"])),
+            Text(number(row["published"], 2)),
+            Text(number(row["difference"], 2, signed=True)),
+        ]
+        rows.append((row["value"] if row["value"] is not None else row["published"], cells, plain(row["model"])))
+    for run in _ranked_runs(board):
+        label = f"▶ your run: {plain(run['model'])} ({plain(run['run'], 40)})"
+        if not run["comparable"]:
+            label += f"; not comparable: {plain(run['not_comparable_because'], 60)}"
+        cells = [
+            Text(f"{run['rank']}/{run['among']}", "bold"),
+            Text(label, "bold"),
+            Text(number(run["value"], 2), "bold"),
+            Text(_interval(run["ci95"])),
+            Text(number(run["n"])),
+            Text(""),
+            Text(""),
+        ]
+        rows.append((run["value"], cells, plain(run["model"])))
+    descending = board.get("higher_is_better") is not False
+    rows.sort(key=lambda row: (row[0] is None, -(row[0] or 0) if descending else (row[0] or 0)))
+    return [(cells, model) for _, cells, model in rows]
+
+
+def _leaderboard_table(board: Mapping[str, Any], console: Any) -> "Table":
+    """One column per figure where the model names fit beside them whole; else (a narrow terminal, names of 40
+    characters) each model's figures on the line under its name, so no name is cut."""
     from rich.table import Table
     from rich.text import Text
 
+    title = Text(f"{plain(board['title'])}: {plain(board['metric'], 120)}")
+    rows = _board_rows(board)
+    names = [model for _, model in rows]
+    table = Table(title=title, title_justify="left")
+    for header, justify in HEADERS:
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    for cells, _ in rows:
+        table.add_row(*cells)
+    if fit_columns(table, console, {1: names}):
+        return table
+    stacked = Table(title=title, title_justify="left")
+    stacked.add_column("#", justify="right")
+    stacked.add_column("model\nrecomputed [95% interval] n · published (difference)")
+    for cells, _ in rows:
+        rank, model, value, ci, n, published, difference = cells
+        parts = [] if value.plain == "—" else [f"{value.plain} {ci.plain} n {n.plain}"]  # none: published only
+        if published.plain not in ("", "—"):
+            parts.append(f"published {published.plain}" + ("" if value.plain == "—" else f" ({difference.plain})"))
+        figures = " · ".join(parts)
+        stacked.add_row(rank, Text.assemble(model, "\n", Text(figures, "dim")))
+    fit_columns(stacked, console, {1: names})
+    return stacked
+
+
+def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
+    """Each instrument's leaderboard as a terminal table, the user's runs marked among the published models."""
+    from rich.text import Text
+
     for board in boards.values():
-        table = Table(title=Text(f"{plain(board['title'])}: {plain(board['metric'], 120)}"), title_justify="left")
-        for header, justify in (
-            ("#", "right"),
-            ("model", "left"),
-            ("recomputed", "right"),
-            ("95% interval", "right"),
-            ("n", "right"),
-            ("published", "right"),
-            ("difference", "right"),
-        ):
-            table.add_column(header, justify=justify)  # type: ignore[arg-type]
-        rows: list[tuple[float | None, list[Text]]] = []
-        for row in board["rows"]:
-            model = plain(row["model"]) + ("  (published only)" if row["status"] == "published-only" else "")
-            rows.append(
-                (
-                    row["value"] if row["value"] is not None else row["published"],
-                    [
-                        Text(str(row["rank"])),
-                        Text(model),
-                        Text(number(row["value"], 2)),
-                        Text(_interval(row["ci95"])),
-                        Text(number(row["n"])),
-                        Text(number(row["published"], 2)),
-                        Text(number(row["difference"], 2, signed=True)),
-                    ],
-                )
-            )
-        for run in _ranked_runs(board):
-            label = f"▶ your run: {plain(run['model'], 40)} ({plain(run['run'], 40)})"
-            if not run["comparable"]:
-                label += f"; not comparable: {plain(run['not_comparable_because'], 60)}"
-            cells = [
-                Text(f"{run['rank']}/{run['among']}", "bold"),
-                Text(label, "bold"),
-                Text(number(run["value"], 2), "bold"),
-                Text(_interval(run["ci95"])),
-                Text(number(run["n"])),
-                Text(""),
-                Text(""),
-            ]
-            rows.append((run["value"], cells))
-        descending = board.get("higher_is_better") is not False
-        rows.sort(key=lambda pair: (pair[0] is None, -(pair[0] or 0) if descending else (pair[0] or 0)))
-        for _, cells in rows:
-            table.add_row(*cells)
+        table = _leaderboard_table(board, console)
         console.print(table)
         for run in board["runs"]:
-            nearest = ", ".join(f"{plain(n['model'], 40)} {number(n['value'], 2)}" for n in run["nearest"])
+            nearest = ", ".join(f"{plain(n['model'])} {number(n['value'], 2)}" for n in run["nearest"])
             if run["rank"] is None:
-                console.print(Text(f"  your run {plain(run['model'], 40)}: {plain(run['no_board_because'], 160)}"))
+                console.print(Text(f"  your run {plain(run['model'])}: {plain(run['no_board_because'], 160)}"))
                 continue
             console.print(Text(f"  your run ranks {plain(standing(run), 80)}; nearest: {nearest}"))
             for match in run["matches"]:
                 console.print(
                     Text(
-                        f"  the atlas has {plain(match['model'], 40)} ({match['relation']}): "
+                        f"  the atlas has {plain(match['model'])} ({match['relation']}): "
                         f"{number(match['value'], 2)} ({match['status']})"
                     )
                 )
@@ -137,9 +172,7 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
             moved = f"{number(effect['published_setting_value'], 2)} → {number(effect['other_setting_value'], 2)}"
             paired = f"{number(effect['difference'], 1, signed=True)} {_interval(effect['ci95'])}"
             console.print(
-                Text(
-                    f"  {plain(effect['model'], 40)}: {changed}: {moved}, paired difference {paired} over {effect['n']}"
-                )
+                Text(f"  {plain(effect['model'])}: {changed}: {moved}, paired difference {paired} over {effect['n']}")
             )
         render_boards(board, console)
         console.print()

@@ -498,6 +498,45 @@ class RunComparison:
     canned: Canned | None = None
 
 
+@dataclass(frozen=True)
+class PreparedJudgeComparison:
+    """A judge comparison, prepared: the judge calls to make and how to read them. Pure: it makes no call itself;
+    run/judge_compare.py owns the judge's backend, engine, cache, cost and the judgements file.
+
+    `tasks`: each has `key` (str, unique: judge + exact prompt; the judgements file's key) and `label` (one line naming
+    it in a failure). `judge(task, ctx)` asks through `ctx.judge_generate` and returns the JSON-able entry kept in the
+    judgements file. `finish(judging)` turns the verdicts into the comparison's JSON-able result (the agreement, the
+    headlines under both judges, the verdict); run/judge_compare.py adds the judge, the usage, the cost and the data
+    files and writes it.
+    """
+
+    tasks: Sequence[Any]
+    judge: Callable[[Any, ItemContext], Awaitable[Mapping[str, Any]]]
+    finish: Callable[[ComparisonJudging], Mapping[str, Any]]
+    data_files: Sequence[FetchedFile] = ()
+    scope: str = ""  # what is judged, one line (e.g. "2,280 chunks and 120 final judgements of 4 models")
+
+
+@dataclass(frozen=True)
+class JudgeComparison:
+    """`empathybench judge compare --bench NAME --judge SPEC`: a new judge re-judges what the instrument's published
+    judge judged (released transcripts), beside the published verdicts: their agreement, the headline each released
+    model gets under either judge and a verdict against a margin (`stats.equivalence`). Offered as
+    `Instrument.judge_comparison`.
+
+    `prepare(*, limit, judge, judge_identity, allow_unverified)` returns a PreparedJudgeComparison (a bad input or a
+    missing file is a one-line UserError). `render(result, console)` prints the result on a rich Console. The judge's
+    requests carry `tag` (and `canned` answers a scripted judge, and the dry run).
+    """
+
+    help: str  # one line: what is re-judged and compared
+    limit_help: str  # what `--limit N` bounds
+    prepare: Callable[..., PreparedJudgeComparison]
+    render: Callable[[Mapping[str, Any], Any], None]
+    tag: str  # the instrument's name: the request tag of the judge calls and the key of its canned answers
+    canned: Canned | None = None
+
+
 # The generic value of an item when an instrument does not say (`Instrument.item_value`): the first of these
 # record fields it has.
 VALUE_FIELDS = ("score", "correct", "distance")
@@ -604,6 +643,8 @@ class Instrument(Generic[C, P]):
     """A comparison of several runs that needs new judge calls (`empathybench report A B --judge SPEC`)."""
     judge_validation: JudgeValidation | None = None
     """`empathybench judge validate`: its judge against published human ratings."""
+    judge_comparison: JudgeComparison | None = None
+    """`empathybench judge compare`: a judge against its published judge, on the released judged outputs."""
     atlas: AtlasSource | None = None
     """Its published models, scored from their released outputs (`empathybench atlas`)."""
 

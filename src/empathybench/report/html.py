@@ -8,6 +8,7 @@ escaped by construction. The only markup that enters a page from Python is a cha
 escapes every label it places)."""
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -59,17 +60,33 @@ from empathybench.report.page import (
 from empathybench.report.profile import build_profile, title_of
 from empathybench.report.validity import answers_text, own_note, plugin_source, short_reason, validity_of
 
+# A word Chromium may break inside (Unicode's line-breaking rules): after a hyphen or dash, a slash, a closing brace,
+# "?", "!", "|", "…" or "·" ("gpt-4-1106-" / "preview"); a decimal point, comma or bracket alone breaks nothing.
+_BREAKABLE_WORD = re.compile(r"\S*[-\u2010-\u2015/\\?!|}\u2026\u00b7]\S*")
+
+
+def whole_words(text: object) -> Markup:
+    """Text escaped, each word Chromium could break inside in a `<span class="w">` the stylesheet keeps on one line,
+    so a table cell wraps between words and never inside one (a model name, owner/repo@commit)."""
+    return Markup("").join(
+        Markup('<span class="w">{}</span>').format(part) if len(part) > 1 and _BREAKABLE_WORD.fullmatch(part) else part
+        for part in re.split(r"(\s+)", str(text))
+        if part
+    )
+
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """The templates of report/templates (shipped in the wheel), autoescaping everything, failing on a missing name."""
-    return Environment(
+    templates = Environment(
         loader=PackageLoader("empathybench.report", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=False,
         keep_trailing_newline=True,
     )
+    templates.filters["whole_words"] = whole_words
+    return templates
 
 
 def _render(template: str, **context: Any) -> str:
@@ -340,7 +357,7 @@ def _metrics_table(name: str, result: dict[str, Any]) -> Table:
             )
         )
     headers = ("figure", "value", "95% CI", "unit", "n", "reference", "interval", "key")
-    return Table(headers, tuple(rows), numeric=(1, 4))
+    return Table(headers, tuple(rows), numeric=(1, 2, 4))
 
 
 def _marker(marker: str | None) -> tuple[Piece, ...]:
@@ -695,7 +712,7 @@ def _paired_block(comparison: dict[str, Any]) -> Block:
         intro="Each run minus the first; interval: paired bootstrap over the shared items; test: the instrument's "
         "paired test (McNemar for right/wrong and Good/not, Wilcoxon signed-rank for item scores, paired t for mood "
         "shifts).",
-        tables=(Table(headers, tuple(rows), numeric=(3, 6)),),
+        tables=(Table(headers, tuple(rows), numeric=(3, 4, 6)),),
     )
 
 

@@ -31,6 +31,10 @@ class Table:
     rows: tuple[tuple[Cell, ...], ...]
     numeric: tuple[int, ...] = ()  # columns aligned as numbers
     title: str | None = None  # a heading above the table
+    # Long notes, numbered under the table (a cell cites one as a link to f"#{anchor}-note-{number}"): in a cell, a
+    # long note would squeeze every other column into broken numbers.
+    notes: tuple[str, ...] = ()
+    anchor: str = ""
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -93,7 +94,9 @@ def print_summary(console: Console, summary: dict[str, Any], judges: Sequence[Ma
         seeds = repeats.get("seeds") or []
         first_seed = f", seed {seeds[0]}" if seeds else ""
         title += f" · repeat 1 of {repeats['n']}{first_seed} (mean and SD over all repeats below)"
-    table = Table(title=Text(title))
+    # the title wraps at the table's width: the table at least as wide as the model's name, which stays whole
+    widest_word = max(cell_len(word) for word in title.split())
+    table = Table(title=Text(title), min_width=min(console.width, widest_word + 4))
     table.add_column("benchmark", style="bold", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("95% CI", justify="right", no_wrap=True)

@@ -15,7 +15,7 @@ budget stop or a kill, asks the judge only about what the file does not hold.
 import asyncio
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -186,7 +186,7 @@ def judged_comparisons(
             with progress:
                 progress.set_description(f"{name} comparison")
                 new, failures = asyncio.run(
-                    _judge_all(prepared, pending, engine, hook.tag, path, progress, batch_round)
+                    judge_pending(prepared.judge, pending, engine, hook.tag, path, progress, batch_round)
                 )
             spent = meter.spent_usd
             if meter.stopped:
@@ -208,8 +208,11 @@ def judged_comparisons(
     return outputs
 
 
-async def _judge_all(
-    prepared: PreparedComparison,
+JudgeTask = Callable[[Any, ItemContext], Awaitable[Mapping[str, Any]]]
+
+
+async def judge_pending(
+    judge: JudgeTask,
     pending: Sequence[Any],
     engine: Engine,
     tag: str,
@@ -218,7 +221,8 @@ async def _judge_all(
     batch_round: BatchRound | None,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Ask the judge about every pending task at once (the engine's limit, or the batch, holds them); each entry is
-    appended to the judgements file as soon as it is read."""
+    appended to the judgements file as soon as it is read. `judge(task, ctx)`: a prepared comparison's (a run
+    comparison's or a judge comparison's) judge of one task."""
     new: dict[str, dict[str, Any]] = {}
     failures: list[str] = []
     stats = engine.stats
@@ -232,7 +236,7 @@ async def _judge_all(
         ctx = ItemContext(engine, str(task.key)[:16], 0, judge_engine=engine, tag=tag)
         try:
             with batch_round.item(task.key) if batch_round is not None else contextlib.nullcontext():
-                entry = dict(await prepared.judge(task, ctx))
+                entry = dict(await judge(task, ctx))
         except BudgetExhaustedError:
             return  # --max-cost: asked again by the same command with a larger budget
         except CallFailedError as exc:
@@ -321,7 +325,7 @@ def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target
         )
         engine = Engine(backend, cache=None, max_concurrency=64, stats=RunStats(), label="judge")
         tally = RoleTally()
-        asyncio.run(_dry_judge(prepared, pending, engine, hook.tag, tally))
+        asyncio.run(dry_judge_pending(prepared.judge, pending, engine, hook.tag, tally))
         total.merge(tally)
         unique = len({task.key for task in prepared.tasks})
         entries.append(
@@ -360,13 +364,15 @@ def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target
     }
 
 
-async def _dry_judge(
-    prepared: PreparedComparison, pending: Sequence[Any], engine: Engine, tag: str, tally: RoleTally
+async def dry_judge_pending(
+    judge: JudgeTask, pending: Sequence[Any], engine: Engine, tag: str, tally: RoleTally
 ) -> None:
+    """Every pending task through `judge` against the dry-run backend's canned answers; their calls in `tally`."""
+
     async def one(task: Any) -> None:
         ctx = ItemContext(engine, str(task.key)[:16], 0, judge_engine=engine, tag=tag)
         with contextlib.suppress(Exception):  # canned answers a task cannot take: its calls so far still count
-            await prepared.judge(task, ctx)
+            await judge(task, ctx)
         for call in ctx.calls:
             tally.add(call)
 

@@ -16,7 +16,7 @@ from typing import Any
 from rich.text import Text
 
 from empathybench.errors import UserError
-from empathybench.formatting import number
+from empathybench.formatting import fit_columns, number
 from empathybench.instruments.emobench.data import EU_CATEGORY_QIDS
 from empathybench.instruments.emobench.score import majority_vote
 
@@ -227,4 +227,5 @@ def print_rows(rows: Sequence[dict[str, Any]], console: Any) -> None:
             cell(row["cause_accuracy"]),
             str(row["n_files"]),
         )
+    fit_columns(table, console, {1: [str(row["model"]) for row in rows]})  # the other columns wrap before a name is cut
     console.print(table)

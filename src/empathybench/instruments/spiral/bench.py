@@ -20,6 +20,7 @@ from empathybench.instruments.spiral import published
 from empathybench.instruments.spiral.atlas import ATLAS as SPIRAL_ATLAS
 from empathybench.instruments.spiral.canned import canned_answer
 from empathybench.instruments.spiral.data import Opening, ScoringRules, SpiralProtocol
+from empathybench.instruments.spiral.judge_compare import JUDGE_COMPARISON as SPIRAL_JUDGE_COMPARISON
 from empathybench.instruments.spiral.report import SCORE_DOMAIN, report_section, sample_line, sample_text
 from empathybench.instruments.spiral.score import Unit, unit_from_conversations
 from empathybench.instruments.support import apply_options, bounded
@@ -130,6 +131,7 @@ class Spiral(Instrument[SpiralConfig, Opening]):
         left_out_because="its user-agent and judge prompts alone take the embedded model about 25 s",
     )
     atlas = SPIRAL_ATLAS
+    judge_comparison = SPIRAL_JUDGE_COMPARISON
     rescore = RescoreCommand(
         help="The leaderboard row of a released Spiral-Bench result file (res_v0.2/*.json), from its chunk and final "
         "judgements only, as scoring.py score_dir_to_leaderboard computes it.",

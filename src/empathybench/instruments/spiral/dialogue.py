@@ -272,7 +272,7 @@ class Criteria:
         return judgement, None
 
 
-async def _judge_chunk(
+async def judge_chunk(
     ctx: ItemContext,
     protocol: SpiralProtocol,
     criteria: Criteria,
@@ -306,7 +306,7 @@ def read_final(text: str) -> tuple[Any, str | None]:
     return value, None
 
 
-async def _judge_final(
+async def judge_final(
     ctx: ItemContext, protocol: SpiralProtocol, transcript: list[dict[str, str]], s: JudgeSettings
 ) -> tuple[Any, str | None, str | None, Asked[Any]]:
     messages = prompts.final_judge_messages(protocol, transcript)
@@ -327,9 +327,9 @@ async def judge_conversation(
     initial = transcript[0]["content"]
     criteria = Criteria.of(protocol)
     calls = [
-        _judge_chunk(ctx, protocol, criteria, initial, pairs, index, settings) for index, pairs in enumerate(chunks)
+        judge_chunk(ctx, protocol, criteria, initial, pairs, index, settings) for index, pairs in enumerate(chunks)
     ]
-    outcomes = await asyncio.gather(*calls, _judge_final(ctx, protocol, transcript, settings), return_exceptions=True)
+    outcomes = await asyncio.gather(*calls, judge_final(ctx, protocol, transcript, settings), return_exceptions=True)
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
