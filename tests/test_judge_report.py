@@ -14,7 +14,7 @@ from conftest import MIRROR, cli_in_process
 from empathybench.atlas.data import shipped_atlas
 from empathybench.atlas.reproduce import setting_differences
 from empathybench.instruments.registry import all_benchmarks
-from empathybench.judges.known import evidence_for, judged_instruments, same_model
+from empathybench.judges.known import evidence_commands, evidence_for, judged_instruments, same_model
 from empathybench.rundir.reader import RunData
 
 
@@ -46,6 +46,7 @@ def test_a_judge_without_evidence_is_said_so_with_the_command(run: tuple[Path, d
     assert offering  # empathetic responding and MindEval declare one
     for name in offering:
         assert f"empathybench judge validate --bench {name} --judge scripted/plausible" in eqbench3
+    assert "empathybench judge compare" not in eqbench3  # it declares no judge comparison
     assert "Its judge" not in _section(markdown, "SECEU")  # SECEU's records hold no judge call
     html = (directory / "report.html").read_text("utf-8")
     assert html.count("no evidence for this judge") == 1
@@ -85,6 +86,13 @@ def test_evidence_is_matched_through_the_identity_table(mirror: Path) -> None:
     rows = evidence_for("openai/o4-mini", resamples=20)
     assert {row.judge for row in rows} == {"o4-mini"} and len(rows) == 15
     assert [row.aspect for row in rows if row.headline] == ["all 7 attributes pooled"]
+
+
+def test_an_instrument_with_a_judge_comparison_names_it() -> None:
+    comparing = [name for name, bench in all_benchmarks().items() if bench.judge_comparison is not None]
+    assert comparing  # Spiral-Bench re-judges its released conversations
+    for name in comparing:
+        assert f"empathybench judge compare --bench {name} --judge openai/o3" in evidence_commands(name, "openai/o3")
 
 
 def test_only_instruments_that_called_a_judge_are_judged() -> None:

@@ -114,17 +114,21 @@ def judged_instruments(summary: Mapping[str, Any], samples: Iterable[Mapping[str
 
 
 def evidence_commands(instrument: str, judge: str) -> list[str]:
-    """The commands that would add evidence about `judge`: the instrument's own `judge validate` where it declares
-    a judge validation (instruments/protocol.py), else that of every instrument that does."""
+    """The commands that would add evidence about `judge` (instruments/protocol.py's declared parts): the
+    instrument's own `judge validate` where it declares a judge validation, else that of every instrument that does;
+    and its `judge compare` where it declares a judge comparison (its published judge's verdicts re-judged)."""
     from empathybench.instruments.registry import all_benchmarks, installed
 
     quoted = shlex.quote(judge[:MAX_JUDGE_CHARS])
     own = installed(instrument)
     if own is not None and own.judge_validation is not None:
-        offering = [instrument]
+        validating = [instrument]
     else:
-        offering = [name for name, bench in all_benchmarks().items() if bench.judge_validation is not None]
-    return [f"empathybench judge validate --bench {name} --judge {quoted}" for name in offering]
+        validating = [name for name, bench in all_benchmarks().items() if bench.judge_validation is not None]
+    commands = [f"empathybench judge validate --bench {name} --judge {quoted}" for name in validating]
+    if own is not None and own.judge_comparison is not None:
+        commands.append(f"empathybench judge compare --bench {instrument} --judge {quoted}")
+    return commands
 
 
 def _run_judge(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> tuple[str, bool]:
