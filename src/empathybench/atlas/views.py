@@ -225,10 +225,9 @@ def render_boards(board: Mapping[str, Any], console: Any) -> None:
         title = (
             f"{plain(published['board'])} ({plain(published['source'], 100)}; {settings}; {plain(published['date'])})"
         )
-        table = Table(title=Text(title), title_justify="left")
         columns = [plain(c, 30) for c in published["columns"]]
-        for header in ("#", "model", "published", "95% interval", *columns):
-            table.add_column(header, justify="left" if header == "model" else "right")  # type: ignore[arg-type]
+        headers = ("#", "model", "published", "95% interval", *columns)
+        rows = []
         for row in published["rows"]:
             cells = [
                 str(row["rank"]),
@@ -236,8 +235,24 @@ def render_boards(board: Mapping[str, Any], console: Any) -> None:
                 number(row["published"], 1),
                 _interval(row["published_ci95"]),
             ]
-            cells += [number(row["figures"].get(c), 1) for c in published["columns"]]
+            rows.append(cells + [number(row["figures"].get(c), 1) for c in published["columns"]])
+        names = [cells[1] for cells in rows]
+        table = Table(title=Text(title), title_justify="left")
+        for header in headers:
+            table.add_column(header, justify="left" if header == "model" else "right")  # type: ignore[arg-type]
+        for cells in rows:
             table.add_row(*(Text(cell) for cell in cells))
+        if not fit_columns(table, console, {1: names}):
+            # a narrow terminal: each model's figures on the line under its name, so no name is cut
+            table = Table(title=Text(title), title_justify="left")
+            table.add_column("#", justify="right")
+            table.add_column("model\n" + " · ".join(headers[2:]))
+            for cells in rows:
+                figures = f"{cells[2]} {cells[3]}" + "".join(
+                    f" · {c} {v}" for c, v in zip(columns, cells[4:], strict=True)
+                )
+                table.add_row(Text(cells[0]), Text.assemble(cells[1], "\n", Text(figures, "dim")))
+            fit_columns(table, console, {1: names})
         console.print(table)
     for effect in board.get("board_effects", []):
         changed = "; ".join(

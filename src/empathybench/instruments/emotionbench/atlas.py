@@ -17,6 +17,7 @@ from typing import Any
 from empathybench.data.fetch import fetch_entry
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError
+from empathybench.formatting import number
 from empathybench.instruments.emotionbench.data import read_answer_sheet
 from empathybench.instruments.emotionbench.questionnaires import load_questionnaires, panas_affect
 from empathybench.instruments.emotionbench.rescore import detect_questionnaire, rescore_panas
@@ -108,14 +109,15 @@ def _differing_factors(model: str, table: Mapping[str, Any]) -> list[str]:
     for emotion, factors in row.items():
         if emotion in ("Control", "Overall") or not isinstance(factors, dict):
             continue
-        for number, (name, figures) in enumerate(factors.items()):
-            mine = ours.get(f"{emotion}-{number}")
+        for index, (name, figures) in enumerate(factors.items()):
+            mine = ours.get(f"{emotion}-{index}")
             published = figures.get(NEGATIVE) if isinstance(figures, dict) else None
             if mine is None or not isinstance(published, int | float) or mine["NA_mean"] is None:
                 continue
             if abs(float(published) - mine["NA_mean"]) > 0.005:
                 differing.append(
-                    f"{emotion}: {str(name)[:60]} {float(published):.4f} against {mine['NA_mean']:.4f} "
+                    f"{emotion}: {str(name)[:60]} {number(float(published), 4)} against "
+                    f"{number(float(mine['NA_mean']), 4)} "
                     f"({mine['n']} readable runs)"
                 )
     return differing

@@ -21,6 +21,7 @@ from empathybench.data.fetch import fetch_entry
 from empathybench.data.parsed import assigned_literal, string_map
 from empathybench.data.registry import DataFile, load_pins
 from empathybench.errors import DataError, UserError
+from empathybench.formatting import number
 from empathybench.instruments.protocol import (
     AtlasScore,
     AtlasSource,
@@ -153,7 +154,7 @@ def site_rows() -> list[PublishedOnly]:
         if before is not None and round(before, 1) == round(value, 1):
             continue
         why = f"a row of the published board {SITE_BOARD}; no released output; " + (
-            f"the notebook's leaderboard shows {before:.1f}"
+            f"the notebook's leaderboard shows {number(float(before), 1)}"
             if before is not None
             else "not on the notebook's leaderboard"
         )

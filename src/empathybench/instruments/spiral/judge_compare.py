@@ -290,8 +290,8 @@ def prepare(
                 dropped=list(reading.dropped),
             )
             return entry
-        value, error, raw, asks = await judge_final(ctx, protocol, transcript, settings)
-        entry.update(final_judgement=value, error=error, raw=None if raw is None else stored_text(raw), asks=asks)
+        value, error, raw, asked = await judge_final(ctx, protocol, transcript, settings)
+        entry.update(final_judgement=value, error=error, raw=None if raw is None else stored_text(raw), asks=asked.asks)
         return entry
 
     n_final = sum(task.kind == "final" for task in tasks)

@@ -58,8 +58,8 @@ PROVIDERS = {
 API_DEFAULT = "API default"
 DATASET = "legacy: nii-cl/tactful-tom@a5e86358 dataset/ (84 conversations, 3,544 scored questions)"
 ABSENT_WHY = (
-    "released outputs of sets 0, 3 and 4 (4 MiB or more each) absent from every reachable copy "
-    "(specs/tactfultom.md section 11 item 7); the figure is the published table's row"
+    "released outputs of sets 0, 3 and 4 (4 MiB or more each) absent from every reachable copy; "
+    "the figure is the published table's row"
 )
 HEADLINE_NOTE = "overall_macro is ours (the mean of upstream's 11 category accuracies); the categories: figures"
 DATASET_NOTE = (
