@@ -197,7 +197,10 @@ def test_damaged_workbooks_are_one_line(tmp_path: Path) -> None:
 
 
 def test_a_second_read_comes_from_the_cache_without_openpyxl(data: MentalAlign) -> None:
-    # `data` parsed the workbooks into this session's cache; a new process reads them from there.
+    # A new process reads the workbooks from this session's cache. `data` may have come from this process's memory
+    # (another test loaded them under another cache directory): read once more, under this session's cache, first.
+    load_mentalalign.cache_clear()
+    assert len(load_mentalalign().conversations) == len(data.conversations)
     code = (
         "import sys; from empathybench.judges.ratings import load_mentalalign; d = load_mentalalign(); "
         "print(len(d.conversations), 'openpyxl' in sys.modules)"
