@@ -1,8 +1,8 @@
 """A user's own `judge compare` results as a source of judge evidence: each `judge-comparison.json`
-(run/judge_compare.py; the envelope is every instrument's, docs/judges.md) names its instrument, its judge, the verdict against the
-instrument's margin, and carries the figures its instrument names for `empathybench judges` (`evidence`: the judge's
-agreement with the instrument's published judge, each {"against", "aspect", "statistic", "value", "ci95", "n",
-"unit", "headline"}).
+(run/judge_compare.py; the envelope is every instrument's, docs/judges.md) names its instrument, its judge, the
+verdict against the instrument's margin, and carries the figures its instrument names for `empathybench judges`
+(`evidence`: the judge's agreement with the instrument's published judge, each {"against", "aspect", "statistic",
+"value", "ci95", "n", "unit", "headline"}).
 
 A result is read bounded and checked like a validation report (judges/validation_reports.py): a file of the wrong
 kind or format is one UserError line; a result written before results carried `evidence` is left out with a note
