@@ -17,7 +17,7 @@ from typing import Any
 from empathybench.judges.evidence import Evidence, from_record, is_records
 from empathybench.version import __version__
 
-KEPT = "board-judge-evidence-1"  # raise it whenever the rows computed change
+KEPT = "board-judge-evidence-3"  # raise it whenever the rows computed change
 JUDGE_SETTING = "judge"  # the atlas entries' setting that names the judge
 HEADLINE = "headline"  # atlas/boards.py's name of a board's own published figure
 
@@ -42,17 +42,18 @@ def judge_change_rows(atlas: Mapping[str, Any], effects: Sequence[Mapping[str, A
         title = str(atlas["instruments"][effect["instrument"]].get("title") or effect["instrument"])
         boards = " and ".join(str(board) for board in effect["boards"])
         for judge, other, sign in ((first, second, -1.0), (second, first, 1.0)):
-            against = f"judge {other} (the other board)"
-            note = f"the models on both boards {boards}, one judged by each"
+            # The other judge is named in the note: a dated checkpoint name in `against` would widen every table.
+            against = "the other board's judge"
+            note = f"against {other}; the models on both boards {boards}, each board judged by one of the two"
             for figure in effect["figures"]:
-                label = f"{title}: {figure['label']}"
+                label = f"{title} {figure['label']}"
                 rho = figure["spearman"]
                 rows.append(
                     Evidence(
                         judge=judge,
                         source=BoardJudgeChangeSource.name,
                         against=against,
-                        aspect=f"{label}, order of the models",
+                        aspect=f"{label}: model order",
                         statistic="Spearman's rho",
                         value=rho["rho"],
                         ci95=_interval(rho["ci95"]),
@@ -71,7 +72,7 @@ def judge_change_rows(atlas: Mapping[str, Any], effects: Sequence[Mapping[str, A
                         judge=judge,
                         source=BoardJudgeChangeSource.name,
                         against=against,
-                        aspect=f"{label}, mean over the models",
+                        aspect=f"{label}: mean",
                         statistic="mean change (this judge - the other)",
                         value=None if difference is None else sign * difference,
                         ci95=_interval(figure["ci95"]) if sign > 0 else _negated(figure["ci95"]),
@@ -136,8 +137,8 @@ class BoardJudgeChangeSource:
 
     def detail(self) -> dict[str, Any]:
         notes = [
-            f"{effect['instrument']}: {' and '.join(effect['boards'])}, {effect['n']} models on both; "
-            f"{effect['method']}"
+            f"{effect['instrument']}: {' and '.join(effect['boards'])}, {effect['n']} models on both; intervals: "
+            "bootstrap over the models (--json: each figure and the method)"
             for effect in self.effects
         ]
         return {"effects": self.effects, "notes": notes}
