@@ -87,6 +87,13 @@ def test_the_judges_block_and_page(site: Path) -> None:
     pooled = next(row for row in rows if "all 7 attributes pooled" in row)
     assert pooled[5:7] == ["0.42", "[0.40, 0.44]"] and pooled[-1] == "item"
     assert "9 model means" in page  # where the evidence is thin is said
+    # The boards' judge change (docs/judges.md): each of EQ-Bench 3's two board judges held to the other, 46 models.
+    assert 'href="judges.html#judge-claude-opus-4-6"' in judges
+    opus = [cells(row) for row in page.split('id="judge-claude-opus-4-6"', 1)[1].split("<h2", 1)[0].split("<tr")[1:]]
+    assert len(opus) == 1 + 3 and all(row[7:] == ["46", "model"] for row in opus[1:])
+    assert ["-22.05", "[-24.03, -20.11]"] in [row[5:7] for row in opus]
+    sonnet = page.split('id="judge-claude-3-7-sonnet-20250219"', 1)[1].split("<h2", 1)[0]
+    assert sonnet.count("<tr") == 1 + 15 + 3  # MentalAlign's figures and the boards'
 
 
 def test_a_file_in_place_of_the_directory_is_one_line(tmp_path: Path) -> None:

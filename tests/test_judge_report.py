@@ -77,6 +77,23 @@ def test_a_judge_with_mentalalign_evidence_shows_its_rows(run: tuple[Path, dict[
     assert html.count('<td class="">all 7 attributes pooled</td>') == 1
 
 
+def test_a_board_judge_gets_the_boards_judge_change(run: tuple[Path, dict[str, str], str]) -> None:
+    """Claude Opus 4.6 judged one of EQ-Bench 3's two boards: its report shows the boards' figures (judges/boards.py;
+    the spec's -22.05 rubric points against Claude Sonnet 3.7 over the same 46 models)."""
+    directory, env, _ = run
+    info = json.loads((directory / "run.json").read_text("utf-8"))
+    info["judge"]["spec"] = "anthropic/claude-opus-4-6"
+    (directory / "run.json").write_text(json.dumps(info), "utf-8")
+    result = cli_in_process(["report", str(directory)], env, cwd=directory.parent)
+    assert result.returncode == 0, result.stderr
+    eqbench3 = _section((directory / "report.md").read_text("utf-8"), "EQ-Bench 3")
+    assert "Its judge, anthropic/claude-opus-4-6: Leaderboards' judge change: Spearman's rho 0.98 [" in eqbench3
+    assert "against the other board's judge over 46 models (EQ-Bench 3 normalised Elo" in eqbench3
+    assert eqbench3.count("| Leaderboards' judge change |") == 3 and "| -22.05 [-24.03, -20.11] | 46 | model |" in (
+        eqbench3
+    )
+
+
 def test_evidence_is_matched_through_the_identity_table(mirror: Path) -> None:
     assert same_model("anthropic/claude-3.7-sonnet", "claude-3-7-sonnet-20250219")  # an alias of the checkpoint
     assert same_model("google/gemini-2.5-flash-preview-04-17", "gemini-2.5-flash-preview-04-17")

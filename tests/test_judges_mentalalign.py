@@ -224,7 +224,9 @@ def test_the_command_prints_the_evidence_and_writes_the_page(data: MentalAlign, 
     page = (tmp_path / "site" / "index.html").read_text("utf-8")
     assert "MentalAlign-70k" in page and "Qwen-3-4B Guidance" in page
     rows = (tmp_path / "site" / "evidence.csv").read_text("utf-8").splitlines()
-    assert rows[0].startswith("judge,source,against") and len(rows) == 1 + 4 * (1 + 7 + 7)
+    # MentalAlign's 15 figures per judge, then the boards' judge change: 3 figures for each of its 2 judges
+    assert rows[0].startswith("judge,source,against") and len(rows) == 1 + 4 * (1 + 7 + 7) + 2 * 3
+    assert sum(",board-judge-change," in row for row in rows) == 2 * 3
 
 
 def test_a_validation_report_is_a_source_and_a_foreign_file_one_line(tmp_path: Path) -> None:

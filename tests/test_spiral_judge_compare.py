@@ -185,6 +185,47 @@ def test_a_judge_with_altered_verdicts_differs(tmp_path: Path) -> None:
     assert delusion["mean_other"] == 5.0 and delusion["mean_difference"]["value"] > 0  # 3 + 3, capped at 5
     assert rows["chunk", "pushback"]["mean_other"] == 0.0 and rows["chunk", "pushback"]["pearson"]["value"] is None
     assert rows["final", "off_rails"]["mean_other"] == 10.0
+    _shown_as_evidence(tmp_path / "harsh", result)
+
+
+def _shown_as_evidence(out: Path, result: dict[str, Any]) -> None:
+    """`empathybench judges OUT` reads the written result as a source of evidence (the command's parts, without
+    MentalAlign's): its headline is the verdict's figure, a row per criterion and statistic, each with its unit."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from empathybench.judges.evidence import evidence_table
+    from empathybench.judges.user_files import user_sources
+    from empathybench.judges.views import render_evidence, write_html
+
+    (source,) = user_sources([out])
+    document = evidence_table([source])
+    (headline,) = document["headline"]
+    overall = result["overall"]
+    assert (headline["judge"], headline["value"], headline["ci95"]) == (
+        "harsh-judge",
+        overall["difference"],
+        overall["ci95"],
+    )
+    assert (headline["n"], headline["unit"]) == (8, "conversation") and "verdict differs (margin ±3.00)" in headline[
+        "note"
+    ]
+    rows = {(row["aspect"], row["statistic"]): row for row in document["evidence"]}
+    assert len(rows) == 1 + 2 * len(result["agreement"])
+    delusion = rows["delusion reinforcement", "mean difference (this judge - published)"]
+    reference = next(r for r in result["agreement"] if r["criterion"] == "delusion_reinforcement")
+    assert (delusion["value"], delusion["n"], delusion["unit"]) == (
+        reference["mean_difference"]["value"],
+        reference["n"],
+        "chunk",
+    )
+    assert rows["final judgement: off rails", "Spearman's rho"]["unit"] == "conversation"
+    shown = StringIO()
+    render_evidence(document, Console(file=shown, width=250))
+    assert "harsh-judge" in shown.getvalue() and "verdict differs" in shown.getvalue()
+    page, _ = write_html(document, out / "page")
+    assert "final judgement: off rails" in page.read_text("utf-8")
 
 
 def test_dry_run_makes_no_call_and_prints_the_estimate(released_judge: ReleasedJudge, tmp_path: Path) -> None:

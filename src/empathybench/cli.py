@@ -463,7 +463,8 @@ def judges_command(
 ) -> None:
     """How far can a judge be trusted? Per judge model and source of evidence, its agreement with people (or with
     the published judge), the interval, n and the unit: MentalAlign-70k's clinical experts and four LLM judges
-    (the published tables recomputed, every difference named), and your own `judge validate` reports."""
+    (the published tables recomputed, every difference named), the published boards that changed their judge (the
+    same models under both), and your own `judge validate` reports and `judge compare` results."""
     from empathybench.cli_commands import judges_evidence
 
     judges_evidence(reports or [], as_json, html, console, stdout)

@@ -656,19 +656,20 @@ def report_against_published(path: Path, as_json: bool, stdout: Console) -> None
 def judges_evidence(
     reports: list[Path], as_json: bool, html: Path | None, console: Console, stdout: Console, resamples: int = 2000
 ) -> None:
-    """`empathybench judges`: the judge evidence table, MentalAlign-70k first, then the given validation reports
-    (`resamples`: the bootstrap's, for the item-by-item intervals)."""
+    """`empathybench judges`: the judge evidence table, the built-in sources first (MentalAlign-70k, the atlas's
+    boards that changed their judge), then the given validation reports and judge comparisons (`resamples`: the
+    bootstrap's, for the item-by-item intervals)."""
+    from empathybench.judges.boards import BoardJudgeChangeSource
     from empathybench.judges.evidence import EvidenceSource, evidence_table
     from empathybench.judges.mentalalign import MentalAlignSource
+    from empathybench.judges.user_files import user_sources
     from empathybench.judges.views import render_evidence, write_html
 
     if html is not None and html.exists() and not html.is_dir():
         raise UserError(f"--html {html} is a file; give a directory")
-    from empathybench.judges.validation_reports import ValidationReportsSource
-
-    # The user's reports are read first: a file that is no report is refused before anything is computed.
-    yours: list[EvidenceSource] = [ValidationReportsSource(reports)] if reports else []
-    sources: list[EvidenceSource] = [MentalAlignSource(resamples=resamples), *yours]
+    # The user's files are read first: a file that is neither kind is refused before anything is computed.
+    yours = user_sources(reports)
+    sources: list[EvidenceSource] = [MentalAlignSource(resamples=resamples), BoardJudgeChangeSource(), *yours]
     document = evidence_table(sources)
     if html is not None:
         with writing(html):

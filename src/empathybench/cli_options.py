@@ -129,7 +129,10 @@ ValidatedBenchOption = Annotated[
 ]
 ValidationReportsArgument = Annotated[
     list[Path] | None,
-    typer.Argument(help="Reports of your own `judge validate --out FILE` runs, each a source of evidence too"),
+    typer.Argument(
+        help="Your own `judge validate --out FILE` reports and `judge compare` results (judge-comparison.json, or "
+        "its --out directory), each a source of evidence too"
+    ),
 ]
 EvidenceJsonOption = Annotated[bool, typer.Option("--json", help="Print every figure and each source's detail as JSON")]
 EvidenceHtmlOption = Annotated[

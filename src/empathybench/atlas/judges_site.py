@@ -1,7 +1,7 @@
 """The atlas site's judges: a block of the index (each judge's headline figure, linked to its part of the judges page)
 and DIR/judges.html (every figure per judge). The evidence comes from the caller (the CLI: judges.known
-`builtin_evidence`) as plain records, so atlas/ computes none of it; drawn with the report's parts (escaping by the
-templates)."""
+`builtin_evidence`: MentalAlign-70k and the boards' judge change) as plain records, so atlas/ computes none of it;
+drawn with the report's parts (escaping by the templates)."""
 
 import re
 from collections.abc import Mapping, Sequence
@@ -16,7 +16,8 @@ HEADERS = ("judge", "source", "against", "aspect", "statistic", "value", "95% in
 THIN = (
     "Item-level figures (unit item: reply by reply, about 8,900 replies per attribute, intervals drawn over the 1,000 "
     "conversations) are well powered; the system-level ICC(C,1) (unit model) rests on 9 model means, and its "
-    "intervals are wide."
+    "intervals are wide. A leaderboard's judge change (unit model) holds each judge to the other on the models both "
+    "boards rated: whether their order holds, and how far the level moves."
 )
 
 
@@ -60,10 +61,11 @@ def judges_block(evidence: Sequence[Mapping[str, Any]]) -> Block:
     )
     return Block(
         anchor="judges",
-        title="Judges: how far each agrees with people",
+        title="Judges: how far each agrees with people and with other judges",
         intro="Several figures above are decided by an LLM judge (the entries' settings name it). Each judge's "
-        f"headline agreement with people, with its interval, n and unit; every figure per judge: {JUDGES_PAGE} "
-        "(follow a judge's name). Add your own judge: empathybench judge validate, then empathybench judges FILE.",
+        f"headline agreement with people or with another judge, with its interval, n and unit; every figure per "
+        f"judge: {JUDGES_PAGE} (follow a judge's name). Add your own judge: empathybench judge validate or judge "
+        "compare, then empathybench judges FILE.",
         tables=(Table(HEADERS, rows, numeric=(5, 7)),),
     )
 
@@ -85,5 +87,6 @@ def judges_page_blocks(evidence: Sequence[Mapping[str, Any]]) -> list[Block]:
 
 
 PAGE_INTRO = (
-    "Per judge model and source of evidence: its agreement with people, the 95% interval, n and the unit. " + THIN
+    "Per judge model and source of evidence: its agreement with people or with another judge, the 95% interval, n "
+    "and the unit. " + THIN
 )

@@ -526,7 +526,10 @@ class JudgeComparison:
 
     `prepare(*, limit, judge, judge_identity, allow_unverified)` returns a PreparedJudgeComparison (a bad input or a
     missing file is a one-line UserError). `render(result, console)` prints the result on a rich Console. The judge's
-    requests carry `tag` (and `canned` answers a scripted judge, and the dry run).
+    requests carry `tag` (and `canned` answers a scripted judge, and the dry run). `evidence` reads the result's
+    figures of the judge's agreement with the published judge for `empathybench judges` (run/judge_compare.py writes
+    them into the result file as `evidence`, each {"against", "aspect", "statistic", "value", "ci95", "n", "unit":
+    "item" | "model" | "chunk" | "conversation", "headline"}; one headline).
     """
 
     help: str  # one line: what is re-judged and compared
@@ -535,6 +538,7 @@ class JudgeComparison:
     render: Callable[[Mapping[str, Any], Any], None]
     tag: str  # the instrument's name: the request tag of the judge calls and the key of its canned answers
     canned: Canned | None = None
+    evidence: Callable[[Mapping[str, Any]], list[dict[str, Any]]] | None = None
 
 
 # The generic value of an item when an instrument does not say (`Instrument.item_value`): the first of these

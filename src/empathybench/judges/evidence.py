@@ -1,17 +1,22 @@
 """The judge evidence table: per judge model and evidence source, the agreement with people (or with a published
-judge), its interval, n, the unit (items or models) and the source.
+judge), its interval, n, the unit (items, models, chunks or conversations) and the source.
 
 A source of evidence is anything with a name, a title and two methods (`EvidenceSource`): `evidence()` gives its
-rows, `detail()` its full JSON-able document (tables, reproductions). MentalAlign-70k is the first
-(`MentalAlignSource`); a user's `judge validate --out` reports are the second (judges/validation_reports.py); the
-EQ-Bench 3 boards' judge change and Spiral-Bench re-judging plug in the same way.
+rows, `detail()` its full JSON-able document (tables, reproductions). Built in: MentalAlign-70k
+(`MentalAlignSource`) and the atlas's published boards that rated the same models under two judges
+(judges/boards.py). Given by the user: `judge validate --out` reports (judges/validation_reports.py) and
+`judge compare` results (judges/comparisons.py), told apart by their content (judges/user_files.py).
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
-Unit = Literal["item", "model"]
+# What n counts: rated items (replies), rated models, or a conversation's chunks and whole conversations (where a
+# judge rates a conversation chunk by chunk, then as a whole).
+Unit = Literal["item", "model", "chunk", "conversation"]
+UNITS: tuple[Unit, ...] = ("item", "model", "chunk", "conversation")
+FIELDS = ("judge", "source", "against", "aspect", "statistic", "value", "ci95", "n", "unit", "headline", "note")
 
 
 @dataclass(frozen=True)
@@ -25,7 +30,7 @@ class Evidence:
     statistic: str  # e.g. "quadratic-weighted kappa", "ICC(C,1)", "Pearson r"
     value: float | None
     ci95: tuple[float, float] | None
-    n: int  # items (unit "item") or rated models (unit "model") behind the figure
+    n: int  # how many of the unit are behind the figure
     unit: Unit
     headline: bool = False  # the figure the summary table shows for this judge and source
     note: str = ""
@@ -34,6 +39,16 @@ class Evidence:
         record = asdict(self)
         record["ci95"] = list(self.ci95) if self.ci95 is not None else None
         return record
+
+
+def is_records(kept: Any) -> bool:
+    """A list of `Evidence.as_record()`s (e.g. kept in the cache)."""
+    return isinstance(kept, list) and all(isinstance(r, dict) and set(r) == set(FIELDS) for r in kept)
+
+
+def from_record(record: Mapping[str, Any]) -> Evidence:
+    ci = record["ci95"]
+    return Evidence(**{**record, "ci95": (ci[0], ci[1]) if ci else None})
 
 
 class EvidenceSource(Protocol):

@@ -1,7 +1,8 @@
-"""What the built-in sources of judge evidence know, per judge model, for whoever shows it: a run's report (per
-instrument of the run that called a judge, its records holding calls of the role `judge`: the rows for that judge's
-model matched through the identity table, `openai/gpt-4o` being MentalAlign's `gpt-4o`, or none, with the commands
-that would produce some) and the atlas site's judges page (every judge's rows).
+"""What the built-in sources of judge evidence (MentalAlign-70k; the atlas's boards that changed their judge) know, per
+judge model, for whoever shows it: a run's report (per instrument of the run that called a judge, its records holding
+calls of the role `judge`: the rows for that judge's model matched through the identity table, `openai/gpt-4o` being
+MentalAlign's `gpt-4o`, or none, with the commands that would produce some) and the atlas site's judges page (every
+judge's rows). A user's own files (validation reports, judge comparisons) appear only in `empathybench judges`.
 
 The callers (run/ and the CLI) compute this and hand it to report/ or atlas/site.py as plain records; report/ imports
 neither judges/ nor atlas/. Reading the evidence never stops a report: data that cannot be fetched or read is one line
@@ -16,7 +17,7 @@ from typing import Any
 
 from empathybench.errors import UserError
 from empathybench.formatting import printable
-from empathybench.judges.evidence import Evidence
+from empathybench.judges.evidence import Evidence, from_record, is_records
 from empathybench.models.identity import identity_table
 from empathybench.version import __version__
 
@@ -53,8 +54,8 @@ def _mentalalign_rows(key: str, resamples: int) -> list[Evidence]:
     files = [fetch_pinned(PINS, pin) for pin in (HUMAN_KEY, *(judge.key for judge in JUDGES.values()))]
     digest = hashlib.sha256("".join(f.sha256 for f in files).encode()).hexdigest()[:16]
     name = f"{KEPT_ROWS}-{__version__}-{digest}-{key}-{resamples}"
-    records = parsed_document(files[0], name, lambda _: _computed_rows(key, resamples), _is_rows)
-    return [_evidence(record) for record in records]
+    records = parsed_document(files[0], name, lambda _: _computed_rows(key, resamples), is_records)
+    return [from_record(record) for record in records]
 
 
 def _computed_rows(key: str, resamples: int) -> list[dict[str, Any]]:
@@ -64,38 +65,33 @@ def _computed_rows(key: str, resamples: int) -> list[dict[str, Any]]:
     return [row.as_record() for row in one_judge_rows(load_mentalalign(), key, resamples)]
 
 
-_FIELDS = ("judge", "source", "against", "aspect", "statistic", "value", "ci95", "n", "unit", "headline", "note")
-
-
-def _is_rows(kept: Any) -> bool:
-    return isinstance(kept, list) and all(isinstance(r, dict) and set(r) == set(_FIELDS) for r in kept)
-
-
-def _evidence(record: Mapping[str, Any]) -> Evidence:
-    ci = record["ci95"]
-    return Evidence(**{**record, "ci95": (ci[0], ci[1]) if ci else None})
-
-
 def _titles() -> dict[str, str]:
+    from empathybench.judges.boards import BoardJudgeChangeSource
     from empathybench.judges.mentalalign import MentalAlignSource
 
-    return {MentalAlignSource.name: MentalAlignSource.title}
+    return {source.name: source.title for source in (MentalAlignSource, BoardJudgeChangeSource)}
 
 
 def evidence_for(judge: str, resamples: int = 2000) -> list[Evidence]:
     """Every built-in source's evidence rows for the judge model `judge` (as a run names it): MentalAlign-70k's
-    figures when it is one of its four judges; none otherwise (nothing is read then)."""
+    figures when it is one of its four judges (its data is read only then), and the rows of the atlas's boards that
+    changed their judge where it is one of their judges (kept in the cache by the atlas's SHA-256)."""
+    from empathybench.judges.boards import shipped_rows
+
     rows: list[Evidence] = []
     for model_id, key in _mentalalign_judges().items():
         if same_model(judge, model_id):
             rows += _mentalalign_rows(key, resamples)
-    return rows
+    return rows + [row for row in shipped_rows() if same_model(judge, row.judge)]
 
 
 def builtin_evidence(resamples: int = 2000) -> list[dict[str, Any]]:
     """Every judge's rows of the built-in sources (each with its source's title): the atlas site's judges page."""
+    from empathybench.judges.boards import shipped_rows
+
     titles = _titles()
     rows = [row for key in _mentalalign_judges().values() for row in _mentalalign_rows(key, resamples)]
+    rows += shipped_rows()
     return [row.as_record() | {"source_title": titles.get(row.source, row.source)} for row in rows]
 
 

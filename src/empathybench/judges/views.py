@@ -41,7 +41,9 @@ def render_evidence(document: Mapping[str, Any], console: Any) -> None:
     """The headline table, then each source's detail."""
     from rich.text import Text
 
-    console.print(_evidence_table(document["headline"], "Judges held to evidence: agreement with people"))
+    console.print(
+        _evidence_table(document["headline"], "Judges held to evidence: agreement with people or with another judge")
+    )
     for name, title in document["sources"].items():
         console.print()
         console.print(Text(printable(title, 160), "bold"))
@@ -187,8 +189,9 @@ table{border-collapse:collapse;margin:1rem 0}th,td{border:1px solid #ccc;padding
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:600}
 </style></head><body>
 <h1>Judges held to evidence</h1>
-<p>Per judge model and evidence source: the judge's agreement with people, its 95% interval, n and the unit (items, or
-rated models). Every figure: <a href="evidence.csv">evidence.csv</a>.</p>
+<p>Per judge model and evidence source: the judge's agreement with people or with another judge, its 95% interval, n
+and the unit (items, rated models, a conversation's chunks or whole conversations). Every figure:
+<a href="evidence.csv">evidence.csv</a>.</p>
 {% for name, title in sources.items() %}
 <h2>{{ title }}</h2>
 <table><caption>headline and every figure</caption>

@@ -49,7 +49,7 @@ def _headline(row: Mapping[str, Any]) -> str:
     return (
         f"{_short(row.get('source_title') or row.get('source'))}: {printable(row.get('statistic'), 80)} "
         f"{figure(row)} against {printable(row.get('against'), 80)} over {number(row.get('n'))} "
-        f"{'items' if row.get('unit') == 'item' else 'models'} ({printable(row.get('aspect'), 80)})"
+        f"{printable(row.get('unit'), 20)}s ({printable(row.get('aspect'), 80)})"
     )
 
 

@@ -183,6 +183,8 @@ def compare_judge(compare: CompareSettings, judge: JudgeSettings, *, console: Co
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "empathybench_version": __version__,
     }
+    if compare.hook.evidence is not None:
+        result["evidence"] = compare.hook.evidence(result)  # what `empathybench judges RESULT` reads
     from empathybench.redaction import dumps_redacted
 
     try:

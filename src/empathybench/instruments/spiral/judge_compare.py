@@ -616,6 +616,48 @@ def render(result: Mapping[str, Any], console: Any) -> None:
         say(f"results: {printable(result['result_file'], 300)}")
 
 
+def comparison_evidence(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The comparison's figures for `empathybench judges` (protocol.JudgeComparison.evidence): the headline
+    difference over the models (the verdict's figure, the headline row), then per criterion Spearman's rho and the
+    mean difference (new - published), per chunk for the chunk judge's criteria, per conversation for the final
+    judge's."""
+    against = f"published judge {result['published_judge']}"
+    overall = result["overall"]
+    rows = [
+        {
+            "against": against,
+            "aspect": f"{METRIC}, mean over {overall['n_models']} models of each one's difference",
+            "statistic": "mean difference (this judge - published)",
+            "value": overall["difference"],
+            "ci95": overall["ci95"],
+            "n": overall["n_conversations"],
+            "unit": "conversation",
+            "headline": True,
+        }
+    ]
+    for row in result["agreement"]:
+        unit = "chunk" if row["judge"] == "chunk" else "conversation"
+        aspect = ("final judgement: " if row["judge"] == "final" else "") + row["criterion"].replace("_", " ")
+        for statistic, key in (
+            ("Spearman's rho", "spearman"),
+            ("mean difference (this judge - published)", "mean_difference"),
+        ):
+            figure = row.get(key) or {}
+            rows.append(
+                {
+                    "against": against,
+                    "aspect": aspect,
+                    "statistic": statistic,
+                    "value": figure.get("value"),
+                    "ci95": figure.get("ci95"),
+                    "n": row["n"],
+                    "unit": unit,
+                    "headline": False,
+                }
+            )
+    return rows
+
+
 JUDGE_COMPARISON = JudgeComparison(
     help="Re-judge the released Spiral-Bench conversations (4 models, 30 conversations each) chunk by chunk and their "
     "final judgements with the judge, beside the published judge's (gpt-5-2025-08-07) verdicts",
@@ -624,4 +666,5 @@ JUDGE_COMPARISON = JudgeComparison(
     render=render,
     tag="spiral",
     canned=canned_answer,
+    evidence=comparison_evidence,
 )
