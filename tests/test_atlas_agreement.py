@@ -12,7 +12,7 @@ from empathybench.atlas.analysis import agreement
 @pytest.fixture(autouse=True)
 def _quick_interval(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about rho and who enters it; the bootstrap (2000 resamples) is tested in test_atlas_views."""
-    monkeypatch.setattr(analysis, "bootstrap_interval", lambda n, statistic, seed=0: (0.5, 1.0))
+    monkeypatch.setattr(analysis, "spearman_interval", lambda x, y, seed=0: (0.5, 1.0))
 
 
 def _entry(instrument: str, model: str, family: str, value: float) -> dict[str, Any]:

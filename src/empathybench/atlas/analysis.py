@@ -23,9 +23,8 @@ from empathybench.atlas.boards import board_effects, board_summaries
 from empathybench.atlas.place import figure_of, place_run
 from empathybench.atlas.views import ranked
 from empathybench.rundir.reader import RunData
-from empathybench.stats.agreement import spearman
+from empathybench.stats.agreement import spearman, spearman_interval
 from empathybench.stats.intervals import bootstrap_method, paired_mean_difference
-from empathybench.stats.tests import bootstrap_interval
 
 MIN_MODELS_FOR_VERDICT = 5
 DIGITS = 4
@@ -95,13 +94,8 @@ def rank_agreement(first: Mapping[str, float], second: Mapping[str, float], *, s
     rho, p_value = spearman(x, y) if len(shared) >= MIN_MODELS_FOR_VERDICT else (None, None)
     interval: tuple[float, float] | None = None
     if rho is not None:
-
-        def statistic(indices: list[int]) -> float:
-            value, _ = spearman([x[i] for i in indices], [y[i] for i in indices])
-            return math.nan if value is None else value
-
-        low, high = bootstrap_interval(len(shared), statistic, seed=seed)
-        interval = None if math.isnan(low) else (low, high)
+        # every resample ranked at once: the draws and the interval of bootstrap_interval over spearman, ~50x faster
+        interval = spearman_interval(x, y, seed=seed)
     verdict = None
     if len(shared) >= MIN_MODELS_FOR_VERDICT and interval is not None:
         verdict = "agree" if interval[0] > 0 else "disagree" if interval[1] < 0 else "inconclusive"

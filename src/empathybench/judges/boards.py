@@ -118,6 +118,19 @@ def shipped_rows() -> list[Evidence]:
     return [from_record(record) for record in shipped_judge_change()["rows"]]
 
 
+@cache
+def board_judges() -> frozenset[str]:
+    """The judges the shipped atlas's boards name (read from their entries, nothing computed): a report whose judge
+    is none of them needs no board rows, so it never computes them."""
+    from empathybench.atlas.data import shipped_atlas
+
+    return frozenset(
+        str(entry["settings"][JUDGE_SETTING])
+        for entry in shipped_atlas()["entries"]
+        if entry["settings"].get("board") and entry["settings"].get(JUDGE_SETTING)
+    )
+
+
 class BoardJudgeChangeSource:
     """The shipped atlas's boards that differ only in their judge (module docstring)."""
 

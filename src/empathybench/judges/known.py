@@ -76,12 +76,14 @@ def evidence_for(judge: str, resamples: int = 2000) -> list[Evidence]:
     """Every built-in source's evidence rows for the judge model `judge` (as a run names it): MentalAlign-70k's
     figures when it is one of its four judges (its data is read only then), and the rows of the atlas's boards that
     changed their judge where it is one of their judges (kept in the cache by the atlas's SHA-256)."""
-    from empathybench.judges.boards import shipped_rows
+    from empathybench.judges.boards import board_judges, shipped_rows
 
     rows: list[Evidence] = []
     for model_id, key in _mentalalign_judges().items():
         if same_model(judge, model_id):
             rows += _mentalalign_rows(key, resamples)
+    if not any(same_model(judge, board_judge) for board_judge in board_judges()):
+        return rows  # the boards' rows are computed (~1 s the first time) only for a judge they name
     return rows + [row for row in shipped_rows() if same_model(judge, row.judge)]
 
 
