@@ -11,7 +11,6 @@ import socket
 import socketserver
 import ssl
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -255,14 +254,16 @@ def test_many_calls_at_once_each_get_their_own_answer(
 
     monkeypatch.setattr(httpcore2, "default_ssl_context", counted)
     calls = 2 * CONNECTIONS_PER_CLIENT + 8
-    lock, in_flight, peak = threading.Lock(), [0], [0]
+    arrived, in_flight, peak = threading.Condition(), [0], [0]
 
     def answer(request: dict[str, Any]) -> str:
-        with lock:
+        # Each answer waits until every call is in flight (at most 10 s): a cap on connections keeps the rest out,
+        # and the peak falls short; a loaded machine only makes them arrive later (a fixed wait made that a failure).
+        with arrived:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.3)
-        with lock:
+            arrived.notify_all()
+            arrived.wait_for(lambda: peak[0] >= calls, timeout=10)
             in_flight[0] -= 1
         content = request["messages"][-1]["content"]
         return f"echo {content if isinstance(content, str) else content[0]['text']}"
