@@ -99,7 +99,8 @@ def main() -> int:
         "# What the atlas and the judge evidence add to a report",
         "",
         f"{report['when']}, Python {report['python']}, {report['cpus']} cores, load {load_before} before, "
-        f"{report['load_average_after']} after; median of {REPEATS} fresh processes each (bench/bench_report_extras.py).",
+        f"{report['load_average_after']} after; median of {REPEATS} fresh processes each "
+        "(bench/bench_report_extras.py).",
         "",
         "| part | median (s) | each (s) |",
         "|---|---|---|",
@@ -109,7 +110,8 @@ def main() -> int:
         f"{medians['judges_cold']} | {seconds['judges_cold']} |",
         f"| the judge evidence, cache warm | {medians['judges_warm']} | {seconds['judges_warm']} |",
         "",
-        f"Target: the atlas adds at most {TARGET_S} s to a report: {'met' if report['atlas_target_met'] else 'MISSED'}.",
+        f"Target: the atlas adds at most {TARGET_S} s to a report: "
+        f"{'met' if report['atlas_target_met'] else 'MISSED'}.",
     ]
     (RESULTS_DIR / "report_extras.md").write_text("\n".join(lines) + "\n", "utf-8")
     print("\n".join(lines))
