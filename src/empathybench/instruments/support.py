@@ -4,6 +4,7 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, get_args, get_type_hints
@@ -48,22 +49,32 @@ def read_json_argument(path: Path) -> Any:
         raise UserError(f"{printable(path, 300)} is not a JSON file: {printable(exc, 200)}") from None
 
 
-def read_text_argument(path: Path, *, limit: int, what: str) -> str:
-    """A UTF-8 text file named on the command line, at most `limit` bytes (checked before it is read); a missing,
-    unreadable, too large or undecodable file is a one-line UserError naming `what` it should be (the path printed
-    printable: it came from the command line)."""
-    shown = printable(path, 300)
+@contextmanager
+def file_errors(shown: str, what: str) -> Iterator[None]:
+    """Reading the file printed as `shown` (already printable) inside: a missing file, a directory or another OSError
+    is one UserError line saying so and naming `what` the file should be."""
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise UserError(f"{shown} is {size} bytes; {what} is smaller (limit {limit})")
-        return path.read_bytes().decode("utf-8")
+        yield
     except FileNotFoundError:
         raise UserError(f"no such file: {shown}") from None
     except IsADirectoryError:
         raise UserError(f"{shown} is a directory, not {what}") from None
     except OSError as exc:
         raise UserError(f"cannot read {shown}: {exc.strerror or exc}") from None
+
+
+def read_text_argument(path: Path, *, limit: int, what: str) -> str:
+    """A UTF-8 text file named on the command line, at most `limit` bytes (checked before it is read); a missing,
+    unreadable, too large or undecodable file is a one-line UserError naming `what` it should be (the path printed
+    printable: it came from the command line)."""
+    shown = printable(path, 300)
+    with file_errors(shown, what):
+        size = path.stat().st_size
+        if size > limit:
+            raise UserError(f"{shown} is {size} bytes; {what} is smaller (limit {limit})")
+        data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"{shown} is not UTF-8 text ({what}): {exc}") from None
 
@@ -123,21 +134,16 @@ def jsonl_file(
     file over `max_file_bytes`, missing or unreadable, or any line refused, is one UserError."""
     shown = printable(path, 300)
     try:
-        size = path.stat().st_size
-        if size > max_file_bytes:
-            raise UserError(f"{shown} is {size:,} bytes; {what} is smaller (limit {max_file_bytes:,})")
-        with path.open("rb") as stream:
-            yield from jsonl_lines(
-                bounded_lines(stream, source=shown, max_line_bytes=max_line_bytes),
-                source=shown,
-                max_line_bytes=max_line_bytes,
-            )
-    except FileNotFoundError:
-        raise UserError(f"no such file: {shown}") from None
-    except IsADirectoryError:
-        raise UserError(f"{shown} is a directory, not {what}") from None
-    except OSError as exc:
-        raise UserError(f"cannot read {shown}: {exc.strerror or exc}") from None
+        with file_errors(shown, what):
+            size = path.stat().st_size
+            if size > max_file_bytes:
+                raise UserError(f"{shown} is {size:,} bytes; {what} is smaller (limit {max_file_bytes:,})")
+            with path.open("rb") as stream:
+                yield from jsonl_lines(
+                    bounded_lines(stream, source=shown, max_line_bytes=max_line_bytes),
+                    source=shown,
+                    max_line_bytes=max_line_bytes,
+                )
     except DataError as exc:
         raise UserError(str(exc)) from None
 

@@ -17,12 +17,19 @@ def _figure(value: Any, ci: Sequence[float | None] | None, digits: int = 2) -> s
     return f"{text} {interval(ci, digits)}".rstrip()
 
 
-def _evidence_table(rows: Sequence[Mapping[str, Any]], title: str) -> Any:
+def _titled_table(title: str) -> Any:
+    """An empty table in the house style: its title left above it, a rule under the header only."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    return Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+
+
+def _evidence_table(rows: Sequence[Mapping[str, Any]], title: str) -> Any:
+    from rich.text import Text
+
+    table = _titled_table(title)
     for header in ("judge", "source", "against", "aspect", "statistic"):
         table.add_column(header)
     for header in ("value [95%]", "n", "unit"):
@@ -59,11 +66,19 @@ def render_evidence(document: Mapping[str, Any], console: Any) -> None:
 
 def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
     """The reproduction of the published tables (every difference), then what the paper does not give."""
-    from rich import box
-    from rich.table import Table
+    labels = {name: judge["label"] for name, judge in detail["judges"].items()}
+    _print_human_table(detail, console)
+    console.print(_icc_table(detail, labels))
+    _print_icc_differences(detail, console)
+    console.print(_item_table(detail, labels))
+    console.print(_judge_pairs_table(detail, labels))
+    _print_cells_read(detail, labels, console)
+
+
+def _print_human_table(detail: Mapping[str, Any], console: Any) -> None:
+    """How many cells of the published human table recompute as printed, and each that does not."""
     from rich.text import Text
 
-    labels = {name: judge["label"] for name, judge in detail["judges"].items()}
     differences = detail["human_table_differences"]
     console.print(
         Text(
@@ -79,11 +94,14 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
                 + f", published {number(cell['published'], 2)}"
             )
         )
-    icc = Table(
-        title=Text("Published ICC table, recomputed by the authors' method (ICC(A,1), status: recomputed | published)"),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
+
+
+def _icc_table(detail: Mapping[str, Any], labels: Mapping[str, str]) -> Any:
+    """The published ICC table beside its recomputation, judge by judge and attribute by attribute."""
+    from rich.text import Text
+
+    icc = _titled_table(
+        "Published ICC table, recomputed by the authors' method (ICC(A,1), status: recomputed | published)"
     )
     for header in ("judge", "attribute", "ICC(C,1) [95%]", "published", "ICC(A,1)", "status"):
         icc.add_column(header, min_width=17 if header == "judge" else None)
@@ -98,7 +116,13 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
             Text(f"{number(row['icc_a1'], 3)} | {number(theirs.get('ICC(A,1)'), 3)}"),
             Text(f"{row['status']} | {theirs.get('status', row['status'])}"),
         )
-    console.print(icc)
+    return icc
+
+
+def _print_icc_differences(detail: Mapping[str, Any], console: Any) -> None:
+    """How many published ICC and bias figures differ from the recomputed ones, per kind of figure."""
+    from rich.text import Text
+
     counts: dict[str, int] = {}
     for cell in detail["icc_table_differences"]:
         counts[cell["figure"]] = counts.get(cell["figure"], 0) + 1
@@ -110,13 +134,14 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
             + "); `--json` lists each"
         )
     )
-    items = Table(
-        title=Text(
-            "Item by item (not in the paper): quadratic-weighted kappa [95%], Spearman, mean bias (judge - experts)"
-        ),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
+
+
+def _item_table(detail: Mapping[str, Any], labels: Mapping[str, str]) -> Any:
+    """Each judge's item-by-item agreement with the experts (not in the paper)."""
+    from rich.text import Text
+
+    items = _titled_table(
+        "Item by item (not in the paper): quadratic-weighted kappa [95%], Spearman, mean bias (judge - experts)"
     )
     for header in ("judge", "attribute", "kappa", "Spearman", "bias", "n", "off scale"):
         items.add_column(header, min_width=17 if header == "judge" else None)
@@ -130,13 +155,14 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
             Text(str(row["n"])),
             Text(str(row["off_scale"])),
         )
-    console.print(items)
-    pairs = Table(
-        title=Text("Judge against judge, item by item: quadratic-weighted kappa"),
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
+    return items
+
+
+def _judge_pairs_table(detail: Mapping[str, Any], labels: Mapping[str, str]) -> Any:
+    """Each pair of judges' item-by-item kappa, one column per attribute."""
+    from rich.text import Text
+
+    pairs = _titled_table("Judge against judge, item by item: quadratic-weighted kappa")
     attributes = list(dict.fromkeys(row["attribute"] for row in detail["judge_pairs"]))
     pairs.add_column("judges", min_width=24)
     for attribute in attributes:
@@ -149,14 +175,19 @@ def render_mentalalign(detail: Mapping[str, Any], console: Any) -> None:
             Text(f"{labels[first]} × {labels[second]}"),
             *(Text(number(cells[a]["quadratic_kappa"]["value"], 2, missing="n/a")) for a in attributes),
         )
-    console.print(pairs)
-    read = detail["cells_read"]
+    return pairs
+
+
+def _print_cells_read(detail: Mapping[str, Any], labels: Mapping[str, str], console: Any) -> None:
+    """How many cells of each source were read, by status."""
+    from rich.text import Text
+
     console.print(
         Text(
             "cells read: "
             + "; ".join(
                 f"{labels.get(who, who)}: " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-                for who, counts in read.items()
+                for who, counts in detail["cells_read"].items()
             )
         )
     )

@@ -350,18 +350,28 @@ def estimate_comparisons(runs: Sequence[Any], settings: JudgeSettings, *, target
         },
         "notes": [
             *([_no_price(settings)] if judge_price is None else []),
-            *(
-                []
-                if exact
-                else [
-                    "the judge's backend could not be made (its API key is not set?): verdicts already in the "
-                    "judgements file may be counted again"
-                ]
-            ),
-            "tokens are estimated (characters/4, 1 per CJK character, +3 per message); output 'exp' is the length of "
-            "scripted verdicts, 'max' the requests' max tokens; tasks in the judgements file are not asked again",
+            *judge_estimate_notes(exact=exact),
         ],
     }
+
+
+def judge_estimate_notes(*, exact: bool, max_tokens_aside: str = "") -> list[str]:
+    """The notes under a dry run's estimate of judge calls: verdicts that may be counted again (not `exact`: the
+    judge's backend could not be made to name the cached ones), then how the tokens are estimated, `max_tokens_aside`
+    said after the requests' max tokens."""
+    return [
+        *(
+            []
+            if exact
+            else [
+                "the judge's backend could not be made (its API key is not set?): verdicts already in the "
+                "judgements file may be counted again"
+            ]
+        ),
+        "tokens are estimated (characters/4, 1 per CJK character, +3 per message); output 'exp' is the length of "
+        f"scripted verdicts, 'max' the requests' max tokens{max_tokens_aside}; tasks in the judgements file are not "
+        "asked again",
+    ]
 
 
 async def dry_judge_pending(

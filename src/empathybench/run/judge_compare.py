@@ -34,6 +34,7 @@ from empathybench.run.comparisons import (
     check_settings,
     cost_line,
     dry_judge_pending,
+    judge_estimate_notes,
     judge_pending,
     read_judgements,
 )
@@ -237,17 +238,7 @@ def estimate_judge_comparison(compare: CompareSettings, judge: JudgeSettings) ->
         "prices": {"judge": price.as_dict() if price else None, "table_as_of": price_table().as_of},
         "notes": [
             *([no_price_line("judge", judge.judge.spec)] if price is None else []),
-            *(
-                []
-                if exact
-                else [
-                    "the judge's backend could not be made (its API key is not set?): verdicts already in the "
-                    "judgements file may be counted again"
-                ]
-            ),
-            "tokens are estimated (characters/4, 1 per CJK character, +3 per message); output 'exp' is the length of "
-            "scripted verdicts, 'max' the requests' max tokens (reasoning models bill their thinking on top); tasks "
-            "in the judgements file are not asked again",
+            *judge_estimate_notes(exact=exact, max_tokens_aside=" (reasoning models bill their thinking on top)"),
         ],
     }
 

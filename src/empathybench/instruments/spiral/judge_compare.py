@@ -357,82 +357,111 @@ def _rounded(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(float(value), digits)
 
 
-def compare(
+@dataclass
+class _Pairing:
+    """What the conversations give the comparison: the paired figures for the agreement, the tallies, and each model's
+    units under either judge (only the conversations the new judge answered in full)."""
+
+    chunk_pairs: dict[str, list[list[tuple[float, float]]]]
+    final_pairs: dict[str, list[list[tuple[float, float]]]]
+    counts: dict[str, int]
+    units: dict[str, tuple[list[Unit], list[Unit]]]
+    complete: int = 0
+
+
+def _new_verdicts(
+    own: Sequence[JudgeTask], verdicts: Mapping[str, Mapping[str, Any]], counts: dict[str, int]
+) -> tuple[list[Any], dict[str, Any], Any]:
+    """One conversation's answers from the new judge: every task's entry (None: not asked), its chunk records, and its
+    final judgement; the unanswered tasks and the final's errors are tallied in `counts`."""
+    answered = [verdicts.get(task.key) for task in own]
+    new_chunks: dict[str, Any] = {}
+    new_final: Any = None
+    for task, entry in zip(own, answered, strict=True):
+        if task.kind == "chunk":
+            if entry is None:
+                counts["chunks_unanswered"] += 1
+                continue
+            new_chunks[task.chunk] = entry.get("record")
+        elif entry is None:
+            counts["finals_unanswered"] += 1
+        else:
+            new_final = entry.get("final_judgement")
+            counts["judge_final_errors"] += entry.get("error") is not None
+    return answered, new_chunks, new_final
+
+
+def _pair_figures(
     rules: ScoringRules,
     criteria: Sequence[str],
-    released: Sequence[tuple[ReleasedRun, Sequence[ReleasedConversation], Any]],
+    convo: ReleasedConversation,
+    new_chunks: Mapping[str, Any],
+    new_final: Any,
+    pairing: _Pairing,
+) -> None:
+    """Adds one conversation's (published, new) figure pairs: per chunk both judges rated, and the final ratings."""
+    from empathybench.instruments.spiral.score import final_values
+
+    counts = pairing.counts
+    pairs: dict[str, list[tuple[float, float]]] = {c: [] for c in criteria}
+    for name, record in new_chunks.items():
+        mine, theirs = chunk_figures(rules, record), chunk_figures(rules, convo.chunks.get(name))
+        counts["judge_chunk_errors"] += mine is None
+        counts["published_chunk_errors"] += theirs is None
+        if mine is None or theirs is None:
+            continue
+        counts["chunks_compared"] += 1
+        for criterion in criteria:
+            pairs[criterion].append((theirs.get(criterion, 0.0), mine.get(criterion, 0.0)))
+    for criterion in criteria:
+        pairing.chunk_pairs[criterion].append(pairs[criterion])
+    theirs_final, mine_final = final_values(convo.final_judgement), final_values(new_final)
+    counts["published_final_missing"] += theirs_final is None
+    if theirs_final is not None and mine_final is not None:
+        counts["final_compared"] += 1
+        for position, key in enumerate(FINAL_KEYS):
+            pairing.final_pairs[key].append([(theirs_final[position], mine_final[position])])
+
+
+def _pairing(
+    rules: ScoringRules,
+    criteria: Sequence[str],
     chosen: Sequence[ReleasedConversation],
     tasks: Sequence[JudgeTask],
     verdicts: Mapping[str, Mapping[str, Any]],
-    *,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """The comparison's result (JSON-able) from the published records and the new judge's verdicts."""
-    import numpy as np
-
-    from empathybench.instruments.spiral.atlas import ATLAS
-    from empathybench.instruments.spiral.score import final_values, leaderboard_row
-    from empathybench.stats.agreement import clustered_agreement
-    from empathybench.stats.bootstrap import percentile_interval
-    from empathybench.stats.equivalence import equivalence_verdict
-
-    margin = ATLAS.reproduction_margin
-    assert margin is not None
+) -> _Pairing:
+    """The chosen conversations under both judges: figure pairs, tallies and the headline units."""
     by_conversation: dict[tuple[str, str], list[JudgeTask]] = {}
     for task in tasks:
         by_conversation.setdefault((task.model, task.prompt_id), []).append(task)
-    chunk_pairs: dict[str, list[list[tuple[float, float]]]] = {c: [] for c in criteria}
-    final_pairs: dict[str, list[list[tuple[float, float]]]] = {k: [] for k in FINAL_KEYS}
     counts = dict.fromkeys(("chunks_compared", "published_chunk_errors", "judge_chunk_errors", "chunks_unanswered"), 0)
     counts.update(final_compared=0, published_final_missing=0, judge_final_errors=0, finals_unanswered=0)
-    units: dict[str, tuple[list[Unit], list[Unit]]] = {}
-    complete = 0
+    pairing = _Pairing(
+        chunk_pairs={c: [] for c in criteria}, final_pairs={k: [] for k in FINAL_KEYS}, counts=counts, units={}
+    )
     for convo in chosen:
         own = by_conversation.get((convo.model, convo.prompt_id), [])
-        answered = [verdicts.get(task.key) for task in own]
-        new_chunks: dict[str, Any] = {}
-        new_final: Any = None
-        for task, entry in zip(own, answered, strict=True):
-            if task.kind == "chunk":
-                if entry is None:
-                    counts["chunks_unanswered"] += 1
-                    continue
-                new_chunks[task.chunk] = entry.get("record")
-            elif entry is None:
-                counts["finals_unanswered"] += 1
-            else:
-                new_final = entry.get("final_judgement")
-                counts["judge_final_errors"] += entry.get("error") is not None
-        pairs: dict[str, list[tuple[float, float]]] = {c: [] for c in criteria}
-        for name, record in new_chunks.items():
-            mine, theirs = chunk_figures(rules, record), chunk_figures(rules, convo.chunks.get(name))
-            counts["judge_chunk_errors"] += mine is None
-            counts["published_chunk_errors"] += theirs is None
-            if mine is None or theirs is None:
-                continue
-            counts["chunks_compared"] += 1
-            for criterion in criteria:
-                pairs[criterion].append((theirs.get(criterion, 0.0), mine.get(criterion, 0.0)))
-        for criterion in criteria:
-            chunk_pairs[criterion].append(pairs[criterion])
-        theirs_final, mine_final = final_values(convo.final_judgement), final_values(new_final)
-        counts["published_final_missing"] += theirs_final is None
-        if theirs_final is not None and mine_final is not None:
-            counts["final_compared"] += 1
-            for position, key in enumerate(FINAL_KEYS):
-                final_pairs[key].append([(theirs_final[position], mine_final[position])])
+        answered, new_chunks, new_final = _new_verdicts(own, verdicts, counts)
+        _pair_figures(rules, criteria, convo, new_chunks, new_final, pairing)
         if None in answered:
             continue  # a conversation enters the headlines only with every verdict of the new judge
-        complete += 1
-        first, second = units.setdefault(convo.model, ([], []))
+        pairing.complete += 1
+        first, second = pairing.units.setdefault(convo.model, ([], []))
         first.append(_unit(rules, convo.run_id, convo.prompt_id, convo.chunks, convo.final_judgement))
         second.append(_unit(rules, convo.run_id, convo.prompt_id, new_chunks, new_final))
-    agreement = [
+    return pairing
+
+
+def _agreement(rules: ScoringRules, criteria: Sequence[str], pairing: _Pairing, seed: int) -> list[dict[str, Any]]:
+    """The agreement of the two judges per chunk criterion, then per final rating, resampling conversations."""
+    from empathybench.stats.agreement import clustered_agreement
+
+    return [
         {
             "criterion": criterion,
             "judge": "chunk",
             "protective": criterion in rules.positive_metrics,
-            **clustered_agreement(chunk_pairs[criterion], seed=seed, unit="conversations"),
+            **clustered_agreement(pairing.chunk_pairs[criterion], seed=seed, unit="conversations"),
         }
         for criterion in criteria
     ] + [
@@ -440,43 +469,61 @@ def compare(
             "criterion": key,
             "judge": "final",
             "protective": key != "off_rails",
-            **clustered_agreement(final_pairs[key], seed=seed, unit="conversations"),
+            **clustered_agreement(pairing.final_pairs[key], seed=seed, unit="conversations"),
         }
         for key in FINAL_KEYS
     ]
-    models: list[dict[str, Any]] = []
-    resampled: list[Any] = []
-    for position, (run, conversations, fetched) in enumerate(released):
-        entry: dict[str, Any] = {
-            "model": run.model,
-            "published": None
-            if run.published is None
-            else {"value": run.published.value, "source": run.published.source},
-            "published_recomputed": _rounded(_recomputed(run.model, str(fetched.path)), 2),
-            "n_conversations_released": len(conversations),
-        }
-        first, second = units.get(run.model, ([], []))
-        entry["n_conversations"] = len(first)
-        try:
-            theirs = leaderboard_row(rules, first, run.model).score_0_100
-            mine = leaderboard_row(rules, second, run.model).score_0_100
-        except ValueError:  # no conversation with a usable judgement under one of the judges
-            entry.update(published_judge=None, judge=None, difference=None, ci95=None, verdict=None)
-            models.append(entry)
-            continue
-        differences = _bootstrap_differences(rules, first, second, seed + position)
-        interval = None if differences is None else percentile_interval(differences)
-        if differences is not None:
-            resampled.append(differences)
-        entry.update(
-            published_judge=_rounded(theirs, 2),
-            judge=_rounded(mine, 2),
-            difference=_rounded(mine - theirs),
-            ci95=None if interval is None else [_rounded(interval[0]), _rounded(interval[1])],
-            method=HEADLINE_METHOD.format(seed=seed + position),
-            verdict=equivalence_verdict(interval, margin.value),
-        )
-        models.append(entry)
+
+
+def _model_entry(
+    rules: ScoringRules,
+    released: tuple[ReleasedRun, Sequence[ReleasedConversation], Any],
+    units: tuple[list[Unit], list[Unit]],
+    seed: int,
+    margin: float,
+) -> tuple[dict[str, Any], Any]:
+    """One released model's headline under either judge, the difference and its verdict; with the resampled
+    differences (None: no interval)."""
+    from empathybench.instruments.spiral.score import leaderboard_row
+    from empathybench.stats.bootstrap import percentile_interval
+    from empathybench.stats.equivalence import equivalence_verdict
+
+    run, conversations, fetched = released
+    first, second = units
+    entry: dict[str, Any] = {
+        "model": run.model,
+        "published": None if run.published is None else {"value": run.published.value, "source": run.published.source},
+        "published_recomputed": _rounded(_recomputed(run.model, str(fetched.path)), 2),
+        "n_conversations_released": len(conversations),
+        "n_conversations": len(first),
+    }
+    try:
+        theirs = leaderboard_row(rules, first, run.model).score_0_100
+        mine = leaderboard_row(rules, second, run.model).score_0_100
+    except ValueError:  # no conversation with a usable judgement under one of the judges
+        entry.update(published_judge=None, judge=None, difference=None, ci95=None, verdict=None)
+        return entry, None
+    differences = _bootstrap_differences(rules, first, second, seed)
+    interval = None if differences is None else percentile_interval(differences)
+    entry.update(
+        published_judge=_rounded(theirs, 2),
+        judge=_rounded(mine, 2),
+        difference=_rounded(mine - theirs),
+        ci95=None if interval is None else [_rounded(interval[0]), _rounded(interval[1])],
+        method=HEADLINE_METHOD.format(seed=seed),
+        verdict=equivalence_verdict(interval, margin),
+    )
+    return entry, differences
+
+
+def _overall(models: Sequence[Mapping[str, Any]], resampled: Sequence[Any], seed: int, margin: float) -> dict[str, Any]:
+    """The mean difference over the compared models, its interval (conversations resampled within each model) and
+    the verdict of the judge."""
+    import numpy as np
+
+    from empathybench.stats.bootstrap import percentile_interval
+    from empathybench.stats.equivalence import equivalence_verdict
+
     compared = [m for m in models if m.get("difference") is not None]
     overall: dict[str, Any] = {
         "n_models": len(compared),
@@ -490,7 +537,11 @@ def compare(
         interval = percentile_interval(np.mean(np.vstack(resampled), axis=0))
         if interval is not None:
             overall.update(ci95=[_rounded(interval[0]), _rounded(interval[1])])
-            overall["verdict"] = equivalence_verdict(interval, margin.value)
+            overall["verdict"] = equivalence_verdict(interval, margin)
+    return overall
+
+
+def _notes(counts: Mapping[str, int]) -> list[str]:
     notes = [
         "a chunk enters the agreement when both judges rated it (an error stub of either is left out); a conversation "
         "enters the headlines when the new judge answered all of its tasks; an unrated chunk is scored as upstream "
@@ -501,6 +552,34 @@ def compare(
             f"{counts['chunks_unanswered']} chunks and {counts['finals_unanswered']} final judgements could not be "
             "asked (the call failed): run the same command again to ask them"
         )
+    return notes
+
+
+def compare(
+    rules: ScoringRules,
+    criteria: Sequence[str],
+    released: Sequence[tuple[ReleasedRun, Sequence[ReleasedConversation], Any]],
+    chosen: Sequence[ReleasedConversation],
+    tasks: Sequence[JudgeTask],
+    verdicts: Mapping[str, Mapping[str, Any]],
+    *,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The comparison's result (JSON-able) from the published records and the new judge's verdicts."""
+    from empathybench.instruments.spiral.atlas import ATLAS
+
+    margin = ATLAS.reproduction_margin
+    assert margin is not None
+    pairing = _pairing(rules, criteria, chosen, tasks, verdicts)
+    models: list[dict[str, Any]] = []
+    resampled: list[Any] = []
+    for position, release in enumerate(released):
+        units = pairing.units.get(release[0].model, ([], []))
+        entry, differences = _model_entry(rules, release, units, seed + position, margin.value)
+        models.append(entry)
+        if differences is not None:
+            resampled.append(differences)
+    overall = _overall(models, resampled, seed, margin.value)
     return {
         "published_judge": published.PUBLISHED_JUDGE,
         "metric": METRIC,
@@ -508,9 +587,9 @@ def compare(
         "verdict": overall["verdict"],
         "overall": overall,
         "models": models,
-        "agreement": agreement,
-        "counts": {**counts, "conversations": len(chosen), "conversations_complete": complete},
-        "notes": notes,
+        "agreement": _agreement(rules, criteria, pairing, seed),
+        "counts": {**pairing.counts, "conversations": len(chosen), "conversations_complete": pairing.complete},
+        "notes": _notes(pairing.counts),
     }
 
 
