@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -408,6 +409,38 @@ def test_the_clinician_gets_the_members_settings_and_the_label_names_each_thinki
     )
 
 
+def test_the_users_token_budgets_replace_the_published_one_and_the_label_names_them(tmp_path: Path) -> None:
+    """Issue 40, item 1: a budget option the user sets replaces the published 16,000 (one field on the wire, the
+    published reasoning setting kept) for the clinician, the member and the judge, and the label names each
+    difference with both values."""
+    replies = Replies()
+    with (
+        FakeOpenAIServer(answer=replies.clinician, models=("o3-mini",), keep_bodies=True) as openai,
+        FakeAnthropicServer(api_key=ANTHROPIC_KEY, answer=replies.anthropic) as anthropic,
+    ):
+        out = tmp_path / "run"
+        args = [*_wire_args(openai, anthropic), "--limit", "1", "--option", "mindeval.rounds=1"]
+        args[2] = "openai/o3-mini"
+        for option in ("max_tokens=8000", "member_max_tokens=9000", "judge_max_tokens=10000"):
+            args += ["--option", f"mindeval.{option}"]
+        done = cli_in_process([*args, "--out", str(out)], _env(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]
+        (clinician,) = openai.received_bodies
+        (member,) = [r.body for r in anthropic.requests if "system" in r.body]
+        (judge,) = [r.body for r in anthropic.requests if "system" not in r.body]
+    assert clinician["max_completion_tokens"] == 8000 and clinician["reasoning_effort"] == "high"
+    assert "max_tokens" not in clinician
+    assert member["max_tokens"] == 9000 and member["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+    assert judge["max_tokens"] == 10000 and judge["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+    assert _summary(out)["comparability"] == (
+        f"not comparable with the published protocol (member {MEMBER} (thinking 4,096 of 9,000 tokens), judge "
+        f"{JUDGE} (thinking 4,096 of 10,000 tokens), clinician o3-mini (reasoning effort high within 8,000 tokens)): "
+        f"1 round, not 10; the judge {JUDGE}: token budget 10000 (published 16000), 1 call; the model under test "
+        f"o3-mini: token budget 8000 (published 16000), 1 call; the simulator {MEMBER}: token budget 9000 "
+        "(published 16000), 1 call; 1 of 50 profiles scored: 49 not in this run (a cut)"
+    )
+
+
 def test_strict_mode_asks_the_judge_again_and_a_run_with_nothing_scored_exits_non_zero(tmp_path: Path) -> None:
     replies = Replies(judge_leaves_out="Assessment")
     with (
@@ -443,6 +476,11 @@ def test_the_published_settings_go_to_the_published_models_only() -> None:
         "thinking_budget": 4096,
         "max_tokens": 16000,
     }
+    # A budget the user set (the role's option) is the one sent, with the published thinking.
+    mine = published.request_sampling(
+        "simulator", {"provider": "anthropic", "model": MEMBER}, replace(base, max_tokens=9000)
+    )
+    assert mine.model_args is not None and mine.model_args.as_dict() == {"thinking_budget": 4096, "max_tokens": 9000}
     gateway = published.request_sampling("judge", {"provider": "openai", "model": "anthropic/claude-sonnet-4.5"}, base)
     assert gateway.model_args is not None and gateway.model_args.reasoning_effort == "high"
     assert published.request_sampling("judge", {"provider": "anthropic", "model": MEMBER}, base) == base  # not its

@@ -67,18 +67,22 @@ def published_body(role: str, provider: str, *, reasoning: bool = True) -> dict[
     return {"max_tokens": PUBLISHED_BUDGET, "reasoning_effort": PUBLISHED_EFFORT}
 
 
-def _published_args(provider: str) -> ModelArgs:
+def _published_args(provider: str, budget: int) -> ModelArgs:
+    """The published reasoning setting within `budget`: the role's token budget option, whose default is the
+    published 16,000, so a budget the user set replaces the published one (one field on the wire; the label names
+    the difference from what was sent)."""
     if provider == "anthropic":
-        return ModelArgs(thinking_budget=PUBLISHED_THINKING, max_tokens=PUBLISHED_BUDGET)
-    return ModelArgs(reasoning=True, reasoning_effort=PUBLISHED_EFFORT, max_tokens=PUBLISHED_BUDGET)
+        return ModelArgs(thinking_budget=PUBLISHED_THINKING, max_tokens=budget)
+    return ModelArgs(reasoning=True, reasoning_effort=PUBLISHED_EFFORT, max_tokens=budget)
 
 
 def request_sampling(role: str, identity: Mapping[str, Any], base: Sampling) -> Sampling:
-    """`base` with the published settings as the protocol's model arguments when `identity` (the role's model as
-    the run gives it) is the published model of `role`; else `base` unchanged."""
+    """`base` with the published reasoning setting as the protocol's model arguments when `identity` (the role's
+    model as the run gives it) is the published model of `role`; else `base` unchanged. The budget is `base`'s (the
+    role's option: the published 16,000 unless the user set another)."""
     if not is_published(role, str(identity.get("model") or "")):
         return base
-    return replace(base, max_tokens=PUBLISHED_BUDGET, model_args=_published_args(str(identity.get("provider"))))
+    return replace(base, model_args=_published_args(str(identity.get("provider")), base.max_tokens))
 
 
 def takes_reasoning(identity: Mapping[str, Any]) -> bool:
@@ -101,7 +105,7 @@ def clinician_sampling(identity: Mapping[str, Any], base: Sampling) -> Sampling:
     setting where its model takes one; `base` (the instrument's budget and temperature) otherwise."""
     if not takes_reasoning(identity):
         return base
-    return replace(base, model_args=_published_args(str(identity.get("provider"))))
+    return replace(base, model_args=_published_args(str(identity.get("provider")), base.max_tokens))
 
 
 def published_call_body(role: str, model: str, sampling: Mapping[str, Any]) -> dict[str, Any] | None:
