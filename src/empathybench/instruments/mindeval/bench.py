@@ -98,8 +98,8 @@ class MindEvalConfig:
     missing_criterion: str = "default"
     judge_attempts: int = field(default=3, metadata=bounded(1, MAX_ATTEMPTS))
     # Upstream pins no sampling but the budget (max_completion_tokens 16000) and reasoning effort (the protocol's
-    # model arguments, published.py; the user's -M / --simulator-arg / --judge-arg win); temperature is the
-    # providers' default, 1.
+    # model arguments, published.py, within each role's budget option below; the user's -M / --simulator-arg /
+    # --judge-arg win); temperature is the providers' default, 1.
     temperature: float = field(default=1.0, metadata=bounded(0, MAX_TEMPERATURE))
     max_tokens: int = field(default=published.PUBLISHED_BUDGET, metadata=bounded(16, MAX_TOKENS_LIMIT))
     member_temperature: float = field(default=1.0, metadata=bounded(0, MAX_TEMPERATURE))
