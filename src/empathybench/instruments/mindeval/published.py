@@ -12,9 +12,10 @@ When the member or the judge is its published model, and for the clinician whate
 those settings as the protocol's model arguments (Sampling.model_args; the user's own arguments still win, and so
 does a budget option the user set, whose default is the published budget; the label then names what differs):
 through the Anthropic API as litellm sent them (a model with extended thinking), through an OpenAI-compatible
-endpoint as `reasoning_effort` "high" with the same whole budget (a model that takes a reasoning effort). There the endpoint chooses the thinking budget of a Claude model: OpenRouter documents 80% of
-max_tokens for "high" (12,800 of 16,000; https://openrouter.ai/docs/use-cases/reasoning-tokens), not litellm's 4,096,
-and the label says so. A clinician that takes no reasoning setting gets the budget alone (litellm would pass the
+endpoint as `reasoning_effort` "high" with the same whole budget (a model that takes a reasoning effort). There
+the endpoint chooses the thinking budget of a Claude model: OpenRouter documents 80% of max_tokens for "high"
+(12,800 of 16,000; https://openrouter.ai/docs/use-cases/reasoning-tokens), not litellm's 4,096, and the label says
+so. A clinician that takes no reasoning setting gets the budget alone (litellm would pass the
 effort on, and the provider refuse it).
 """
 
