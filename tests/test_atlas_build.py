@@ -84,6 +84,7 @@ def test_a_run_spec_matches_the_same_checkpoint_never_a_sibling() -> None:
         assert match is not None and match.relation == "same checkpoint" and match.id == "gpt-4o-2024-08-06", spec
     assert table.match("openai-o1").id == table.match("o1-2024-12-17").id == "o1-2024-12-17"
     assert table.match("anthropic/claude-3-7-sonnet-20250219").id == table.match("claude3.7").id
+    assert table.match("anthropic/claude-3-7-sonnet-latest").id == "claude-3-7-sonnet-20250219"  # Anthropic's alias
     assert table.match("claude3.7-think").id != table.match("claude3.7").id  # same weights, thinking on: another run
     # Quantised copies name their original weights; an organisation prefix is optional when unambiguous.
     assert table.match("meta-llama/Llama-2-70b-chat-hf").id == table.match("TheBloke/Llama-2-70B-Chat-GGUF").id
