@@ -14,7 +14,7 @@ from conftest import MIRROR, cli_in_process
 from empathybench.atlas.data import shipped_atlas
 from empathybench.atlas.reproduce import setting_differences
 from empathybench.instruments.registry import all_benchmarks
-from empathybench.judges.known import evidence_commands, evidence_for, judged_instruments, same_model
+from empathybench.judges.known import evidence_commands, evidence_for, judged_instruments, judges_command, same_model
 from empathybench.rundir.reader import RunData
 
 
@@ -53,6 +53,36 @@ def test_a_judge_without_evidence_is_said_so_with_the_command(run: tuple[Path, d
     assert "eqbench3: judge scripted/plausible: no evidence for this judge; to produce some: empathybench judge " in (
         stdout
     )
+
+
+def test_the_suggested_commands_write_what_the_judges_command_reads(run: tuple[Path, dict[str, str], str]) -> None:
+    """(Before the tests below change the run's judge.) The report's "To produce some" line, run as printed:
+    `judge validate ... --out FILE` writes its report, and the `empathybench judges` command it names reads it (from
+    the directory holding it)."""
+    import shlex
+
+    from empathybench.judges.user_files import user_sources
+
+    directory, env, _ = run
+    line = next(
+        line
+        for line in _section((directory / "report.md").read_text("utf-8"), "EQ-Bench 3").splitlines()
+        if "(then " in line
+    )
+    commands, then = line.split("To produce some: ", 1)[1].rsplit(" (then ", 1)
+    validate = next(command for command in commands.split("; ") if "--bench mindeval" in command)
+    assert validate == (
+        "empathybench judge validate --bench mindeval --judge scripted/plausible "
+        "--out judge-validation/mindeval-scripted-plausible.json"
+    )
+    assert then == "empathybench judges judge-validation)."
+    root = directory.parent
+    done = cli_in_process([*shlex.split(validate)[1:], "--limit", "1", "--quiet"], env, cwd=root)  # as printed, 1 item
+    assert done.returncode == 0, done.stderr
+    assert (root / "judge-validation" / "mindeval-scripted-plausible.json").is_file()
+    targets = [root / target for target in shlex.split(then.removesuffix(")."))[2:]]
+    (source,) = user_sources(targets)  # what `empathybench judges judge-validation` reads: the report in it
+    assert any(row.headline for row in source.evidence())
 
 
 def test_a_judge_with_mentalalign_evidence_shows_its_rows(run: tuple[Path, dict[str, str], str]) -> None:
@@ -109,7 +139,10 @@ def test_an_instrument_with_a_judge_comparison_names_it() -> None:
     comparing = [name for name, bench in all_benchmarks().items() if bench.judge_comparison is not None]
     assert comparing  # Spiral-Bench re-judges its released conversations
     for name in comparing:
-        assert f"empathybench judge compare --bench {name} --judge openai/o3" in evidence_commands(name, "openai/o3")
+        # with its --out: the directory `judge compare` writes by default, which `empathybench judges` reads
+        command = f"empathybench judge compare --bench {name} --judge openai/o3 --out judge-compare/{name}-openai-o3"
+        assert command in evidence_commands(name, "openai/o3")
+        assert judges_command(name, "openai/o3").endswith(f" judge-compare/{name}-openai-o3")
 
 
 def test_only_instruments_that_called_a_judge_are_judged() -> None:

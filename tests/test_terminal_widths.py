@@ -116,3 +116,32 @@ def test_the_run_summary_title_keeps_a_long_model_name_whole() -> None:
     summary = {"model": model, "preset": "quick", "benchmarks": {}, "usage": {}}
     lines = _printed(lambda console: print_summary(console, summary), 80)
     assert any(model in line for line in lines)
+
+
+def test_the_judge_evidence_keeps_every_judge_name_whole() -> None:
+    """`empathybench judges` at 80 columns: the judge names whole (rich's own layout gave "claude… menta…"), the
+    figures under each name; a wide terminal keeps one column per figure."""
+    from empathybench.judges.views import render_evidence
+
+    judges = ("claude-3-7-sonnet-20250219", "gemini-2.5-flash-preview-04-17", LONG_RUN_MODEL)
+    rows = [
+        {
+            "judge": judge,
+            "source": "judge-validation",
+            "against": "crowd workers (Good/Okay/Bad)",
+            "aspect": "empathetic responding: every rated reply",
+            "statistic": "quadratic-weighted kappa",
+            "value": 0.61,
+            "ci95": [0.55, 0.67],
+            "n": 2000,
+            "unit": "item",
+        }
+        for judge in judges
+    ]
+    document = {"headline": rows, "sources": {}, "detail": {}, "evidence": rows}
+    narrow = _printed(lambda console: render_evidence(document, console), 80)
+    assert not any("…" in line for line in narrow)
+    assert all(any(line.strip() == judge for line in narrow) for judge in judges)
+    assert sum("0.61 [0.55, 0.67]" in line for line in narrow) == 3
+    wide = _printed(lambda console: render_evidence(document, console), 250)
+    assert all(any(judge in line and "0.61 [0.55, 0.67]" in line for line in wide) for judge in judges)

@@ -130,8 +130,8 @@ ValidatedBenchOption = Annotated[
 ValidationReportsArgument = Annotated[
     list[Path] | None,
     typer.Argument(
-        help="Your own `judge validate --out FILE` reports and `judge compare` results (judge-comparison.json, or "
-        "its --out directory), each a source of evidence too"
+        help="Your own `judge validate --out FILE` reports (or the directory holding them: every report in it) and "
+        "`judge compare` results (judge-comparison.json, or its --out directory), each a source of evidence too"
     ),
 ]
 EvidenceJsonOption = Annotated[bool, typer.Option("--json", help="Print every figure and each source's detail as JSON")]

@@ -64,8 +64,8 @@ def judges_block(evidence: Sequence[Mapping[str, Any]]) -> Block:
         title="Judges: how far each agrees with people and with other judges",
         intro="Several figures above are decided by an LLM judge (the entries' settings name it). Each judge's "
         f"headline agreement with people or with another judge, with its interval, n and unit; every figure per "
-        f"judge: {JUDGES_PAGE} (follow a judge's name). Add your own judge: empathybench judge validate or judge "
-        "compare, then empathybench judges FILE.",
+        f"judge: {JUDGES_PAGE} (follow a judge's name). Add your own judge: empathybench judge validate --out FILE "
+        "or judge compare, then empathybench judges FILE (or the directory holding it).",
         tables=(Table(HEADERS, rows, numeric=(5, 7)),),
     )
 

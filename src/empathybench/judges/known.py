@@ -11,6 +11,7 @@ table's) and kept in the cache by the data's SHA-256s, the resamples and the pac
 """
 
 import hashlib
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -111,10 +112,17 @@ def judged_instruments(summary: Mapping[str, Any], samples: Iterable[Mapping[str
     return [name for name in summary.get("benchmarks") or {} if name in judged]
 
 
-def evidence_commands(instrument: str, judge: str) -> list[str]:
-    """The commands that would add evidence about `judge` (instruments/protocol.py's declared parts): the
-    instrument's own `judge validate` where it declares a judge validation, else that of every instrument that does;
-    and its `judge compare` where it declares a judge comparison (its published judge's verdicts re-judged)."""
+VALIDATION_DIR = "judge-validation"  # where the suggested `judge validate --out` files go: `judges DIR` reads them all
+COMPARISON_DIR = "judge-compare"  # `judge compare`'s own default parent directory
+
+
+def _slug(judge: str) -> str:
+    """The judge's spec as a safe file name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", judge[:MAX_JUDGE_CHARS]).strip("-.")[:100] or "judge"
+
+
+def _evidence_steps(instrument: str, judge: str) -> list[tuple[str, str]]:
+    """(command, what it writes) for each command that would add evidence about `judge` (`evidence_commands`)."""
     from empathybench.instruments.registry import all_benchmarks, installed
 
     quoted = shlex.quote(judge[:MAX_JUDGE_CHARS])
@@ -123,10 +131,35 @@ def evidence_commands(instrument: str, judge: str) -> list[str]:
         validating = [instrument]
     else:
         validating = [name for name, bench in all_benchmarks().items() if bench.judge_validation is not None]
-    commands = [f"empathybench judge validate --bench {name} --judge {quoted}" for name in validating]
+    steps = []
+    for name in validating:
+        out = f"{VALIDATION_DIR}/{name}-{_slug(judge)}.json"
+        steps.append((f"empathybench judge validate --bench {name} --judge {quoted} --out {shlex.quote(out)}", out))
     if own is not None and own.judge_comparison is not None:
-        commands.append(f"empathybench judge compare --bench {instrument} --judge {quoted}")
-    return commands
+        out = f"{COMPARISON_DIR}/{instrument}-{_slug(judge)}"
+        steps.append(
+            (f"empathybench judge compare --bench {instrument} --judge {quoted} --out {shlex.quote(out)}", out)
+        )
+    return steps
+
+
+def evidence_commands(instrument: str, judge: str) -> list[str]:
+    """The commands that would add evidence about `judge` (instruments/protocol.py's declared parts): the
+    instrument's own `judge validate` where it declares a judge validation, else that of every instrument that does;
+    and its `judge compare` where it declares a judge comparison (its published judge's verdicts re-judged). Each
+    writes its figures (`--out`): a validation report into VALIDATION_DIR, a comparison into its own directory."""
+    return [command for command, _ in _evidence_steps(instrument, judge)]
+
+
+def judges_command(instrument: str, judge: str) -> str:
+    """The `empathybench judges` command that reads what `evidence_commands` write: the validation reports'
+    directory (every report in it) and each comparison's directory."""
+    targets: list[str] = []
+    for _, out in _evidence_steps(instrument, judge):
+        target = VALIDATION_DIR if out.startswith(VALIDATION_DIR + "/") else out
+        if target not in targets:
+            targets.append(target)
+    return " ".join(["empathybench judges", *(shlex.quote(target) for target in targets)])
 
 
 def _run_judge(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> tuple[str, bool]:
@@ -165,6 +198,7 @@ def report_judges(
             "self_judged": self_judged,
             "rows": records,
             "commands": evidence_commands(name, judge),
+            "then": judges_command(name, judge),
             "error": error,
         }
         for name in names

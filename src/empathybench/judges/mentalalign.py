@@ -9,7 +9,8 @@ conversations both the experts and the judge rated, leaving out the judge's own 
 numpy's legacy generator seeded with the i-th of 1,000 seeds that `numpy.random.seed(42)` gives (only resamples whose
 ICC lies in [0, 1] count); the status from the interval's width (GR <= 0.355 < MR <= 0.560 < PR). Their reader takes a
 judge's reply as JSON after removing a leading ```json fence, nothing else; the experts' 0s and 6s (off the 1-5 scale)
-are averaged as they are.
+are averaged as they are. The published bias table is theirs too, by another method
+(Codes/analysis/calculate_real_mse_rmse.py, read, not copied): every rating pair pooled, not the means of the sources.
 
 The item-by-item figures use every reply whose ratings can be read (ratings.RECOVERED too) and the ratings on the 1-5
 scale, and the project's one bootstrap, over conversations (the 9 or 10 replies to one conversation come together).
@@ -172,9 +173,6 @@ def icc_table(
                     "icc_a1": None if math.isnan(a1) else a1,
                     "ci_width": width,
                     "status": reliability_status(width),
-                    "human_mean": float(human_means.mean()),
-                    "judge_mean": float(judge_means.mean()),
-                    "bias": float((judge_means - human_means).mean()),
                     "resamples": resamples,
                 }
             )
@@ -182,12 +180,10 @@ def icc_table(
 
 
 def compare_icc_table(rows: list[dict[str, Any]], published: Published) -> list[dict[str, Any]]:
-    """Every published ICC and bias figure beside its recomputed value (matching when it prints as published)."""
+    """Every published ICC figure beside its recomputed value (matching when it prints as published)."""
     cells = []
     for row in rows:
-        key = (row["judge"], row["attribute"])
-        icc = published.icc.get(key)
-        bias = published.bias.get(key)
+        icc = published.icc.get((row["judge"], row["attribute"]))
         ci = row["ci95"] or [None, None]
         pairs: list[tuple[str, float | None, float | str]] = []
         if icc is not None:
@@ -199,29 +195,90 @@ def compare_icc_table(rows: list[dict[str, Any]], published: Published) -> list[
                 ("CI width", row["ci_width"], icc.ci_width),
                 ("status", row["status"], icc.status),
             ]
-        if bias is not None:
-            pairs += [
-                ("human mean", row["human_mean"], bias.human_mean),
-                ("judge mean", row["judge_mean"], bias.judge_mean),
-                ("bias", row["bias"], bias.bias),
-            ]
-        for figure, recomputed, value in pairs:
-            if isinstance(value, str):
-                matches = recomputed == value
-                difference = None
-            else:
-                matches = _matches(recomputed, value, ICC_DIGITS)  # type: ignore[arg-type]
-                difference = None if recomputed is None else float(recomputed) - value  # type: ignore[arg-type]
-            cells.append(
+        cells += _compared(row, pairs)
+    return cells
+
+
+def _compared(row: Mapping[str, Any], pairs: Iterable[tuple[str, float | None, float | str]]) -> list[dict[str, Any]]:
+    """(figure, recomputed, published) of one judge and attribute as cells: a status matches when equal, a number
+    when it prints as published (3 decimals)."""
+    cells = []
+    for figure, recomputed, value in pairs:
+        if isinstance(value, str):
+            matches = recomputed == value
+            difference = None
+        else:
+            matches = _matches(recomputed, value, ICC_DIGITS)  # type: ignore[arg-type]
+            difference = None if recomputed is None else float(recomputed) - value  # type: ignore[arg-type]
+        cells.append(
+            {
+                "judge": JUDGES[row["judge"]].label,
+                "attribute": row["attribute"],
+                "figure": figure,
+                "published": value,
+                "recomputed": recomputed,
+                "difference": difference,
+                "matches": matches,
+            }
+        )
+    return cells
+
+
+# --- the published bias table --------------------------------------------------------------------------------------
+
+
+def bias_table(data: MentalAlign, judges: Iterable[str] = JUDGES) -> list[dict[str, Any]]:
+    """Per judge (of `judges`) and attribute, the published bias table's figures as the authors compute them
+    (Codes/analysis/calculate_real_mse_rmse.py, read, not copied): every rating pair pooled, over the rated sources
+    but the judge's own family and the conversations both rated (the judge's cell read by the authors' rule): the mean
+    expert rating, the mean judge rating, their mean difference (judge - experts), its mean square (MSE) and root
+    (RMSE), and the number of pairs."""
+    import numpy as np
+
+    rows = []
+    for judge in judges:
+        models = [m for m in RESPONSE_MODELS if m != JUDGES[judge].own_family]
+        for column, attribute in enumerate(ATTRIBUTES):
+            human_parts, judge_parts = [], []
+            for model in models:
+                human = data.human_ratings(model)[:, column]
+                rated = data.judge_ratings(judge, model)[:, column]
+                both = ~np.isnan(human) & ~np.isnan(rated) & (data.judge_status(judge, model) == JSON)
+                human_parts.append(human[both])
+                judge_parts.append(rated[both])
+            experts, judged = np.concatenate(human_parts), np.concatenate(judge_parts)
+            difference = judged - experts
+            mse = float(np.mean(difference**2)) if difference.size else None
+            rows.append(
                 {
-                    "judge": JUDGES[row["judge"]].label,
-                    "attribute": row["attribute"],
-                    "figure": figure,
-                    "published": value,
-                    "recomputed": recomputed,
-                    "difference": difference,
-                    "matches": matches,
+                    "judge": judge,
+                    "attribute": attribute,
+                    "n_pairs": int(difference.size),
+                    "human_mean": float(experts.mean()) if experts.size else None,
+                    "judge_mean": float(judged.mean()) if judged.size else None,
+                    "bias": float(difference.mean()) if difference.size else None,
+                    "mse": mse,
+                    "rmse": math.sqrt(mse) if mse is not None else None,
                 }
+            )
+    return rows
+
+
+def compare_bias_table(rows: list[dict[str, Any]], published: Published) -> list[dict[str, Any]]:
+    """Every published bias-table figure (human mean, judge mean, bias, MSE; the table has no RMSE) beside its
+    recomputed value (matching when it prints as published)."""
+    cells = []
+    for row in rows:
+        bias = published.bias.get((row["judge"], row["attribute"]))
+        if bias is not None:
+            cells += _compared(
+                row,
+                [
+                    ("human mean", row["human_mean"], bias.human_mean),
+                    ("judge mean", row["judge_mean"], bias.judge_mean),
+                    ("bias", row["bias"], bias.bias),
+                    ("MSE", row["mse"], bias.mse),
+                ],
             )
     return cells
 
@@ -317,6 +374,8 @@ def mentalalign_report(
     icc_rows = icc_table(data, icc_resamples)
     human_cells = compare_human_table(table, published)
     icc_cells = compare_icc_table(icc_rows, published)
+    bias_rows = bias_table(data)
+    bias_cells = compare_bias_table(bias_rows, published)
     return {
         "source": "MentalAlign-70k (abeerbadawi/MentalBench-Align, arXiv 2510.19032)",
         "files": data.files(),
@@ -331,6 +390,9 @@ def mentalalign_report(
         "icc_table": icc_rows,
         "icc_table_differences": [c for c in icc_cells if not c["matches"]],
         "icc_table_cells": len(icc_cells),
+        "bias_table": bias_rows,
+        "bias_table_differences": [c for c in bias_cells if not c["matches"]],
+        "bias_table_cells": len(bias_cells),
         "item_agreement": item_agreement(data, resamples),
         "judge_pairs": judge_pairs(data, resamples),
     }

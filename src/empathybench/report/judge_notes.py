@@ -71,7 +71,9 @@ def commands_line(entry: Mapping[str, Any]) -> str:
     if not commands:
         return ""
     lead = "To produce some" if not entry.get("rows") else "To add your own"
-    return f"{lead}: {'; '.join(commands)} (then empathybench judges FILE)."
+    # The command that reads what they write (judges/known.py); an entry from before it was recorded names a FILE.
+    then = printable(entry.get("then") or "empathybench judges FILE", MAX_TEXT)
+    return f"{lead}: {'; '.join(commands)} (then {then})."
 
 
 def by_instrument(judges: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
