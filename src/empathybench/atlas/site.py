@@ -223,6 +223,7 @@ def _boards_block(name: str, board: Mapping[str, Any], links: Mapping[str, str])
     tables = [_published_board_table(published, board["runs"], links) for published in board["boards"]]
     unplaced = [run for run in board["runs"] if run["rank"] is None]
     effect_rows = []
+    effect_notes: list[str] = []
     points = []
     for effect in board.get("board_effects", []):
         changed = "; ".join(
@@ -231,17 +232,27 @@ def _boards_block(name: str, board: Mapping[str, Any], links: Mapping[str, str])
         without = effect.get("without_judges")
         for figure in effect["figures"]:
             order = figure["spearman"]
-            effect_rows.append(_effect_row(changed, figure, effect["n"], "every model on both"))
+            effect_rows.append(_effect_row(changed, figure, effect["n"], "all"))
             points.append(
                 ChartPoint(_text(f"{figure['label']}: {changed}")[:60], order["rho"], *(order["ci95"] or (None, None)))
             )
         if without:
             # a judge rating its own replies may favour them: the same figures without the boards' judges
-            models = "without " + ", ".join(_text(m, 80) for m in without["left_out"]) + ", a board's judge"
-            effect_rows += [_effect_row(changed, figure, without["n"], models) for figure in without["figures"]]
+            left_out = ", ".join(_text(m, 80) for m in without["left_out"])
+            effect_notes.append(f"without judges: without {left_out}, a board's judge, rated by itself there")
+            effect_rows += [_effect_row(changed, f, without["n"], "without judges") for f in without["figures"]]
     if effect_rows:
         headers = ("setting changed", "figure", "models", "mean", "change", "95% interval", "range", "Spearman", "95%")
-        tables.append(Table(headers, tuple(effect_rows), numeric=(2, 4, 7), title="What changes between the boards"))
+        tables.append(
+            Table(
+                headers,
+                tuple(effect_rows),
+                numeric=(4, 7),
+                title="What changes between the boards",
+                notes=tuple(effect_notes),
+                anchor=f"atlas-{name}-board-effects",
+            )
+        )
     sections = []
     if points:
         chart = StripChart(tuple(points), (0.0, 1.0), title="Does the order hold? Spearman's rho between the boards")
