@@ -94,7 +94,7 @@ def test_eqbench3_boards_are_published_only_rows_with_their_judge_and_columns() 
         "value"
     ] == pytest.approx(1111.6)
     # the site's own mark is a note, not part of the name
-    assert "claude-opus-4-8" in later and "marked *" in later["claude-opus-4-8"]["notes"][0]
+    assert "claude-opus-4-8" in later and "marked *" in later["claude-opus-4-8"]["notes"][1]
     # every row as the mirrored extract has it
     extract = {row["model_name"].lstrip("*"): row for row in _extract("eqbench3-04a8066b.csv")}
     assert set(extract) == set(later)
@@ -208,3 +208,46 @@ def test_the_fast_spearman_interval_is_the_bootstrap_of_spearman() -> None:
 
     expected = bootstrap_interval(len(x), statistic, resamples=300, seed=3)
     assert spearman_interval(x, y, resamples=300, seed=3) == pytest.approx(expected, abs=1e-9)
+
+
+def _extract_row(name: str, model: str) -> dict[str, str]:
+    return next(r for r in _extract(name) if r["model_name"].removeprefix("*").strip() == model)
+
+
+def test_a_board_row_judged_by_its_own_judge_is_marked() -> None:
+    # the reviewer's two rows: Opus 4.6 on its own board (rubric 79.2) and Sonnet 3.7 on its own (78.8)
+    opus = next(e for e in _board("eqbench3", OPUS_BOARD) if e["model_id"] == "claude-opus-4-6")
+    sonnet = next(e for e in _board("eqbench3", SONNET_BOARD) if e["model_id"] == "claude-3-7-sonnet-20250219")
+    for entry, extract in ((opus, "eqbench3-04a8066b.csv"), (sonnet, "eqbench3-e44d5e70.csv")):
+        assert entry["figures"]["rubric_0_100"] == float(_extract_row(extract, entry["model"])["rubric_0_100"])
+        assert any(note.startswith("judged by itself") for note in entry["notes"][1:])
+    # the same model on the other judge's board, and the models that judge neither board, say nothing of the kind
+    other = next(e for e in _board("eqbench3", OPUS_BOARD) if e["model_id"] == "claude-3-7-sonnet-20250219")
+    marked = [e for e in shipped_atlas()["entries"] if any("judged by itself" in n for n in e["notes"])]
+    assert other not in marked and len(marked) == 3
+    # the recomputed Elo of anthropic/claude-3.7-sonnet: its pairwise judge is itself
+    (elo,) = [e for e in marked if e["status"] == "recomputed"]
+    assert elo["model"] == "anthropic/claude-3.7-sonnet" and elo["instrument"] == "eqbench3"
+    # the site's own mark is a note of its row, not folded into the note every row of the board has
+    starred = [r["model_name"][1:].strip() for r in _extract("eqbench3-04a8066b.csv") if r["model_name"][:1] == "*"]
+    rows = {e["model"]: e for e in _board("eqbench3", OPUS_BOARD)}
+    assert starred and all(any("marked *" in n for n in rows[m]["notes"][1:]) for m in starred)
+
+
+def test_the_judge_effect_without_the_judge_models() -> None:
+    (effect,) = [e for e in board_effects(shipped_atlas(), instruments=["eqbench3"])]
+    rubric = next(f for f in effect["figures"] if f["figure"] == "rubric_0_100")
+    assert effect["n"] == 46 and rubric["difference"] == pytest.approx(-22.05, abs=0.005)  # unchanged: every model
+    without = effect["without_judges"]
+    assert without["left_out"] == ["claude-3-7-sonnet-20250219"] and without["n"] == 45
+    # recomputed here from the two boards' rows: the 45 models on both other than the Sonnet board's own judge
+    opus = {e["model"]: e["figures"]["rubric_0_100"] for e in _board("eqbench3", OPUS_BOARD)}
+    changes = [
+        opus[e["model"]] - e["figures"]["rubric_0_100"]
+        for e in _board("eqbench3", SONNET_BOARD)
+        if e["model"] in opus and e["model_id"] != "claude-3-7-sonnet-20250219"
+    ]
+    assert len(changes) == 45
+    kept = next(f for f in without["figures"] if f["figure"] == "rubric_0_100")
+    assert kept["difference"] == pytest.approx(sum(changes) / 45, abs=1e-4)
+    assert kept["ci95"][0] < kept["difference"] < kept["ci95"][1] < 0 and kept["spearman"]["n"] == 45

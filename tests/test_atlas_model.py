@@ -74,3 +74,33 @@ def test_page_names_are_safe_and_distinct() -> None:
     names = page_names(["a/b", "a_b", "A_B", "x@y", "../up"])
     assert len(set(names.values())) == 5
     assert all("/" not in n and n.endswith(".html") and not n.startswith("..") for n in names.values())
+
+
+def test_eqbench3_board_rows_are_labelled_by_their_board_with_the_rubric_and_the_judge_change(tmp_path: Path) -> None:
+    result = _cli(["o3", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    profile = json.loads(result.stdout)["model"]
+    boards = {e["settings"].get("board"): e for e in profile["entries"] if e["instrument"] == "eqbench3"}
+    # eqbench.com's two boards (the extracts of e44d5e70 and 04a8066b): o3's rubric 88.0 under Sonnet 3.7, 74.7 under
+    # Opus 4.6; the recomputed Elo (no board) keeps the leaderboard's metric, judged by Sonnet 3.7
+    opus, sonnet = boards["eqbench.com @ 04a8066b"], boards["eqbench.com @ e44d5e70"]
+    assert "judge claude-opus-4-6" in opus["metric"] and "Claude 3.7 Sonnet" not in opus["metric"]
+    assert "judge claude-3-7-sonnet-20250219" in sonnet["metric"] and "Claude 3.7 Sonnet" in boards[None]["metric"]
+    assert opus["figures"] == {"rubric_0_100": 74.7} and sonnet["figures"] == {"rubric_0_100": 88.0}
+    (change,) = profile["board_changes"]
+    assert change["settings_changed"] == {"judge": ["claude-3-7-sonnet-20250219", "claude-opus-4-6"]}
+    rubric = next(f for f in change["figures"] if f["figure"] == "rubric_0_100")
+    assert (rubric["first"], rubric["second"], rubric["change"]) == (88.0, 74.7, -13.3) and rubric["n"] == 46
+    assert not change["judges_a_board"]
+    text = _cli(["o3"], tmp_path, columns=250).stdout
+    assert "on the published board eqbench.com @ 04a8066b, judge claude-opus-4-6" in text
+    assert "rubric_0_100 74.70" in text and "rubric_0_100 88.00 → 74.70 (-13.30" in text
+    sonnet_text = _cli(["claude-3-7-sonnet-20250219"], tmp_path, columns=250).stdout
+    assert "judged by itself" in sonnet_text and "rated by itself there" in sonnet_text
+
+
+def test_one_value_settings_print_plainly_and_a_long_name_says_its_length(tmp_path: Path) -> None:
+    text = _cli(["gpt-4o-0808"], tmp_path, columns=250).stdout
+    assert "cot False → True" in text and "[False]" not in text  # TactfulToM's setting, stored as a list
+    long = _cli(["x" * 5000], tmp_path)
+    assert long.returncode != 0 and "5000 characters" in long.stderr and "of 200" not in long.stderr

@@ -50,6 +50,9 @@ def test_the_site_is_one_self_contained_page_with_every_instrument(site: Path) -
     joined = words_joined(html)
     assert "eqbench.com @ 04a8066b" in joined and "judge claude-3-7-sonnet-20250219 → claude-opus-4-6" in joined
     assert "-22.05" in html and "What changes between the boards" in html
+    # the judge effect also without the board's own judge (45 models), and the rows it judged marked
+    assert "45 (without judges)" in joined and "without claude-3-7-sonnet-20250219, a board" in joined
+    assert "judged by itself" in joined
 
 
 def test_a_page_per_model_and_the_leaderboards_link_to_it(site: Path) -> None:
@@ -64,6 +67,18 @@ def test_a_page_per_model_and_the_leaderboards_link_to_it(site: Path) -> None:
     assert 'href="../index.html"' in page and 'id="model-sage"' in page and 'id="model-tactfultom"' in page
     assert "One setting changed" in page and "deepseek-v3-2024-12-26 → gpt-4o-2024-08-06" in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    # the published boards' tables link their models too: every row of the Opus 4.6 board whose model has a page
+    boards = html[html.index('id="atlas-eqbench3-boards"') :]
+    opus = boards[boards.index("eqbench.com @ 04a8066b:") :]
+    opus = opus[: opus.index("</table>")]
+    linked = {e["model"] for e in atlas["entries"] if e["settings"].get("board") == "eqbench.com @ 04a8066b"}
+    linked = {m for m in linked if any(e["model"] == m and e["model_id"] for e in atlas["entries"])}
+    assert opus.count('<a href="models/') >= len(linked) >= 70
+    # a model page: each board's rows under its own board and judge, the rubric, the judge's change, the whole judge
+    o3 = words_joined((site / "models" / pages["o3-2025-04-16"]).read_text("utf-8"))
+    assert "on the published board eqbench.com @ 04a8066b, judge claude-opus-4-6" in o3
+    assert "rubric_0_100 74.70" in o3 and "Between two published boards" in o3 and "88.00 → 74.70" in o3
+    assert "judge: claude-opus-4-6" in o3 and "judge:…" not in o3
     hostile = (site / "models" / pages[atlas["entries"][0]["model_id"]]).read_text("utf-8")
     assert "<script>alert(1)</script>" not in hostile and "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile
 

@@ -90,6 +90,9 @@ def test_the_judge_effect_on_eqbench3_is_in_the_atlas_output(eqbench_run: tuple[
     (effect,) = board["board_effects"]
     rubric = next(f for f in effect["figures"] if f["figure"] == "rubric_0_100")
     assert effect["n"] == 46 and rubric["difference"] == -22.05  # specs/atlas-current.md §2
+    assert effect["without_judges"]["n"] == 45  # without claude-3-7-sonnet, judged by itself on its board
+    # the reproduction check's margin, as the atlas holds it: 1.5 rubric points (eqbench.com about.html's sd 0.75)
+    assert board["reproduction_margin"]["value"] == 1.5
     text = cli_in_process(["atlas", "-b", "eqbench3"], {**env, "COLUMNS": "250"})
     assert "judge claude-3-7-sonnet-20250219 → claude-opus-4-6" in text.stdout
     assert "rubric_0_100: mean 75.0 → 53.0, change -22.05" in text.stdout

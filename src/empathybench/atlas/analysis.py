@@ -230,6 +230,8 @@ def leaderboards(atlas: Mapping[str, Any], runs: Sequence[RunData], bench: Seque
             "title": described["title"],
             "metric": described["metric"],
             "higher_is_better": described.get("higher_is_better"),
+            # the reproduction check's margin m, in the units of the run's summary metric
+            "reproduction_margin": described.get("reproduction_margin"),
             "rows": [_row(rank, e) for rank, e in enumerate(primary, start=1)],
             "other_settings": [_row(None, e) for e in entries if not e["primary"] and not e["settings"].get("board")],
             "runs": [p for p in placements if p["instrument"] == name],

@@ -9,7 +9,7 @@ holds (Spearman's rho with its bootstrap interval over models). Nothing here nam
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -18,6 +18,7 @@ from empathybench.atlas.place import boards_of
 # The settings that say which board a row is on, not how its figures were made.
 BOARD_KEYS = frozenset({"board", "board_source", "board_judge_source", "board_date"})
 HEADLINE = "headline"
+JUDGE_SETTING = "judge"  # the atlas entries' setting that names the judge (as judges/boards.py reads it)
 DIGITS = 4
 
 
@@ -103,44 +104,136 @@ def _figure_effect(
     }
 
 
-def board_effects(
-    atlas: Mapping[str, Any], *, instruments: Sequence[str] | None = None, seed: int = 0
-) -> list[dict[str, Any]]:
-    """Every pair of boards of one instrument (of `instruments`; None: all) whose settings differ: the change of
-    each figure over the models on both (second board minus first), and whether their order holds."""
-    from empathybench.stats.intervals import bootstrap_method
+def _judges_of(settings_a: Mapping[str, Any], settings_b: Mapping[str, Any]) -> set[str]:
+    """The checkpoints that judged either board (their `judge` setting, through the identity table; the name itself
+    where the table does not know it)."""
+    from empathybench.models.identity import identity_table
 
-    effects = []
-    for instrument, described in atlas["instruments"].items():
+    table = identity_table()
+    judges = set()
+    for settings in (settings_a, settings_b):
+        judge = settings.get(JUDGE_SETTING)
+        if isinstance(judge, str) and judge.strip():
+            match = table.match(judge)
+            judges.add(match.id if match is not None and match.id is not None else judge.strip())
+    return judges
+
+
+def _board_pairs(
+    atlas: Mapping[str, Any], instruments: Sequence[str] | None
+) -> Iterator[tuple[str, list[str], dict[str, list[Any]], dict[str, tuple[Any, Any]], set[str]]]:
+    """Every pair of boards of one instrument whose settings differ: (instrument, [first, second] board, the settings
+    changed, the models on both, the checkpoints that judged either board)."""
+    for instrument in atlas["instruments"]:
         if instruments is not None and instrument not in instruments:
             continue
-        names = [HEADLINE, *described.get("board_figures", [])]
         for (a, rows_a), (b, rows_b) in combinations(boards_of(atlas, instrument).items(), 2):
             settings_a = {k: v for k, v in rows_a[0]["settings"].items() if k not in BOARD_KEYS}
             settings_b = {k: v for k, v in rows_b[0]["settings"].items() if k not in BOARD_KEYS}
             changed = sorted(k for k in set(settings_a) | set(settings_b) if settings_a.get(k) != settings_b.get(k))
-            if not changed:
+            if changed:
+                settings_changed = {k: [settings_a.get(k), settings_b.get(k)] for k in changed}
+                yield instrument, [a, b], settings_changed, pairs(rows_a, rows_b), _judges_of(settings_a, settings_b)
+
+
+def _figures_of(described: Mapping[str, Any], paired: Mapping[str, tuple[Any, Any]], seed: int) -> list[dict[str, Any]]:
+    figures = []
+    for name in [HEADLINE, *described.get("board_figures", [])]:
+        x = {k: v for k, (e, _) in paired.items() if (v := _figure(e, name)) is not None}
+        y = {k: v for k, (_, e) in paired.items() if (v := _figure(e, name)) is not None}
+        shared = sorted(set(x) & set(y))
+        if len(shared) >= 2:
+            figures.append({"figure": name, "label": _label(described, name), **_figure_effect(x, y, shared, seed)})
+    return figures
+
+
+def _label(described: Mapping[str, Any], name: str) -> str:
+    return str(described.get("board_headline") or "published figure") if name == HEADLINE else name
+
+
+def _is_judge(pair: tuple[Any, Any], judges: set[str]) -> bool:
+    return any(e.get("model_id") in judges or str(e["model"]).strip() in judges for e in pair)
+
+
+def board_effects(
+    atlas: Mapping[str, Any], *, instruments: Sequence[str] | None = None, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Every pair of boards of one instrument (of `instruments`; None: all) whose settings differ: the change of
+    each figure over the models on both (second board minus first), and whether their order holds; and the same
+    without the models that judged either board (`without_judges`: a judge rating its own replies may favour them)."""
+    from empathybench.stats.intervals import bootstrap_method
+
+    effects = []
+    for instrument, boards, changed, paired, judges in _board_pairs(atlas, instruments):
+        described = atlas["instruments"][instrument]
+        figures = _figures_of(described, paired, seed)
+        if not figures:
+            continue
+        left_out = sorted(k for k, pair in paired.items() if _is_judge(pair, judges))
+        kept = {k: pair for k, pair in paired.items() if k not in left_out}
+        without = _figures_of(described, kept, seed) if left_out else []
+        effects.append(
+            {
+                "instrument": instrument,
+                "boards": boards,
+                "settings_changed": changed,
+                "n": figures[0]["spearman"]["n"],
+                "figures": figures,
+                "without_judges": None
+                if not without
+                else {
+                    "left_out": [paired[k][0]["model"] for k in left_out],
+                    "n": without[0]["spearman"]["n"],
+                    "figures": without,
+                },
+                "method": "the same models on both boards (the same published name, else the same checkpoint); "
+                "mean change second minus first, " + bootstrap_method(unit="models") + "; Spearman's rho, "
+                f"percentile bootstrap over models, 2000 resamples, seed {seed}",
+            }
+        )
+    return effects
+
+
+def model_board_changes(atlas: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """model id -> each board pair (as `board_effects`) it is on: its own figures on both boards and their change,
+    beside the plain mean change over all the models on both (no bootstrap: one model's row needs none)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for instrument, boards, changed, paired, judges in _board_pairs(atlas, None):
+        described = atlas["instruments"][instrument]
+        for first, second in paired.values():
+            model_id = first.get("model_id") or second.get("model_id")
+            if not model_id:
                 continue
-            paired = pairs(rows_a, rows_b)
             figures = []
-            for name in names:
-                x = {k: v for k, (e, _) in paired.items() if (v := _figure(e, name)) is not None}
-                y = {k: v for k, (_, e) in paired.items() if (v := _figure(e, name)) is not None}
-                shared = sorted(set(x) & set(y))
-                if len(shared) >= 2:
-                    label = described.get("board_headline") or "published figure" if name == HEADLINE else name
-                    figures.append({"figure": name, "label": label, **_figure_effect(x, y, shared, seed)})
-            if figures:
-                effects.append(
+            for name in [HEADLINE, *described.get("board_figures", [])]:
+                a, b = _figure(first, name), _figure(second, name)
+                if a is None or b is None:
+                    continue
+                changes = [
+                    y - x
+                    for e, f in paired.values()
+                    if (x := _figure(e, name)) is not None and (y := _figure(f, name)) is not None
+                ]
+                figures.append(
                     {
-                        "instrument": instrument,
-                        "boards": [a, b],
-                        "settings_changed": {k: [settings_a.get(k), settings_b.get(k)] for k in changed},
-                        "n": figures[0]["spearman"]["n"],
-                        "figures": figures,
-                        "method": "the same models on both boards (the same published name, else the same checkpoint); "
-                        "mean change second minus first, " + bootstrap_method(unit="models") + "; Spearman's rho, "
-                        f"percentile bootstrap over models, 2000 resamples, seed {seed}",
+                        "figure": name,
+                        "label": _label(described, name),
+                        "first": _rounded(a),
+                        "second": _rounded(b),
+                        "change": _rounded(b - a),
+                        "mean_change": _rounded(math.fsum(changes) / len(changes)),
+                        "n": len(changes),
                     }
                 )
-    return effects
+            if figures:
+                found.setdefault(model_id, []).append(
+                    {
+                        "instrument": instrument,
+                        "model": first["model"],
+                        "boards": boards,
+                        "settings_changed": changed,
+                        "judges_a_board": _is_judge((first, second), judges),
+                        "figures": figures,
+                    }
+                )
+    return found

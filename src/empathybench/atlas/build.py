@@ -110,7 +110,7 @@ def _published_only_entry(instrument: str, only: PublishedOnly, table: IdentityT
         "offset": 0.0,
         "published": _published(only.published),
         "difference": None,
-        "notes": [only.why[:MAX_NOTE_CHARS]],
+        "notes": [only.why[:MAX_NOTE_CHARS], *(note[:MAX_NOTE_CHARS] for note in only.notes)],
         "settings": dict(only.settings),
         "figures": dict(only.figures),
         "files": [],

@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empathybench.atlas.analysis import setting_effects
+from empathybench.atlas.boards import model_board_changes
 from empathybench.atlas.place import figure_of
-from empathybench.atlas.views import ranked
+from empathybench.atlas.views import ranked, setting_text
 from empathybench.errors import UserError
 from empathybench.formatting import printable
 from empathybench.models.identity import IdentityTable, identity_table, normalise
@@ -60,13 +61,26 @@ def leaderboard_ranks(atlas: Mapping[str, Any]) -> dict[int, tuple[int, int]]:
     return ranks
 
 
+def _measured_as(described: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """What an entry's figure is: the instrument's metric, or for a row of a published board its board's own figure,
+    board and judge (an EQ-Bench 3 Opus-board row is no Elo judged by Claude 3.7 Sonnet)."""
+    board = settings.get("board")
+    if not board:
+        return str(described["metric"])
+    judge = settings.get("judge")
+    headline = described.get("board_headline") or "published figure"
+    return f"{headline} on the published board {board}" + (f", judge {judge}" if judge else "")
+
+
 def _entry(atlas: Mapping[str, Any], entry: Mapping[str, Any], rank: tuple[int, int] | None) -> dict[str, Any]:
     described = atlas["instruments"][entry["instrument"]]
     figure, kind = figure_of(entry)
+    settings = entry.get("settings") or {}
+    figures = entry.get("figures") or {}
     return {
         "instrument": entry["instrument"],
         "title": described["title"],
-        "metric": described["metric"],
+        "metric": _measured_as(described, settings),
         "model": entry["model"],
         "status": entry["status"],
         "primary": entry["primary"],
@@ -79,7 +93,9 @@ def _entry(atlas: Mapping[str, Any], entry: Mapping[str, Any], rank: tuple[int, 
         "difference": entry.get("difference"),
         "rank": None if rank is None else rank[0],
         "among": None if rank is None else rank[1],
-        "settings": dict(entry.get("settings") or {}),
+        "settings": dict(settings),
+        # the figures a run is placed by or a board effect compares (e.g. EQ-Bench 3's rubric score, 0-100)
+        "figures": {k: figures[k] for k in described.get("board_figures", []) if k in figures},
         "notes": list(entry.get("notes") or []),
         "files": [{"repo": f["repo"], "commit": f["commit"], "path": f["path"]} for f in entry.get("files") or []],
     }
@@ -92,18 +108,23 @@ def model_profile(
     *,
     effects: Sequence[Mapping[str, Any]] | None = None,
     ranks: Mapping[int, tuple[int, int]] | None = None,
+    board_changes: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """One checkpoint: its names, every atlas entry of it (the published setting first), the setting effects measured
-    on it and the general-capability figures published for it. `effects` and `ranks` (setting_effects and the
-    leaderboards' ranks of `atlas`): computed once for many profiles."""
+    on it, its change between two published boards (e.g. one per judge) and the general-capability figures published
+    for it. `effects`, `ranks` and `board_changes` (setting_effects, the leaderboards' ranks and model_board_changes of
+    `atlas`): computed once for many profiles."""
     table = table or identity_table()
     model = table.models[model_id]
     ranks = leaderboard_ranks(atlas) if ranks is None else ranks
     effects = setting_effects(atlas) if effects is None else effects
+    board_changes = model_board_changes(atlas) if board_changes is None else board_changes
     order = list(atlas["instruments"])
+    boards = [str(e["settings"].get("board") or "") for e in atlas["entries"]]
     entries = sorted(
         (e for e in atlas["entries"] if e["model_id"] == model_id),
-        key=lambda e: (order.index(e["instrument"]), not e["primary"], e["model"]),
+        # a board's rows together, the boards in atlas order (the older first)
+        key=lambda e: (order.index(e["instrument"]), not e["primary"], boards.index(e["settings"].get("board") or "")),
     )
     capability = [
         {"label": described["capability"]["label"], "from": name, **row}
@@ -119,6 +140,7 @@ def model_profile(
         "aliases": [{"name": a.name, "source": a.source, "instrument": a.instrument} for a in model.aliases],
         "entries": [_entry(atlas, e, ranks.get(id(e))) for e in entries],
         "setting_effects": [e for e in effects if e["model_id"] == model_id],
+        "board_changes": list(board_changes.get(model_id, [])),
         "capability": [{k: row[k] for k in ("label", "from", "model", "value", "source")} for row in capability],
     }
 
@@ -133,7 +155,12 @@ def _checkpoint_row(atlas: Mapping[str, Any], model_id: str) -> dict[str, Any]:
 def model_view(atlas: Mapping[str, Any], name: str) -> dict[str, Any]:
     """What `atlas model NAME` shows: a checkpoint's profile, or the checkpoints a family name (or a name that means
     different checkpoints in different instruments) stands for. An unknown name is one UserError line."""
-    query = name.strip()[:MAX_QUERY_CHARS]
+    query = name.strip()
+    if len(query) > MAX_QUERY_CHARS:  # no model name is this long: said plainly, never looked up
+        raise UserError(
+            f"a model name of {len(query)} characters is longer than any known one (at most {MAX_QUERY_CHARS}): "
+            f"{printable(query, 60)!r}"
+        )
     table = identity_table()
     relation, ids = _checkpoints_named(table, query, list(atlas["instruments"]))
     if not ids:
@@ -177,7 +204,9 @@ def page_names(model_ids: Sequence[str]) -> dict[str, str]:
 
 
 def _settings_text(settings: Mapping[str, Any]) -> str:
-    return ", ".join(f"{printable(k, 60)} {printable(v, 200)}" for k, v in settings.items()) or "none recorded"
+    return ", ".join(f"{printable(k, 60)} {printable(setting_text(v), 200)}" for k, v in settings.items()) or (
+        "none recorded"
+    )
 
 
 def entry_lines(entry: Mapping[str, Any]) -> list[str]:
@@ -196,6 +225,8 @@ def entry_lines(entry: Mapping[str, Any]) -> list[str]:
             head += f", difference {number(entry['difference'], signed=True)}"
     if entry["rank"] is not None:
         head += f"; rank {entry['rank']} of {entry['among']}"
+    for name, value in entry.get("figures", {}).items():
+        head += f"; {printable(name, 60)} {number(value)}"
     lines = [head, f"  settings: {_settings_text(entry['settings'])}"]
     if published.get("source"):
         lines.append(f"  published in: {printable(published['source'], 300)}")
@@ -210,7 +241,7 @@ def effect_line(effect: Mapping[str, Any]) -> str:
     from empathybench.formatting import interval, number
 
     changed = "; ".join(
-        f"{printable(k, 40)} {printable(a, 80)} → {printable(b, 80)}"
+        f"{printable(k, 40)} {printable(setting_text(a), 80)} → {printable(setting_text(b), 80)}"
         for k, (a, b) in effect["settings_changed"].items()
     )
     return (
@@ -218,6 +249,25 @@ def effect_line(effect: Mapping[str, Any]) -> str:
         f"{number(effect['other_setting_value'])}, paired difference {number(effect['difference'], signed=True)} "
         f"{interval(effect['ci95'])} over {effect['n']}"
     )
+
+
+def board_change_line(change: Mapping[str, Any]) -> str:
+    """A model's change between two published boards: the setting, the boards, each figure on both and its change
+    beside the mean change of every model on both."""
+    from empathybench.formatting import number
+
+    changed = "; ".join(
+        f"{printable(k, 40)} {printable(setting_text(a), 80)} → {printable(setting_text(b), 80)}"
+        for k, (a, b) in change["settings_changed"].items()
+    )
+    boards = " → ".join(printable(b, 80) for b in change["boards"])
+    figures = "; ".join(
+        f"{printable(f['label'], 80)} {number(f['first'])} → {number(f['second'])} "
+        f"({number(f['change'], signed=True)}; all {f['n']} models on both: {number(f['mean_change'], signed=True)})"
+        for f in change["figures"]
+    )
+    mark = " (it judges one of the boards: rated by itself there)" if change["judges_a_board"] else ""
+    return f"{change['instrument']}: {changed} ({boards}){mark}: {figures}"
 
 
 def render_model(view: Mapping[str, Any], console: Any) -> None:
@@ -245,8 +295,8 @@ def render_model(view: Mapping[str, Any], console: Any) -> None:
         say("the atlas has no figure of this checkpoint")
     current = None
     for entry in profile["entries"]:
-        if entry["instrument"] != current:
-            current = entry["instrument"]
+        if (entry["instrument"], entry["metric"]) != current:
+            current = (entry["instrument"], entry["metric"])
             say("")
             say(f"{printable(entry['title'], 200)}: {printable(entry['metric'], 300)}", "bold")
         for line in entry_lines(entry):
@@ -256,6 +306,11 @@ def render_model(view: Mapping[str, Any], console: Any) -> None:
         say("One setting changed, the same checkpoint (paired over shared items):", "bold")
         for effect in profile["setting_effects"]:
             say(f"  {effect_line(effect)}")
+    if profile["board_changes"]:
+        say("")
+        say("Between two published boards, one setting changed (the same model's published rows):", "bold")
+        for change in profile["board_changes"]:
+            say(f"  {board_change_line(change)}")
     for row in profile["capability"]:
         say(f"{printable(row['label'], 200)}: {row['value']} (as {printable(row['model'], 300)}; {row['source']})")
     others = view.get("other_checkpoints_of_its_family") or []

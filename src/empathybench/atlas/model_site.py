@@ -5,7 +5,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from empathybench.atlas.analysis import setting_effects
+from empathybench.atlas.boards import model_board_changes
 from empathybench.atlas.model import leaderboard_ranks, model_profile, page_names
+from empathybench.atlas.views import setting_text
 from empathybench.formatting import interval, number
 from empathybench.models.identity import identity_table
 from empathybench.report.page import Block, Piece, Table
@@ -42,6 +44,7 @@ def _figure_row(entry: Mapping[str, Any]) -> tuple[tuple[Piece, ...], ...]:
         _cell(number(published.get("value"))),
         _cell(number(entry["difference"], signed=True)),
         _cell("" if entry["rank"] is None else f"{entry['rank']} of {entry['among']}"),
+        _cell("; ".join(f"{k} {number(v)}" for k, v in entry.get("figures", {}).items())),
     )
 
 
@@ -50,7 +53,8 @@ def _source_row(entry: Mapping[str, Any]) -> tuple[tuple[Piece, ...], ...]:
     files = "; ".join(f"{f['repo']}@{f['commit'][:8]} {f['path']}" for f in entry["files"])
     return (
         _cell(entry["model"]),
-        _cell("; ".join(f"{k}: {v}" for k, v in entry["settings"].items())),
+        # every setting whole (the judge last but one of six on a board's row): the page's width, never cut
+        (Piece(_text("; ".join(f"{k}: {setting_text(v)}" for k, v in entry["settings"].items()), MAX_FILES_TEXT)),),
         _cell(published.get("source")),
         (Piece(_text(files, MAX_FILES_TEXT)),),
     )
@@ -60,7 +64,17 @@ def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[B
     """A model page's parts: per instrument its entries; the setting effects; its names with their sources and the
     other checkpoints of its family."""
     blocks: list[Block] = []
-    headers = ("as published", "figure, setting", "recomputed", "95% interval", "n", "published", "difference", "rank")
+    headers = (
+        "as published",
+        "figure, setting",
+        "recomputed",
+        "95% interval",
+        "n",
+        "published",
+        "difference",
+        "rank",
+        "other figures",
+    )
     instruments = list(dict.fromkeys(e["instrument"] for e in profile["entries"]))
     for name in instruments:
         entries = [e for e in profile["entries"] if e["instrument"] == name]
@@ -70,19 +84,34 @@ def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[B
             tuple(_source_row(e) for e in entries),
             title="Settings and sources",
         )
+        # one table per figure the entries are (the leaderboard's metric, each published board's own), titled by it
+        measured = list(dict.fromkeys(e["metric"] for e in entries))
+        figures = tuple(
+            Table(
+                headers,
+                tuple(_figure_row(e) for e in entries if e["metric"] == metric),
+                numeric=(2, 4, 5, 6),
+                title=_text(metric),
+            )
+            for metric in measured
+        )
         blocks.append(
             Block(
                 anchor=f"model-{name}",
                 title=_text(entries[0]["title"]),
-                intro=_text(entries[0]["metric"] + (f". Notes: {notes}" if notes else ""), MAX_FILES_TEXT),
-                tables=(Table(headers, tuple(_figure_row(e) for e in entries), numeric=(2, 4, 5, 6)), sources),
+                intro=_text(f"Notes: {notes}" if notes else "", MAX_FILES_TEXT),
+                tables=(*figures, sources),
             )
         )
     if profile["setting_effects"]:
         rows = tuple(
             (
                 _cell(e["instrument"]),
-                _cell("; ".join(f"{k}: {a} → {b}" for k, (a, b) in e["settings_changed"].items())),
+                _cell(
+                    "; ".join(
+                        f"{k}: {setting_text(a)} → {setting_text(b)}" for k, (a, b) in e["settings_changed"].items()
+                    )
+                ),
                 _cell(f"{number(e['published_setting_value'])} → {number(e['other_setting_value'])}"),
                 _cell(f"{number(e['difference'], signed=True)} {interval(e['ci95'])}"),
                 _cell(e["n"]),
@@ -96,6 +125,39 @@ def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[B
                 intro="The same checkpoint under the published setting and another: the paired difference over the "
                 "items both runs scored, with its 95% bootstrap interval.",
                 tables=(Table(("instrument", "setting", "figure", "paired difference [95%]", "n"), rows),),
+            )
+        )
+    if profile["board_changes"]:
+        rows = tuple(
+            (
+                _cell(c["instrument"]),
+                _cell(
+                    "; ".join(
+                        f"{k}: {setting_text(a)} → {setting_text(b)}" for k, (a, b) in c["settings_changed"].items()
+                    )
+                    + (" (it judges one of the boards)" if c["judges_a_board"] else "")
+                ),
+                _cell(" → ".join(c["boards"])),
+                _cell(f["label"]),
+                _cell(f"{number(f['first'])} → {number(f['second'])}"),
+                _cell(number(f["change"], signed=True)),
+                _cell(f"{number(f['mean_change'], signed=True)} over {f['n']}"),
+            )
+            for c in profile["board_changes"]
+            for f in c["figures"]
+        )
+        blocks.append(
+            Block(
+                anchor="model-board-changes",
+                title="Between two published boards",
+                intro="This model's published rows on two boards of one instrument that differ in one setting (e.g. "
+                "the judge): its figures on both and their change, beside the mean change of every model on both.",
+                tables=(
+                    Table(
+                        ("instrument", "setting", "boards", "figure", "on both", "change", "every model on both"),
+                        rows,
+                    ),
+                ),
             )
         )
     names = tuple(
@@ -119,11 +181,11 @@ def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[B
 def model_pages(atlas: Mapping[str, Any], links: Mapping[str, str]) -> Iterator[tuple[str, str, str, list[Block]]]:
     """Per checkpoint with a page (`links`): its page's path under the site, title, introduction and parts."""
     table = identity_table()
-    effects, ranks = setting_effects(atlas), leaderboard_ranks(atlas)
+    effects, ranks, changes = setting_effects(atlas), leaderboard_ranks(atlas), model_board_changes(atlas)
     for model_id, link in links.items():
         if model_id not in table.models:
             continue  # an atlas built with another identity table: its id has no profile here
-        profile = model_profile(atlas, model_id, table, effects=effects, ranks=ranks)
+        profile = model_profile(atlas, model_id, table, effects=effects, ranks=ranks, board_changes=changes)
         intro = (
             f"A checkpoint of the family {profile['family_name']}: each instrument's figure, recomputed from its "
             "released outputs or published only, with its settings and sources."

@@ -13,6 +13,7 @@ from typing import Any
 
 from empathybench.atlas.analysis import agreement, matrix_rows
 from empathybench.atlas.place import standing
+from empathybench.atlas.views import setting_text
 from empathybench.formatting import interval, number
 from empathybench.instruments.protocol import ChartPoint, HeatmapChart, ReportSection, StripChart
 from empathybench.report.page import Block, Piece, Table
@@ -134,7 +135,10 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
     if board["setting_effects"]:
         effect_points = tuple(
             ChartPoint(
-                _text(f"{e['model']}: " + ", ".join(f"{k} → {b}" for k, (_, b) in e["settings_changed"].items()))[:60],
+                _text(
+                    f"{e['model']}: "
+                    + ", ".join(f"{k} → {setting_text(b)}" for k, (_, b) in e["settings_changed"].items())
+                )[:60],
                 e["difference"],
                 *(e["ci95"] or (None, None)),
             )
@@ -157,17 +161,20 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
     )
 
 
-def _published_board_table(published: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> Table:
+def _published_board_table(
+    published: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], links: Mapping[str, str]
+) -> Table:
     """One published board (e.g. one judge's): its rows by the published figure, the runs placed on it."""
     columns = tuple(published["columns"])
     rows = [
         (
             _cell(row["rank"]),
-            _cell(row["model"]),
+            _model_cell(row["model"], row["model_id"], links),
             _cell(number(row["published"], 1)),
             _cell(interval(row["published_ci95"], 1)),
             *(_cell(number(row["figures"].get(c), 1)) for c in columns),
-            _cell("; ".join(row["notes"][1:])),  # the first note says what every row of a board is
+            # the first note says what every row of a board is; the rest are the row's own (its site mark, its judge)
+            (Piece(_text("; ".join(row["notes"][1:]), MAX_NOTE)),),
         )
         for row in published["rows"]
     ]
@@ -191,40 +198,61 @@ def _published_board_table(published: Mapping[str, Any], runs: Sequence[Mapping[
     )
 
 
-def _boards_block(name: str, board: Mapping[str, Any]) -> Block | None:
+def _effect_row(changed: str, figure: Mapping[str, Any], n: int, models: str) -> tuple[tuple[Piece, ...], ...]:
+    low, high = figure["range"]
+    order = figure["spearman"]
+    return (
+        _cell(changed),
+        _cell(figure["label"]),
+        _cell(f"{n} ({models})"),
+        _cell(f"{number(figure['mean_first'], 1)} → {number(figure['mean_second'], 1)}"),
+        _cell(number(figure["difference"], signed=True)),
+        _cell(interval(figure["ci95"])),
+        _cell(f"{number(low, 1, signed=True)} to {number(high, 1, signed=True)}"),
+        _cell(number(order["rho"])),
+        _cell(interval(order["ci95"])),
+    )
+
+
+def _boards_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) -> Block | None:
     """An instrument's other published boards and what changes between them (None: it has none)."""
     from empathybench.report.html import draw_section
 
     if not board.get("boards"):
         return None
-    tables = [_published_board_table(published, board["runs"]) for published in board["boards"]]
+    tables = [_published_board_table(published, board["runs"], links) for published in board["boards"]]
     unplaced = [run for run in board["runs"] if run["rank"] is None]
     effect_rows = []
+    effect_notes: list[str] = []
     points = []
     for effect in board.get("board_effects", []):
-        changed = "; ".join(f"{k} {a} → {b}" for k, (a, b) in effect["settings_changed"].items())
+        changed = "; ".join(
+            f"{k} {setting_text(a)} → {setting_text(b)}" for k, (a, b) in effect["settings_changed"].items()
+        )
+        without = effect.get("without_judges")
         for figure in effect["figures"]:
-            low, high = figure["range"]
             order = figure["spearman"]
-            effect_rows.append(
-                (
-                    _cell(changed),
-                    _cell(figure["label"]),
-                    _cell(effect["n"]),
-                    _cell(f"{number(figure['mean_first'], 1)} → {number(figure['mean_second'], 1)}"),
-                    _cell(number(figure["difference"], signed=True)),
-                    _cell(interval(figure["ci95"])),
-                    _cell(f"{number(low, 1, signed=True)} to {number(high, 1, signed=True)}"),
-                    _cell(number(order["rho"])),
-                    _cell(interval(order["ci95"])),
-                )
-            )
+            effect_rows.append(_effect_row(changed, figure, effect["n"], "all"))
             points.append(
                 ChartPoint(_text(f"{figure['label']}: {changed}")[:60], order["rho"], *(order["ci95"] or (None, None)))
             )
+        if without:
+            # a judge rating its own replies may favour them: the same figures without the boards' judges
+            left_out = ", ".join(_text(m, 80) for m in without["left_out"])
+            effect_notes.append(f"without judges: without {left_out}, a board's judge, rated by itself there")
+            effect_rows += [_effect_row(changed, f, without["n"], "without judges") for f in without["figures"]]
     if effect_rows:
         headers = ("setting changed", "figure", "models", "mean", "change", "95% interval", "range", "Spearman", "95%")
-        tables.append(Table(headers, tuple(effect_rows), numeric=(2, 4, 7), title="What changes between the boards"))
+        tables.append(
+            Table(
+                headers,
+                tuple(effect_rows),
+                numeric=(4, 7),
+                title="What changes between the boards",
+                notes=tuple(effect_notes),
+                anchor=f"atlas-{name}-board-effects",
+            )
+        )
     sections = []
     if points:
         chart = StripChart(tuple(points), (0.0, 1.0), title="Does the order hold? Spearman's rho between the boards")
@@ -306,7 +334,7 @@ def write_site(
     blocks = []
     for name, board in boards.items():
         blocks.append(_board_block(name, board, links))
-        published = _boards_block(name, board)
+        published = _boards_block(name, board, links)
         if published is not None:
             blocks.append(published)
     blocks.append(_agreement_block(result))

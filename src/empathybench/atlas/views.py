@@ -54,6 +54,13 @@ def ranked(entries: Sequence[Mapping[str, Any]], higher_is_better: bool | None) 
 MAX_CELL_CHARS = 60
 
 
+def setting_text(value: object) -> object:
+    """A setting's value as shown: a one-value list (TactfulToM's `cot: [False]`) as that value, plainly."""
+    if isinstance(value, list | tuple) and len(value) == 1:
+        return value[0]
+    return value
+
+
 def plain(text: object, limit: int = MAX_CELL_CHARS) -> str:
     """Text from a file, safe for a terminal cell: control characters shown as '?', cut to `limit`."""
     cleaned = "".join(ch if ch.isprintable() else "?" for ch in str(text if text is not None else ""))
@@ -167,7 +174,8 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
             console.print(Text(line))
         for effect in board["setting_effects"]:
             changed = "; ".join(
-                f"{plain(k, 30)} {plain(a, 40)} → {plain(b, 40)}" for k, (a, b) in effect["settings_changed"].items()
+                f"{plain(k, 30)} {plain(setting_text(a), 40)} → {plain(setting_text(b), 40)}"
+                for k, (a, b) in effect["settings_changed"].items()
             )
             moved = f"{number(effect['published_setting_value'], 2)} → {number(effect['other_setting_value'], 2)}"
             paired = f"{number(effect['difference'], 1, signed=True)} {_interval(effect['ci95'])}"
@@ -190,7 +198,8 @@ def _unpaired_other_settings(board: Mapping[str, Any]) -> Iterator[str]:
         base = reference.get(row["model_id"], first)
         changed = {k: [base.get(k), row["settings"].get(k)] for k in sorted(set(base) | set(row["settings"]))}
         changed = {k: v for k, v in changed.items() if v[0] != v[1]}
-        settings = ", ".join(f"{plain(k, 30)} {plain(b, 30)}" for k, (_, b) in changed.items()) or "another setting"
+        settings = ", ".join(f"{plain(k, 30)} {plain(setting_text(b), 30)}" for k, (_, b) in changed.items())
+        settings = settings or "another setting"
         yield (
             f"  {plain(row['model'], 40)} ({settings}): {number(row['value'], 2)} {_interval(row['ci95'])}"
             f" over {number(row['n'])}"
@@ -260,12 +269,17 @@ def render_boards(board: Mapping[str, Any], console: Any) -> None:
         )
         boards = " → ".join(plain(b, 40) for b in effect["boards"])
         console.print(Text(f"  {changed} ({boards}): {effect['n']} models on both", "bold"))
-        for figure in effect["figures"]:
+        without = effect.get("without_judges")
+        rows = [("", figure) for figure in effect["figures"]]
+        if without:
+            left_out = ", ".join(plain(m, 60) for m in without["left_out"])
+            rows += [(f" (without {left_out}, a board's judge: {without['n']})", f) for f in without["figures"]]
+        for apart, figure in rows:
             low, high = figure["range"]
             order = figure["spearman"]
             console.print(
                 Text(
-                    f"    {plain(figure['label'], 80)}: mean {number(figure['mean_first'], 1)} → "
+                    f"    {plain(figure['label'], 80)}{apart}: mean {number(figure['mean_first'], 1)} → "
                     f"{number(figure['mean_second'], 1)}, change {number(figure['difference'], 2, signed=True)} "
                     f"{_interval(figure['ci95'])} (from {number(low, 1, signed=True)} to {number(high, 1, signed=True)}"
                     f"); order kept: Spearman {number(order['rho'], 2)} {interval(order['ci95'], 2)}"

@@ -163,6 +163,7 @@ class PublishedOnly:
     # False: a row of a published board other than the instrument's ranked leaderboard (its settings name the board
     # under `board`), shown with its board and used to place runs and measure effects, never ranked with the rest
     primary: bool = True
+    notes: tuple[str, ...] = ()  # what applies to this row alone (after `why`), e.g. its judge judged itself
 
 
 @dataclass(frozen=True)

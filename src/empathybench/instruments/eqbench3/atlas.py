@@ -97,6 +97,7 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
     scale = float(result["normalisation"]["scale"])  # elo_norm = scale x elo + shift
     norm, sigma = float(ratings["elo_norm"]), float(ratings["sigma"]) * abs(scale)
     entry = stored.get(run.model, {})
+    self_judged = boards.judged_by_itself(run.model, PUBLISHED_JUDGE)
     published = None
     if isinstance(entry.get("elo_norm"), int | float):
         published = PublishedFigure(round(float(entry["elo_norm"]), 2), VERDICTS_SOURCE)
@@ -105,7 +106,8 @@ def score(run: ReleasedRun, paths: Mapping[str, Path]) -> AtlasScore:
         ci95=(norm - Z95 * sigma, norm + Z95 * sigma),
         n=verdicts[run.model],  # the valid verdicts it took part in
         published=published,
-        notes=(RESOLVE_NOTE,),
+        # its pairwise judge is itself (anthropic/claude-3.7-sonnet): marked as a board's self-judged row is
+        notes=(RESOLVE_NOTE, *((boards.self_judged_note(PUBLISHED_JUDGE),) if self_judged else ())),
     )
 
 

@@ -35,6 +35,7 @@ ABILITIES = (
     "moral",
     "pragmatic",
 )
+INSTRUMENT = "eqbench3"  # the identity table's scope of EQ-Bench 3's own names
 SITE_MARK = "*"  # the site's own mark before some names (kept in the row's notes, not in its name)
 
 
@@ -97,6 +98,22 @@ def read_board(path: Path) -> list[dict[str, str]]:
     return rows
 
 
+def judged_by_itself(model: str, judge: str) -> bool:
+    """Whether a row's model is its own judge's checkpoint (through the identity table, EQ-Bench 3's names)."""
+    from empathybench.models.identity import identity_table
+
+    table = identity_table()
+    mine, judges = table.match(model, instrument=INSTRUMENT), table.match(judge)
+    return mine is not None and judges is not None and mine.id is not None and mine.id == judges.id
+
+
+def self_judged_note(judge: str) -> str:
+    return (
+        f"judged by itself: the judge ({judge}) rated its own replies; not comparable, as a self-judged run is not "
+        "(left out of the judge effect's figures without the judge models)"
+    )
+
+
 def board_rows(board: Board, path: Path) -> list[PublishedOnly]:
     """One board's rows as published-only entries (not ranked with the recomputed leaderboard: another board)."""
     found = []
@@ -110,8 +127,9 @@ def board_rows(board: Board, path: Path) -> list[PublishedOnly]:
         figures: dict[str, float | int | None] = {RUBRIC: _number(row[RUBRIC], where)}
         figures.update({a: _number(row[a], where) for a in ABILITIES if row.get(a) not in (None, "")})
         why = f"a row of the published board {board.label} (judge {board.judge}); no released output"
-        if name.startswith(SITE_MARK):
-            why += "; marked * on the site (the site's own mark)"
+        notes = ("marked * on the site (the site's own mark)",) if name.startswith(SITE_MARK) else ()
+        if judged_by_itself(model, board.judge):
+            notes += (self_judged_note(board.judge),)
         settings = {
             "judge": board.judge,
             "board": board.label,
@@ -121,7 +139,7 @@ def board_rows(board: Board, path: Path) -> list[PublishedOnly]:
             "protocol": "pairwise Elo and rubric",
         }
         published = PublishedFigure(_number(row[ELO], where), f"elo_norm on {board.source}", interval)
-        found.append(PublishedOnly(model, published, why, settings, figures, primary=False))
+        found.append(PublishedOnly(model, published, why, settings, figures, primary=False, notes=notes))
     return found
 
 
