@@ -65,6 +65,9 @@ def test_replies_of_a_model_upstream_did_not_clean_are_read_as_they_are(tmp_path
     (record,) = records
     assert record["category"] == "comprehensionQA" and record["prestep"] == "none"
     assert record["conditions"]["direct"]["binary"]["read"] == "yes"  # "yes" wins over the "no" before it
+    # the dataset asked, recorded for the atlas's check (the published runs answered the legacy set's 3,544)
+    dataset = "final: nii-cl/tactful-tom@0881b0d8 dataset/final_set/ (100 conversations, 4,154 questions)"
+    assert summary["config"]["dataset"] == dataset and summary["config"]["cot"] == [False]
 
 
 def test_a_shortfall_stays_in_n_items_and_the_label(tmp_path: Path, mirror: Path) -> None:

@@ -232,7 +232,11 @@ def leaderboards(atlas: Mapping[str, Any], runs: Sequence[RunData], bench: Seque
             "higher_is_better": described.get("higher_is_better"),
             # the reproduction check's margin m, in the units of the run's summary metric
             "reproduction_margin": described.get("reproduction_margin"),
-            "rows": [_row(rank, e) for rank, e in enumerate(primary, start=1)],
+            # a figure without a direction is listed by value (highest first) and not ranked
+            "rows": [
+                _row(None if described.get("higher_is_better") is None else rank, e)
+                for rank, e in enumerate(primary, start=1)
+            ],
             "other_settings": [_row(None, e) for e in entries if not e["primary"] and not e["settings"].get("board")],
             "runs": [p for p in placements if p["instrument"] == name],
             "setting_effects": [e for e in effects if e["instrument"] == name],

@@ -55,6 +55,8 @@ def leaderboard_ranks(atlas: Mapping[str, Any]) -> dict[int, tuple[int, int]]:
     """id(entry) -> (rank, among) for every primary entry, as the instrument's leaderboard ranks it."""
     ranks: dict[int, tuple[int, int]] = {}
     for name, described in atlas["instruments"].items():
+        if described.get("higher_is_better") is None:
+            continue  # a figure without a direction is not ranked
         primary = [e for e in atlas["entries"] if e["instrument"] == name and e["primary"]]
         for rank, entry in enumerate(ranked(primary, described.get("higher_is_better")), start=1):
             ranks[id(entry)] = (rank, len(primary))

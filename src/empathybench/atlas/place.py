@@ -6,7 +6,9 @@ for the instrument (`summary_metric`), so it is compared with the same quantity.
 comparable with the published protocol (a `comparable_with_published` of false, a self-judged or self-simulated
 demo) is placed apart: ranked, but marked not comparable, with the reason. Where an instrument says its runs are
 placed among published boards (`board_placement`, e.g. one board per judge), a run is ranked among the rows of the
-board whose setting is the run's, by the board's column the instrument names, and the placement names that board.
+board whose setting is the run's, by the board's column the instrument names, and the placement names that board. A
+figure without a direction (`higher_is_better` None, e.g. EmotionBench's shift of affect) is not ranked: the
+placement lists the published models nearest by value only.
 """
 
 import math
@@ -17,6 +19,7 @@ from empathybench.models.identity import identity_table
 from empathybench.rundir.reader import RunData
 
 NEAREST = 3
+NO_DIRECTION = "no direction: not ranked (the nearest published models by value)"
 
 
 def figure_of(entry: Mapping[str, Any]) -> tuple[float | None, str]:
@@ -124,6 +127,7 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
                 or (match.id is None and e["family"] == match.family)
             ]
         reason = not_comparable_because(run, instrument)
+        unranked = no_board or (NO_DIRECTION if higher_is_better is None else None)
         placements.append(
             {
                 "instrument": instrument,
@@ -132,10 +136,11 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
                 "value": value,
                 "ci95": metric.get("ci95"),
                 "n": metric.get("n"),
-                "rank": None if no_board else len(better) + 1,
-                "among": None if no_board else len(figures) + 1,
+                "rank": None if unranked else len(better) + 1,
+                "among": None if unranked else len(figures) + 1,
                 "board": board,
                 "no_board_because": no_board,
+                "no_rank_because": unranked,
                 "comparable": reason is None,
                 "not_comparable_because": reason,
                 "nearest": [
@@ -160,7 +165,7 @@ def place_run(atlas: Mapping[str, Any], run: RunData) -> list[dict[str, Any]]:
 def standing(placement: Mapping[str, Any]) -> str:
     """A placement's rank as text: "3 of 47", with the board it was placed on, or why it has no rank."""
     if placement.get("rank") is None:
-        return str(placement.get("no_board_because") or "no rank")
+        return str(placement.get("no_rank_because") or placement.get("no_board_because") or "no rank")
     text = f"{placement['rank']} of {placement['among']}"
     return f"{text} on {placement['board']}" if placement.get("board") else text
 

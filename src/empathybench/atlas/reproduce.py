@@ -9,13 +9,16 @@ of the run's --model), the published figure, the recomputed figure and the run's
 - either way the verdict is an equivalence test against the instrument's margin m (its `reproduction_margin`, with
   its source): `consistent` when the 95% interval lies within ±m, `differs` when it lies wholly outside ±m,
   `inconclusive` otherwise (too few items, or too noisy, to say);
+- where the interval alone is wider than 2m, the check cannot come out `consistent` whatever the difference, and its
+  line says so; where the published run's items are other questions than the run's, its line says that too;
 - every setting of the run that differs from the published run's (its config and its judge and simulator), and the
-  published run's settings the run does not record.
+  published run's settings the run does not record (not the keys that say which board a figure was published on).
 """
 
 from collections.abc import Mapping
 from typing import Any
 
+from empathybench.atlas.boards import BOARD_KEYS
 from empathybench.atlas.place import board_for_run, not_comparable_because, place_run, run_metric, standing
 from empathybench.models.identity import identity_table
 from empathybench.report.page import NO_PUBLISHED_RUN
@@ -26,6 +29,12 @@ ROLE_SETTINGS = ("judge", "simulator")
 QUANTISATION = "quantisation"
 NOT_RECORDED = "not recorded by the run"
 MIN_SHARED_ITEMS = 2
+NO_CHECKPOINT = "the atlas has no published run of this checkpoint"
+TOO_WIDE = "the {what} alone is wider than ±m: no verdict of equivalence possible with this many items"
+OTHER_ITEMS = (
+    "the published run's items are other questions than the run's ({shared} shared): the figures are compared, "
+    "not the answers"
+)
 
 
 def _role(run: RunData, role: str) -> str | None:
@@ -64,6 +73,8 @@ def setting_differences(run: RunData, instrument: str, published: Mapping[str, A
     differs: dict[str, Any] = {}
     unknown: dict[str, Any] = {}
     for key, value in published.items():
+        if key in BOARD_KEYS:
+            continue  # where the figure was published, not how the run that made it ran
         if key in ROLE_SETTINGS:
             mine = _role(run, key)
             if mine is None:
@@ -85,6 +96,16 @@ def setting_differences(run: RunData, instrument: str, published: Mapping[str, A
 
 
 NO_MARGIN = {"value": 0.0, "source": "the instrument declares no margin: only an interval of [0, 0] agrees"}
+
+
+def _too_wide(interval: tuple[float, float] | None, margin: float, what: str) -> str | None:
+    """Why an `inconclusive` interval this wide could never have been `consistent`: it is wider than the 2m the
+    margin allows (None otherwise, and for a `differs`, which needs no excuse)."""
+    if interval is None or interval[1] - interval[0] <= 2 * margin:
+        return None
+    if equivalence_verdict(interval, margin) != "inconclusive":
+        return None
+    return TOO_WIDE.format(what=what)
 
 
 def _paired(
@@ -109,23 +130,37 @@ def _paired(
         "n": len(usable),
         "method": "run minus published run, item by item; " + bootstrap_method(),
         "verdict": equivalence_verdict(interval, margin),
+        "notes": [note] if (note := _too_wide(interval, margin, "paired interval")) else [],
     }
 
 
-def _within_interval(run_metric: Mapping[str, Any], published_value: float, margin: float) -> dict[str, Any] | None:
-    """The published run has no per-item values: the interval of run - published is the run's own interval shifted
+def _within_interval(
+    run_metric: Mapping[str, Any], entry: Mapping[str, Any], published_value: float, margin: float
+) -> dict[str, Any] | None:
+    """No item pairs with the published run's: the interval of run - published is the run's own interval shifted
     by the published figure (the published figure counted as exact), tested against ±m as the paired one is."""
     ci = run_metric.get("ci95")
     if not ci or ci[0] is None or ci[1] is None:
         return None
     shifted = (float(ci[0]) - published_value, float(ci[1]) - published_value)
+    published_items = entry.get("items") or {}
+    notes = [note] if (note := _too_wide(shifted, margin, "run's interval")) else []
+    shared = len(set(published_items) & set(run_metric.get("items") or {}))
+    if published_items and shared < MIN_SHARED_ITEMS:  # per-item values of other questions (another dataset)
+        notes.append(OTHER_ITEMS.format(shared=shared))
+        why = "the published run's items are not the run's"
+    elif published_items:
+        why = "the published run's per-item values are another quantity than the run's"
+    else:
+        why = "the published run has no per-item values"
     return {
         "kind": "published figure against the run's interval",
         "difference": round(float(run_metric["value"]) - published_value, 4),
         "ci95": [round(shifted[0], 4), round(shifted[1], 4)],
         "n": run_metric.get("n"),
-        "method": "the published run has no per-item values: the run's own 95% interval minus the published figure",
+        "method": f"{why}: the run's own 95% interval minus the published figure",
         "verdict": equivalence_verdict(shifted, margin),
+        "notes": notes,
     }
 
 
@@ -141,17 +176,19 @@ def comparison_digits(comparison: Mapping[str, Any], margin: float | None = None
 
 
 def comparison_text(comparison: Mapping[str, Any] | None, margin: Mapping[str, Any]) -> str:
-    """ "difference +0.0016 [0.0006, 0.0028] over 171 (paired over items), margin ±1.00: consistent" """
+    """ "difference +0.0016 [0.0006, 0.0028] over 171 (paired over items), margin ±1.00: consistent", with the
+    check's notes after the verdict (why it cannot be `consistent`, other questions than the run's)."""
     from empathybench.formatting import interval, number
 
     if comparison is None:
         return "no comparison: no shared items and no interval"
     digits = comparison_digits(comparison, margin.get("value"))
-    return (
+    text = (
         f"difference {number(comparison.get('difference'), digits, signed=True)} "
         f"{interval(comparison.get('ci95'), digits)} over {number(comparison.get('n'))} ({comparison.get('kind')}), "
         f"margin ±{number(float(margin['value']), 2)}: {comparison.get('verdict') or 'no verdict'}"
     )
+    return "; ".join([text, *(str(note) for note in comparison.get("notes") or ())])
 
 
 def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
@@ -180,7 +217,7 @@ def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
                 "matched": None,
                 "why": no_board
                 or (
-                    "the atlas has no published run of this checkpoint"
+                    NO_CHECKPOINT
                     if match is None or match.id is not None
                     else f"the model names only a family ({match.family}), not a checkpoint"
                 ),
@@ -195,7 +232,7 @@ def check_run(atlas: Mapping[str, Any], run: RunData) -> dict[str, Any]:
         margin = described.get("reproduction_margin") or NO_MARGIN
         comparison = _paired(metric.get("items") or {}, entry, float(metric.get("scale") or 1.0), margin["value"])
         if comparison is None and reference is not None:
-            comparison = _within_interval(metric, float(reference), margin["value"])
+            comparison = _within_interval(metric, entry, float(reference), margin["value"])
         checks[instrument] = {
             "matched": {
                 "model": entry["model"],
@@ -235,7 +272,8 @@ def published_standing(summary: Mapping[str, Any], run_info: Mapping[str, Any]) 
     rows = []
     for placement in place_run(atlas, run):
         check = checks.get(placement["instrument"]) or {}
-        rows.append({**placement, "reproduction": check if check.get("matched") else None})
+        matched = bool(check.get("matched"))
+        rows.append({**placement, "reproduction": check if matched else None, "no_check_because": check.get("why")})
     return rows
 
 
@@ -248,8 +286,9 @@ def standing_texts(summary: Mapping[str, Any], run_info: Mapping[str, Any]) -> l
     for row in published_standing(summary, run_info):
         nearest = ", ".join(f"{n['model']} {number(n['value'])}" for n in row["nearest"])
         check = row["reproduction"]
-        if check is None:
-            reproduction = NO_PUBLISHED_RUN
+        if check is None:  # why there is no check (e.g. no board rated by the run's judge), in the terminal's words
+            why = row.get("no_check_because")
+            reproduction = NO_PUBLISHED_RUN if why in (None, NO_CHECKPOINT) else str(why)
         else:
             reproduction = (
                 f"{check['matched']['model']}: published {number(check['published_value'])}, "

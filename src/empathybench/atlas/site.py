@@ -94,13 +94,13 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
                 _note_links(row["notes"], numbered, anchor),
             )
         )
-    for run in (r for r in board["runs"] if r["rank"] is not None and not r.get("board")):
+    for run in (r for r in board["runs"] if not r.get("board") and not r.get("no_board_because")):
         label = f"▶ your run: {run['model']} ({run['run']})"
         if not run["comparable"]:
             label += f"; not comparable: {run['not_comparable_because']}"
         rows.append(
             (
-                _cell(f"{run['rank']} of {run['among']}"),
+                _cell("not ranked" if run["rank"] is None else f"{run['rank']} of {run['among']}"),  # no direction
                 # the nearest models under the label, in the column as wide as the longest model name
                 (
                     Piece(_text(label), strong=True),
@@ -125,7 +125,7 @@ def _board_block(name: str, board: Mapping[str, Any], links: Mapping[str, str]) 
     points += [
         ChartPoint(f"your run: {_text(run['model'])[:30]}", run["value"], *(run["ci95"] or (None, None)), series=1)
         for run in board["runs"]
-        if run["rank"] is not None and not run.get("board")
+        if not run.get("board") and not run.get("no_board_because")
     ]
     sections = []
     values = [v for p in points for v in (p.value, p.low, p.high) if v is not None]

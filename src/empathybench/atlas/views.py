@@ -90,7 +90,7 @@ def _board_rows(board: Mapping[str, Any]) -> "list[tuple[list[Text], str]]":
     for row in board["rows"]:
         model = plain(row["model"]) + ("  (published only)" if row["status"] == "published-only" else "")
         cells = [
-            Text(str(row["rank"])),
+            Text("—" if row["rank"] is None else str(row["rank"])),  # None: a figure without a direction
             Text(model),
             Text(number(row["value"], 2)),
             Text(_interval(row["ci95"])),
@@ -157,8 +157,9 @@ def render_leaderboards(boards: Mapping[str, Any], console: Any) -> None:
         console.print(table)
         for run in board["runs"]:
             nearest = ", ".join(f"{plain(n['model'])} {number(n['value'], 2)}" for n in run["nearest"])
-            if run["rank"] is None:
-                console.print(Text(f"  your run {plain(run['model'])}: {plain(run['no_board_because'], 160)}"))
+            if run["rank"] is None:  # no board of its setting, or a figure without a direction (then the nearest)
+                line = f"  your run {plain(run['model'])}: {plain(standing(run), 160)}"
+                console.print(Text(line if run.get("no_board_because") else f"{line}; nearest: {nearest}"))
                 continue
             console.print(Text(f"  your run ranks {plain(standing(run), 80)}; nearest: {nearest}"))
             for match in run["matches"]:
@@ -348,7 +349,10 @@ def render_reproduction(check: Mapping[str, Any], console: Any) -> None:
         console.print(Text(f"  margin ±{number(float(result['margin']['value']), 2)}: {result['margin']['source']}"))
         for key, values in result["settings"]["differs"].items():
             console.print(
-                Text(f"  setting {plain(key, 40)}: run {plain(values['run'])}, published {plain(values['published'])}")
+                Text(
+                    f"  setting {plain(key, 40)}: run {plain(values['run'], 120)}, "
+                    f"published {plain(values['published'], 120)}"
+                )
             )
         unknown = result["settings"]["not_recorded_by_the_run"]
         if unknown:

@@ -539,8 +539,10 @@ def _run_block(summary: dict[str, Any], run_info: dict[str, Any]) -> Block:
 def _published_line(row: Mapping[str, str] | None) -> str:
     if row is None:
         return ""
-    line = f"rank {row['rank']}; nearest {row['nearest published models']}"
-    return line if row["reproduction"] == NO_PUBLISHED_RUN else f"{line}; {row['reproduction']}"
+    rank = row["rank"]
+    # "3 of 24": a rank; else why there is none (no board of the run's judge, a figure without a direction)
+    line = f"{'rank ' if rank[:1].isdigit() else ''}{rank}; nearest {row['nearest published models']}"
+    return line if row["reproduction"] in (NO_PUBLISHED_RUN, rank) else f"{line}; {row['reproduction']}"
 
 
 def _published_block(standing: Sequence[Mapping[str, str]]) -> Block | None:

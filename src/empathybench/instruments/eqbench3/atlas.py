@@ -137,7 +137,10 @@ ATLAS = AtlasSource(
         1.5,
         "1.5 rubric points (0-100), upstream's own repeatability: the rubric score of one model over 10 iterations had "
         "sd 0.75, range 76.35-78.70 (eqbench.com about.html); m = 2 sd, about the half-range of those iterations. "
-        "In rubric points: it applies to a run's rubric score, not to the Elo ratings",
+        "In rubric points: it applies to a run's rubric score, not to the Elo ratings. m bounds a difference of run "
+        "means over the same 45 scenarios; the check's interval is the run's own bootstrap over its scenarios, which "
+        "also carries the spread between scenarios and is often wider than ±1.5: such a run reads inconclusive and "
+        "its line says why (m is not widened to the run's noise: that would call real differences consistent)",
     ),
     name_map=name_map,
 )

@@ -28,7 +28,7 @@ from empathybench.instruments.support import (
 )
 from empathybench.instruments.tactfultom.atlas import ATLAS as TACTFULTOM_ATLAS
 from empathybench.instruments.tactfultom.canned import plausible_answer
-from empathybench.instruments.tactfultom.data import SETS, Question, load_questions
+from empathybench.instruments.tactfultom.data import SETS, Question, dataset_label, load_questions
 from empathybench.instruments.tactfultom.freeform import (
     cosine_similarities,
     gold_is_closest,
@@ -153,14 +153,19 @@ class TactfulRun:
     seed: int
     n_items: int  # the questions the run asks: a shortfall stays in the summary's n_items and its label
     n_final_set: int  # the questions of the final set (4,154): the label's coverage
+    dataset: str  # the dataset asked (data.dataset_label)
 
     async def item(self, item: BenchItem[Question], ctx: ItemContext) -> dict[str, Any]:
         return await run_question(self.config, item.payload, ctx, seed=self.seed)
 
     def summary(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        return summarize_records(
+        summary = summarize_records(
             self.config.cot, records, seed=self.seed, n_items=self.n_items, n_final_set=self.n_final_set
         )
+        # What the headline was made with, in the published runs' terms (atlas._settings), for the atlas's check:
+        # `cot` the headline's one condition (each published run is one), and the dataset (theirs the legacy one).
+        headline = {"cot": [self.config.cot[0]], "dataset": self.dataset}
+        return {**summary, "config": {**asdict(self.config), **headline}}
 
 
 async def _ask(ctx: ItemContext, system: str, user: str, sampling: Sampling, cot: bool) -> dict[str, Any]:
@@ -226,10 +231,11 @@ def prepare_items(
 ) -> PreparedBenchmark[Question]:
     questions, files = load_questions(allow_unverified=allow_unverified)
     chosen = select_questions(questions, config)[:limit]
-    run = TactfulRun(config, seed, len(chosen), len(questions))
+    dataset = dataset_label(questions)
+    run = TactfulRun(config, seed, len(chosen), len(questions), dataset)
     return PreparedBenchmark(
         name="tactfultom",
-        config={**asdict(config), "preset": preset, "n_questions": len(chosen)},
+        config={**asdict(config), "preset": preset, "n_questions": len(chosen), "dataset": dataset},
         items=[BenchItem(question.question_id, question) for question in chosen],
         run_item=run.item,
         summarize=run.summary,

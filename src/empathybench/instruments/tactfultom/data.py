@@ -93,6 +93,19 @@ def parse_set(set_id: str, records: Any) -> list[Question]:
     return questions
 
 
+def dataset_label(questions: list[Question]) -> str:
+    """The dataset a run asks, as its config records it, beside the published runs' (atlas.DATASET, the legacy one):
+    "final: nii-cl/tactful-tom@0881b0d8 dataset/final_set/ (100 conversations, 4,154 questions)"."""
+    from empathybench.data.registry import load_pins
+
+    pinned = load_pins(__package__)[final_set_key(SETS[0])]
+    conversations = len({(q.set_id, q.conversation) for q in questions})
+    return (
+        f"final: {pinned.repo}@{pinned.commit[:8]} dataset/final_set/ ({conversations} conversations, "
+        f"{len(questions):,} questions)"
+    )
+
+
 def load_questions(*, allow_unverified: bool = False) -> tuple[list[Question], list[FetchedFile]]:
     """Every question of the 5 final_set files, and the files read."""
     import json
