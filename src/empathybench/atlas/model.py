@@ -44,9 +44,11 @@ def _checkpoints_named(
     short = normalise(name.rsplit("/", 1)[-1])
     for model in table.models.values():
         for alias in model.aliases:
-            if alias.instrument in instruments and normalise(alias.name.rsplit("/", 1)[-1]) == short:
-                if alias.instrument not in scopes.setdefault(model.id, []):
-                    scopes[model.id].append(alias.instrument)
+            named = alias.instrument in instruments and normalise(alias.name.rsplit("/", 1)[-1]) == short
+            if named and alias.instrument not in scopes.setdefault(model.id, []):
+                scopes[model.id].append(alias.instrument)
+    if match is not None and match.id is not None:
+        scopes[match.id] = []  # a run's model of this name: that checkpoint, whatever an instrument also calls it
     run_family = match.family if match is not None and match.id is None else None
     if len(scopes) == 1 and match is not None and match.id is not None:
         return "same checkpoint", list(scopes), scopes, None

@@ -100,7 +100,9 @@ class IdentityTable:
         for (scope, key), (model_id, _) in full.items():
             if scope:
                 scoped.setdefault(key, set()).add(self.models[model_id].family)
-        object.__setattr__(self, "_scoped_family", {key: found.pop() for key, found in scoped.items() if len(found) == 1})
+        object.__setattr__(
+            self, "_scoped_family", {key: found.pop() for key, found in scoped.items() if len(found) == 1}
+        )
         object.__setattr__(self, "_full", full)
         object.__setattr__(self, "_short", unique)
         object.__setattr__(self, "_ids", ids)
