@@ -7,7 +7,7 @@ from empathybench.atlas.data import shipped_atlas
 from empathybench.data.parsed import assigned_literal, string_map
 from empathybench.errors import DataError
 from empathybench.instruments.registry import all_benchmarks
-from empathybench.models.identity import identity_table, name_map_disagreements, parse_table
+from empathybench.models.identity import gguf_base_name, identity_table, name_map_disagreements, parse_table
 
 MAPS = sorted(name for name, b in all_benchmarks().items() if b.atlas is not None and b.atlas.name_map is not None)
 
@@ -138,3 +138,51 @@ def test_the_reproduction_check_shows_which_source_decided_the_match() -> None:
     )
     text = console.export_text()
     assert "the same checkpoint (gpt-3.5-turbo-0613): the run's date (run_completed 2024-01-14" in text
+
+
+def test_a_gguf_file_name_is_its_weights_and_its_quantisation_is_a_setting() -> None:
+    table = identity_table()
+    for spec in (
+        "llamacpp/models/llama-2-70b-chat.Q4_K_M.gguf",
+        "llamacpp//srv/w/llama-2-70b-chat-q8_0.gguf",
+        "llama-2-70b-chat.Q5_K_S-00001-of-00002.gguf",
+    ):
+        found = table.match(spec)
+        assert found is not None and found.id == "llama-2-70b-chat", spec
+    assert gguf_base_name("models/mistral-7b-instruct-v0.2.Q8_0.gguf") == "mistral-7b-instruct-v0.2"
+    assert table.match("mistral-7b-instruct-v0.2.Q8_0.gguf").id == "mistral-7b-instruct-v0.2"
+    assert gguf_base_name("TheBloke/Llama-2-70B-Chat-GGUF") is None  # a repository, not a file
+    assert table.match("llamacpp/models/no-such-model.Q4_K_M.gguf") is None
+
+
+def test_an_undated_moving_name_is_a_family_for_a_run_and_its_instruments_checkpoint_with_who_decided() -> None:
+    table = identity_table()
+    # SAGE/README.md's date column decides its undated names; a run's same name is only the family
+    for name, instrument, checkpoint, date in (
+        ("GPT-4o", "sage", "gpt-4o-2024-08-06", "2024-08-06"),
+        ("DeepSeek-V3", "sage", "deepseek-v3-2024-12-26", "2024-12-27"),
+        ("DeepSeek-R1", "sage", "deepseek-r1-2025-01-20", "2025-01-21"),
+    ):
+        scoped = table.match(name, instrument=instrument)
+        assert scoped is not None and scoped.id == checkpoint and scoped.alias is not None
+        assert scoped.alias.decided_by is not None and date in scoped.alias.decided_by
+        run = table.match(f"openai/{name.lower()}")
+        assert run is not None and run.relation == "same family" and run.id is None, name
+    # an OpenRouter name that moved (04-17 -> 05-20) is EQ-Bench 3's checkpoint there, a family in a run
+    assert (
+        table.match("google/gemini-2.5-flash-preview", instrument="eqbench3").id == "gemini-2.5-flash-preview@eqbench3"
+    )
+    assert table.match("google/gemini-2.5-flash-preview").id is None
+    for undated in ("chatgpt-4o-latest", "gpt-3.5-turbo", "claude-3-5-sonnet", "deepseek-chat"):
+        found = table.match(undated)
+        assert found is None or found.id is None, undated
+    # the dated names and the weights' own repositories still name one checkpoint
+    assert table.match("deepseek-ai/DeepSeek-V3").id == "deepseek-v3-2024-12-26"
+    assert table.match("openai/gpt-4o-2024-08-06").id == "gpt-4o-2024-08-06"
+    assert table.match("anthropic/claude-3-5-sonnet-20241022").id == "claude-3-5-sonnet-20241022"
+
+
+def test_every_alias_cites_an_upstream_never_the_projects_specs() -> None:
+    for model in identity_table().models.values():
+        for alias in model.aliases:
+            assert "specs/" not in alias.source and "specs/" not in (alias.decided_by or ""), alias.name

@@ -59,10 +59,9 @@ def test_a_family_lists_its_checkpoints_and_an_unknown_name_is_one_line(tmp_path
     assert "gpt-4-1106-preview" in ids and len(ids) >= 2
     text = _cli(["gpt-4-turbo"], tmp_path).stdout
     assert all(model_id in text for model_id in ids)
-    # a name that is a checkpoint's (SAGE's "GPT-4o") and its family's: the checkpoint, the family's others named
-    both = model_view(shipped_atlas(), "GPT-4o")
-    assert both["model"]["id"] == "gpt-4o-2024-08-06"
-    assert len(both["other_checkpoints_of_its_family"]) >= 1
+    # a name that is a checkpoint's and its family's (o1): the checkpoint, the family's others named where any
+    both = model_view(shipped_atlas(), "o1")
+    assert both["model"]["id"] == "o1-2024-12-17" and both["relation"] == "same checkpoint"
     unknown = _cli(["gtp-4o-2024-08"], tmp_path)
     assert unknown.returncode != 0 and len(unknown.stderr.strip().splitlines()) == 1
     assert "gpt-4o-2024-08-06" in unknown.stderr
@@ -104,3 +103,25 @@ def test_one_value_settings_print_plainly_and_a_long_name_says_its_length(tmp_pa
     assert "cot False → True" in text and "[False]" not in text  # TactfulToM's setting, stored as a list
     long = _cli(["x" * 5000], tmp_path)
     assert long.returncode != 0 and "5000 characters" in long.stderr and "of 200" not in long.stderr
+
+
+def test_a_name_meaning_different_checkpoints_lists_each_with_its_instrument(tmp_path: Path) -> None:
+    # SAGE/README.md prints "Gemini2.5-Pro" dated 2025-03-25 (the March preview); a run's gemini-2.5-pro is the June
+    # model Spiral-Bench ran: both listed, each with whose name it is
+    result = _cli(["Gemini2.5-Pro", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    view = json.loads(result.stdout)
+    scopes = {row["id"]: row["scope"] for row in view["checkpoints"]}
+    assert scopes == {"gemini-2.5-pro-preview-03-25": ["sage"], "gemini-2.5-pro": []}
+    text = _cli(["Gemini2.5-Pro"], tmp_path).stdout
+    assert "gemini-2.5-pro-preview-03-25 (as sage's name)" in text and "gemini-2.5-pro (as a run's model)" in text
+    # chatgpt-4o-latest: EQ-Bench 3's two updates (its map: 03-27 and 04-25), Spiral-Bench's own; a run's is a gpt-4o
+    latest = model_view(shipped_atlas(), "chatgpt-4o-latest")
+    ids = {row["id"] for row in latest["checkpoints"]}
+    assert {"chatgpt-4o-latest-2025-03-26", "chatgpt-4o-latest-2025-04-25", "chatgpt-4o-latest@spiral"} <= ids
+    assert latest["run_family"] == "gpt-4o"
+    # SAGE's GPT-4o (dated 2024-08-06), EmotionBench's undated one: two checkpoints; a run's gpt-4o only the family
+    gpt4o = model_view(shipped_atlas(), "GPT-4o")
+    scopes = {row["id"]: row["scope"] for row in gpt4o["checkpoints"]}
+    assert scopes["gpt-4o-2024-08-06"] == ["sage"] and scopes["gpt-4o@emotionbench"] == ["emotionbench"]
+    assert gpt4o["run_family"] == "gpt-4o"

@@ -188,3 +188,23 @@ def test_the_equivalence_verdict() -> None:
     assert equivalence_verdict([0.5, 1.5], 1.0) == "inconclusive"
     assert equivalence_verdict([-2.0, 2.0], 1.0) == "inconclusive"
     assert equivalence_verdict(None, 1.0) is None
+
+
+def test_a_gguf_files_quantisation_is_compared_with_the_published_runs(runs: dict[str, Any], tmp_path: Path) -> None:
+    """A llama.cpp run names its GGUF file: the file's base name is the checkpoint (TheBloke's llama-2-70b-chat.*.gguf
+    are Llama-2-70b-chat), and its Q8_0 is named against the published run's Q4_K_M (EQ-Bench v2's released file
+    downloads `*Q4_K_M.gguf`)."""
+    import shutil
+
+    source, env = runs["same"]
+    run = tmp_path / "gguf"
+    shutil.copytree(source, run)
+    spec = "llamacpp/models/llama-2-70b-chat.Q8_0.gguf"
+    summary = json.loads((run / "summary.json").read_text("utf-8"))
+    (run / "summary.json").write_text(json.dumps({**summary, "model": spec}), "utf-8")
+    check = _check(run, env)
+    assert check["matched"]["model_id"] == "llama-2-70b-chat" and check["matched"]["relation"] == "same checkpoint"
+    assert check["matched"]["model"] == "TheBloke/Llama-2-70B-Chat-GGUF"
+    assert check["settings"]["differs"]["quantisation"] == {"run": "GGUF Q8_0", "published": "GGUF Q4_K_M"}
+    text = cli_in_process(["report", str(run), "--against-published"], env, cwd=run.parent).stdout
+    assert "quantisation" in text and "GGUF Q8_0" in text and "GGUF Q4_K_M" in text

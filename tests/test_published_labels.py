@@ -252,7 +252,14 @@ def test_sage_names_the_unpublished_thinking_setting_of_a_think_row(tmp_path: Pa
         FakeOpenAIServer(answer=simulator) as server,
     ):
         args = ["run", "-m", f"anthropic/{model}", "--base-url", anthropic.base_url, "-M", "thinking_budget=2048"]
-        args += ["--bench", "sage", "--simulator", "openai/deepseek-v3", "--simulator-base-url", server.base_url]
+        args += [
+            "--bench",
+            "sage",
+            "--simulator",
+            "openai/deepseek-v3-2024-12-26",
+            "--simulator-base-url",
+            server.base_url,
+        ]
         args += ["--limit", "1", "--option", "sage.rounds=1", "--out", str(out), "--quiet"]
         done = cli_in_process(args, _env(tmp_path))
     assert done.returncode == 0, done.stderr
@@ -260,7 +267,7 @@ def test_sage_names_the_unpublished_thinking_setting_of_a_think_row(tmp_path: Pa
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     label = json.loads((out / "summary.json").read_text("utf-8"))["benchmarks"]["sage"]["comparability"]
     assert label == _not_comparable(
-        "simulator deepseek-v3",
+        "simulator deepseek-v3-2024-12-26",
         "1 round, not 10",
         f"the model under test {model}: reasoning budget 2048 (not published: the thinking setting of the "
         "Claude3.7-Think row is not stated), 1 call",

@@ -33,7 +33,9 @@ async def _replay_all(conversations: list[dict[str, Any]]) -> list[dict[str, Any
             Engine(ScriptedBackend("gpt", replay.answer_model), cache=None, retry=retry),
             str(by_id[conversation["id"]].number),
             0,
-            simulator_engine=Engine(ScriptedBackend("deepseek-v3", replay.answer_simulator), cache=None, retry=retry),
+            simulator_engine=Engine(
+                ScriptedBackend("deepseek-v3-1227", replay.answer_simulator), cache=None, retry=retry
+            ),
             tag="sage",
         )
         record = await run_person(SageConfig(), protocol, by_id[conversation["id"]], ctx)
@@ -66,7 +68,7 @@ def test_every_released_conversation_replays_to_its_trajectory_and_stop(mirror: 
     assert (summary["published_rounding"], summary["success"], summary["failure"]) == (score, success, failure)
     assert summary["comparable_with_published"] is True
     assert summary["comparability"] == (
-        "comparable with the published leaderboard (simulator deepseek-v3; 100 of 100 people scored)"
+        "comparable with the published leaderboard (simulator deepseek-v3-1227; 100 of 100 people scored)"
     )
     assert (
         summary["metrics"]["sentient_score"]["ci95"][0]

@@ -115,7 +115,7 @@ def test_a_simulator_that_never_gives_a_change_fails_the_conversation_and_is_cou
     def no_change(request: ChatRequest) -> str:
         return "Content:\n[...]\nChange:\n[无]" if "Response:" not in request.messages[-1].content else canned(request)
 
-    model, simulator = ScriptedBackend("m", canned), ScriptedBackend("deepseek-v3", no_change)
+    model, simulator = ScriptedBackend("m", canned), ScriptedBackend("deepseek-v3-1227", no_change)
     config = SageConfig(attempts=3)
     ctx = _ctx(tmp_path, model, simulator)
     failed = asyncio.run(run_person(config, protocol, people[0], ctx))
@@ -125,10 +125,10 @@ def test_a_simulator_that_never_gives_a_change_fails_the_conversation_and_is_cou
     # the true counts: the simulator was asked 3 times (its analysis, never read), 2 of them re-asks; the model once
     assert (failed["simulator_asks"], failed["simulator_reasks"], failed["model_asks"]) == (3, 2, 1)
     assert [c["attempt"] for c in ctx.calls if c.get("role") == "simulator"] == [0, 1, 2]
-    assert ctx.simulator_identity["model"] == "deepseek-v3" and not ctx.simulator_is_self
+    assert ctx.simulator_identity["model"] == "deepseek-v3-1227" and not ctx.simulator_is_self
 
     good_simulator = ScriptedBackend(
-        "deepseek-v3", lambda r: canned(ChatRequest(r.messages, r.sampling, "sage:simulator"))
+        "deepseek-v3-1227", lambda r: canned(ChatRequest(r.messages, r.sampling, "sage:simulator"))
     )
     good = asyncio.run(run_person(config, protocol, people[1], _ctx(tmp_path, model, good_simulator, "2")))
     assert good["conversation_status"] == "completed" and good["simulator"]["self_simulated"] is False
@@ -137,7 +137,7 @@ def test_a_simulator_that_never_gives_a_change_fails_the_conversation_and_is_cou
     assert summary["failed_conversations"] == {"1": failed["stop_reason"]}
     assert summary["score"] == good["final_emotion"] and summary["metrics"]["sentient_score"]["n"] == 1
     assert summary["comparability"] == (
-        "not comparable with the published leaderboard (simulator deepseek-v3): 1 of 100 people scored: "
+        "not comparable with the published leaderboard (simulator deepseek-v3-1227): 1 of 100 people scored: "
         "1 failed (the simulator's reply unreadable after 3 asks), 98 not in this run (a cut)"
     )
     assert summary["headline_note"].startswith(summary["comparability"])

@@ -23,20 +23,42 @@ MAX_QUERY_CHARS = 200
 NEAREST_NAMES = 3
 
 
-def _checkpoints_named(table: IdentityTable, name: str, instruments: Sequence[str]) -> tuple[str, list[str]]:
-    """(relation, model ids) for a name: one checkpoint, a family's checkpoints, or the checkpoints one name means in
-    different instruments (an alias scoped to its instrument); ("", []) for a name the table does not know."""
+def _checkpoints_named(
+    table: IdentityTable, name: str, instruments: Sequence[str]
+) -> tuple[str, list[str], dict[str, list[str]], str | None]:
+    """(relation, model ids, each id's scope, the family a run's model of that name is) for a name: every checkpoint
+    it resolves to, scoped to an instrument or not (a scope [] is every run's name), so that a name meaning different
+    checkpoints in different instruments (SAGE's "Gemini2.5-Pro" the March preview, a run's the June model) lists
+    them all; one checkpoint everywhere, a family's checkpoints, or ("", [], {}, None) for a name the table does not
+    know. The family is given where a run's model of that name is only its family (an undated moving name)."""
     if name in table.models:
-        return "same checkpoint", [name]
+        return "same checkpoint", [name], {name: []}, None
     match = table.match(name)
+    scopes: dict[str, list[str]] = {}
     if match is not None and match.id is not None:
-        return "same checkpoint", [match.id]
-    if match is not None:
-        return "same family", sorted(m.id for m in table.models.values() if m.family == match.family)
-    scoped = {m.id for i in instruments if (m := table.match(name, instrument=i)) is not None and m.id is not None}
-    if len(scoped) == 1:
-        return "same checkpoint", sorted(scoped)
-    return ("named differently by instruments", sorted(scoped)) if scoped else ("", [])
+        scopes[match.id] = []
+    for instrument in instruments:
+        found = table.match(name, instrument=instrument)
+        if found is not None and found.id is not None and found.alias is not None and found.alias.instrument:
+            scopes.setdefault(found.id, []).append(instrument)
+    # and an instrument's name of which this is the name without organisation (eqbench3's openai/chatgpt-4o-latest)
+    short = normalise(name.rsplit("/", 1)[-1])
+    for model in table.models.values():
+        for alias in model.aliases:
+            named = alias.instrument in instruments and normalise(alias.name.rsplit("/", 1)[-1]) == short
+            if named and alias.instrument not in scopes.setdefault(model.id, []):
+                scopes[model.id].append(alias.instrument)
+    if match is not None and match.id is not None:
+        scopes[match.id] = []  # a run's model of this name: that checkpoint, whatever an instrument also calls it
+    run_family = match.family if match is not None and match.id is None else None
+    if len(scopes) == 1 and match is not None and match.id is not None:
+        return "same checkpoint", list(scopes), scopes, None
+    if scopes:
+        return "named differently by instruments", sorted(scopes), scopes, run_family
+    if run_family is not None:
+        ids = sorted(m.id for m in table.models.values() if m.family == run_family)
+        return "same family", ids, {}, run_family
+    return "", [], {}, None
 
 
 def nearest_names(table: IdentityTable, name: str) -> list[str]:
@@ -164,7 +186,7 @@ def model_view(atlas: Mapping[str, Any], name: str) -> dict[str, Any]:
             f"{printable(query, 60)!r}"
         )
     table = identity_table()
-    relation, ids = _checkpoints_named(table, query, list(atlas["instruments"]))
+    relation, ids, scopes, run_family = _checkpoints_named(table, query, list(atlas["instruments"]))
     if not ids:
         nearest = nearest_names(table, query)
         hint = f"; nearest known names: {', '.join(nearest)}" if nearest else "; `empathybench atlas` lists its models"
@@ -185,7 +207,10 @@ def model_view(atlas: Mapping[str, Any], name: str) -> dict[str, Any]:
         "relation": relation,
         "family": family if relation == "same family" else None,
         "family_name": table.families.get(family, family) if relation == "same family" else None,
-        "checkpoints": [_checkpoint_row(atlas, model_id) for model_id in ids],
+        # where the name means different checkpoints: each one's instruments ([]: a run's model and every other)
+        "checkpoints": [{**_checkpoint_row(atlas, model_id), "scope": scopes.get(model_id)} for model_id in ids],
+        # a run's model of this name, where that is only a family (an undated moving name)
+        "run_family": run_family if relation != "same family" else None,
     }
 
 
@@ -283,7 +308,11 @@ def render_model(view: Mapping[str, Any], console: Any) -> None:
         what = f"the family {printable(view['family_name'], 200)}" if view["family"] else "different checkpoints"
         say(f"{printable(view['query'], 200)} names {what}; its checkpoints in the identity table:", "bold")
         for row in view["checkpoints"]:
-            say(f"  {row['id']}: {', '.join(row['instruments']) or 'no figure in the atlas'}")
+            scope = row.get("scope")
+            named = "" if scope is None else f" (as {', '.join(scope)}'s name)" if scope else " (as a run's model)"
+            say(f"  {row['id']}{named}: {', '.join(row['instruments']) or 'no figure in the atlas'}")
+        if view.get("run_family"):
+            say(f"  as a run's model: only the family {printable(view['run_family'], 200)} (an undated name)")
         say("`empathybench atlas model ID` shows one checkpoint")
         return
     profile = view["model"]

@@ -19,7 +19,7 @@ from typing import Any
 from empathybench.errors import UserError
 from empathybench.formatting import printable
 from empathybench.judges.evidence import Evidence, from_record, is_records
-from empathybench.models.identity import identity_table
+from empathybench.models.identity import BACKEND_PREFIXES, identity_table
 from empathybench.version import __version__
 
 # The name under which one judge's rows are kept in the cache: raise it whenever the figures computed change.
@@ -29,13 +29,20 @@ MAX_JUDGE_CHARS = 200  # a judge's spec as the run recorded it, in a line or a c
 
 
 def same_model(first: str, second: str) -> bool:
-    """Two names of one checkpoint: the same text, or the identity table's same checkpoint id (a family alone is not
-    enough: another checkpoint of a family is another judge)."""
-    if first.strip().lower() == second.strip().lower():
+    """Two names of one checkpoint: the same text (a backend prefix aside: `openai/gpt-4o` is the name `gpt-4o` called
+    through OpenAI's API), or the identity table's same checkpoint id (a family alone is not enough: another
+    checkpoint of a family is another judge)."""
+    if _called_name(first) == _called_name(second):
         return True
     table = identity_table()
     a, b = table.match(first), table.match(second)
     return a is not None and b is not None and a.id is not None and a.id == b.id
+
+
+def _called_name(spec: str) -> str:
+    name = spec.strip().lower()
+    prefix = next((p for p in BACKEND_PREFIXES if name.startswith(p)), "")
+    return name[len(prefix) :]
 
 
 def _mentalalign_judges() -> dict[str, str]:

@@ -24,6 +24,11 @@ TABLE_FILE = ("atlas", "models.json")  # inside the package
 BACKEND_PREFIXES = ("openai/", "anthropic/", "llamacpp/", "scripted/", "inspect/")
 MAX_NAME_CHARS = 300  # a model name longer than this is not one
 _PUNCTUATION = re.compile(r"[\s_.\-:]+")
+# A llama.cpp GGUF file's name: the weights' base name, then its quantisation (TheBloke's "llama-2-70b-chat.Q4_K_M",
+# "model-q4_k_m", llama.cpp's "F16"), a split suffix, ".gguf". The quantisation is a setting of the run, not the model.
+_GGUF_FILE = re.compile(
+    r"(?i)^(?P<base>.+?)(?:[.\-_](?:i?q\d+(?:_[a-z0-9]+)*|bf16|f16|f32))?(?:-\d{5}-of-\d{5})?\.gguf$"
+)
 
 Relation = Literal["same checkpoint", "same family"]
 
@@ -68,19 +73,36 @@ class IdentityTable:
     _full: dict[tuple[str, str], tuple[str, Alias]] = field(init=False, repr=False, compare=False)
     _short: dict[tuple[str, str], tuple[str, Alias]] = field(init=False, repr=False, compare=False)
     _ids: dict[str, str] = field(init=False, repr=False, compare=False)  # normalised id -> id
+    _scoped_family: dict[str, str] = field(init=False, repr=False, compare=False)  # normalised name -> family
 
     def __post_init__(self) -> None:
         full: dict[tuple[str, str], tuple[str, Alias]] = {}
         short: dict[tuple[str, str], list[tuple[str, Alias]]] = {}
+        family_names = {normalise(family) for family in self.families}
         for model in self.models.values():
             for alias in model.aliases:
                 scope = alias.instrument or ""
                 full[(scope, normalise(alias.name))] = (model.id, alias)
-                short.setdefault((scope, normalise(alias.name.rsplit("/", 1)[-1])), []).append((model.id, alias))
+                key = normalise(alias.name.rsplit("/", 1)[-1])
+                if not scope and key in family_names and key != normalise(model.id):
+                    # without its organisation the name is the family's (`DeepSeek-V3` of `deepseek-ai/DeepSeek-V3`),
+                    # a moving name: for a user's run only the alias's own spelling decides (an instrument's scoped
+                    # names are decided by its own map)
+                    continue
+                short.setdefault((scope, key), []).append((model.id, alias))
         unique = {key: found[0] for key, found in short.items() if len({model_id for model_id, _ in found}) == 1}
         # A canonical id names its checkpoint too (the atlas shows it, e.g. SAGE's simulator deepseek-v3-2024-12-26),
         # after every alias: an alias spelled like another checkpoint's id keeps its own meaning.
         ids = {normalise(model.id): model.id for model in self.models.values()}
+        # a name only instruments' scoped aliases know (`chatgpt-4o-latest`, SAGE's `Gemini2.5-Pro`) is, in a user's
+        # run, its family's, where every scope's checkpoint is of one family
+        scoped: dict[str, set[str]] = {}
+        for (scope, key), (model_id, _) in full.items():
+            if scope:
+                scoped.setdefault(key, set()).add(self.models[model_id].family)
+        object.__setattr__(
+            self, "_scoped_family", {key: found.pop() for key, found in scoped.items() if len(found) == 1}
+        )
         object.__setattr__(self, "_full", full)
         object.__setattr__(self, "_short", unique)
         object.__setattr__(self, "_ids", ids)
@@ -95,6 +117,9 @@ class IdentityTable:
             if name.lower().startswith(prefix):
                 name = name[len(prefix) :]
                 break
+        base = gguf_base_name(name)
+        if base is not None:  # a GGUF file (`llamacpp/models/llama-2-70b-chat.Q4_K_M.gguf`): its weights' name
+            given = name = base
         keys = ((normalise(given), self._full), (normalise(name), self._full))
         short = ((normalise(name.rsplit("/", 1)[-1]), self._short),)
         scopes = ([instrument] if instrument else []) + [""]
@@ -108,6 +133,9 @@ class IdentityTable:
             if key in self._ids:
                 model = self.models[self._ids[key]]
                 return Match("same checkpoint", model.family, model.id)
+        for key in (normalise(given), normalise(name)):
+            if key in self._scoped_family:
+                return Match("same family", self._scoped_family[key])
         family_key = normalise(name.rsplit("/", 1)[-1])
         for family in self.families:
             if normalise(family) == family_key:
@@ -116,6 +144,13 @@ class IdentityTable:
 
     def family_of(self, model_id: str) -> str:
         return self.models[model_id].family
+
+
+def gguf_base_name(name: str) -> str | None:
+    """The weights' name a GGUF file's name states (its folder, quantisation and `.gguf` removed:
+    `models/llama-2-70b-chat.Q4_K_M.gguf` is `llama-2-70b-chat`), or None for a name that is no GGUF file."""
+    found = _GGUF_FILE.match(name.strip().replace("\\", "/").rsplit("/", 1)[-1])
+    return found.group("base") if found else None
 
 
 def normalise(name: str) -> str:
