@@ -17,6 +17,11 @@ MAX_TEXT = 300
 MAX_FILES_TEXT = 3000  # every source file of an entry (TactfulToM's five sets), never cut in practice
 
 
+def _changed(settings_changed: Mapping[str, Any]) -> str:
+    """The settings an effect changed, each "name: before → after"."""
+    return "; ".join(f"{k}: {setting_text(a)} → {setting_text(b)}" for k, (a, b) in settings_changed.items())
+
+
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
     text = "" if value is None else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -107,11 +112,7 @@ def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[B
         rows = tuple(
             (
                 _cell(e["instrument"]),
-                _cell(
-                    "; ".join(
-                        f"{k}: {setting_text(a)} → {setting_text(b)}" for k, (a, b) in e["settings_changed"].items()
-                    )
-                ),
+                _cell(_changed(e["settings_changed"])),
                 _cell(f"{number(e['published_setting_value'])} → {number(e['other_setting_value'])}"),
                 _cell(f"{number(e['difference'], signed=True)} {interval(e['ci95'])}"),
                 _cell(e["n"]),
@@ -132,10 +133,7 @@ def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[B
             (
                 _cell(c["instrument"]),
                 _cell(
-                    "; ".join(
-                        f"{k}: {setting_text(a)} → {setting_text(b)}" for k, (a, b) in c["settings_changed"].items()
-                    )
-                    + (" (it judges one of the boards)" if c["judges_a_board"] else "")
+                    _changed(c["settings_changed"]) + (" (it judges one of the boards)" if c["judges_a_board"] else "")
                 ),
                 _cell(" → ".join(c["boards"])),
                 _cell(f["label"]),

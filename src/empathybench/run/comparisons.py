@@ -412,6 +412,11 @@ def render_comparison_estimate(console: Console, estimate: Mapping[str, Any]) ->
             f"{usd(judge['cost_usd'])} / {usd(judge['cost_usd_max'])}",
         )
     console.print(table)
+    render_judge_price_and_notes(console, estimate)
+
+
+def render_judge_price_and_notes(console: Console, estimate: Mapping[str, Any]) -> None:
+    """The lines under a judge estimate's table: the judge's price where known, then the estimate's notes."""
     price = estimate["prices"].get("judge")
     if isinstance(price, Mapping):
         console.print(

@@ -37,6 +37,7 @@ from empathybench.run.comparisons import (
     judge_estimate_notes,
     judge_pending,
     read_judgements,
+    render_judge_price_and_notes,
 )
 from empathybench.run.cost import DryRunBackend, RoleTally, budget_stop, no_price_line
 
@@ -266,13 +267,4 @@ def render_estimate(console: Console, estimate: Mapping[str, Any]) -> None:
     console.print(table)
     console.print(Text(f"what is judged: {estimate['scope']}"))
     console.print(Text(f"--limit N: {estimate['limit_counts']}"))
-    price = estimate["prices"].get("judge")
-    if isinstance(price, Mapping):
-        console.print(
-            Text(
-                f"judge price: ${price['input_per_mtok']:g} in / ${price['output_per_mtok']:g} out per million tokens "
-                f"({price['source']})"
-            )
-        )
-    for note in estimate["notes"]:
-        console.print(Text(note))
+    render_judge_price_and_notes(console, estimate)
