@@ -158,7 +158,7 @@ def _print_icc_differences(detail: Mapping[str, Any], console: Any) -> None:
         Text(
             f"{len(differences)} of {detail['icc_table_cells']} published ICC figures differ from the recomputed ones "
             f"at the printed precision ({_counts(differences)}); `--json` lists each"
-            + (f". The point estimates agree within {max(points):.4f}" if points else "")
+            + (f". The point estimates agree within {number(float(max(points)), 4)}" if points else "")
             + (
                 f". The interval ends differ systematically ({higher} of the {len(ends)} differing ends are "
                 "recomputed higher), for a cause not known"
@@ -188,7 +188,7 @@ def _print_bias_differences(detail: Mapping[str, Any], console: Any) -> None:
             + (
                 "; differ: "
                 + ", ".join(
-                    f"{figure} {n} ({higher[figure]} recomputed higher; by at most {largest[figure]:.4f})"
+                    f"{figure} {n} ({higher[figure]} recomputed higher; by at most {number(float(largest[figure]), 4)})"
                     for figure, n in _tally(differences)
                 )
                 if differences
