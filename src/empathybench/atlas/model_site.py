@@ -1,7 +1,7 @@
 """The atlas site's model pages (DIR/models/<id>.html): everything the atlas holds about one checkpoint, as
 `empathybench atlas model ID` shows it, drawn with the report's parts (escaping by the templates)."""
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from empathybench.atlas.analysis import setting_effects
@@ -65,99 +65,91 @@ def _source_row(entry: Mapping[str, Any]) -> tuple[tuple[Piece, ...], ...]:
     )
 
 
-def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[Block]:
-    """A model page's parts: per instrument its entries; the setting effects; its names with their sources and the
-    other checkpoints of its family."""
-    blocks: list[Block] = []
-    headers = (
-        "as published",
-        "figure, setting",
-        "recomputed",
-        "95% interval",
-        "n",
-        "published",
-        "difference",
-        "rank",
-        "other figures",
+FIGURE_HEADERS = (
+    "as published",
+    "figure, setting",
+    "recomputed",
+    "95% interval",
+    "n",
+    "published",
+    "difference",
+    "rank",
+    "other figures",
+)
+
+
+def _instrument_block(name: str, entries: Sequence[Mapping[str, Any]]) -> Block:
+    """One instrument's entries of the model: a table per figure they are (the leaderboard's metric, each published
+    board's own), titled by it, then their settings and sources."""
+    notes = "; ".join(dict.fromkeys(note for e in entries for note in e["notes"]))
+    sources = Table(
+        ("as published", "settings", "published in", "released files"),
+        tuple(_source_row(e) for e in entries),
+        title="Settings and sources",
     )
-    instruments = list(dict.fromkeys(e["instrument"] for e in profile["entries"]))
-    for name in instruments:
-        entries = [e for e in profile["entries"] if e["instrument"] == name]
-        notes = "; ".join(dict.fromkeys(note for e in entries for note in e["notes"]))
-        sources = Table(
-            ("as published", "settings", "published in", "released files"),
-            tuple(_source_row(e) for e in entries),
-            title="Settings and sources",
+    figures = tuple(
+        Table(
+            FIGURE_HEADERS,
+            tuple(_figure_row(e) for e in entries if e["metric"] == metric),
+            numeric=(2, 4, 5, 6),
+            title=_text(metric),
         )
-        # one table per figure the entries are (the leaderboard's metric, each published board's own), titled by it
-        measured = list(dict.fromkeys(e["metric"] for e in entries))
-        figures = tuple(
-            Table(
-                headers,
-                tuple(_figure_row(e) for e in entries if e["metric"] == metric),
-                numeric=(2, 4, 5, 6),
-                title=_text(metric),
-            )
-            for metric in measured
+        for metric in dict.fromkeys(e["metric"] for e in entries)
+    )
+    return Block(
+        anchor=f"model-{name}",
+        title=_text(entries[0]["title"]),
+        intro=_text(f"Notes: {notes}" if notes else "", MAX_FILES_TEXT),
+        tables=(*figures, sources),
+    )
+
+
+def _setting_effects_block(effects: Sequence[Mapping[str, Any]]) -> Block:
+    rows = tuple(
+        (
+            _cell(e["instrument"]),
+            _cell(_changed(e["settings_changed"])),
+            _cell(f"{number(e['published_setting_value'])} → {number(e['other_setting_value'])}"),
+            _cell(f"{number(e['difference'], signed=True)} {interval(e['ci95'])}"),
+            _cell(e["n"]),
         )
-        blocks.append(
-            Block(
-                anchor=f"model-{name}",
-                title=_text(entries[0]["title"]),
-                intro=_text(f"Notes: {notes}" if notes else "", MAX_FILES_TEXT),
-                tables=(*figures, sources),
-            )
+        for e in effects
+    )
+    return Block(
+        anchor="model-effects",
+        title="One setting changed",
+        intro="The same checkpoint under the published setting and another: the paired difference over the "
+        "items both runs scored, with its 95% bootstrap interval.",
+        tables=(Table(("instrument", "setting", "figure", "paired difference [95%]", "n"), rows),),
+    )
+
+
+def _board_changes_block(changes: Sequence[Mapping[str, Any]]) -> Block:
+    rows = tuple(
+        (
+            _cell(c["instrument"]),
+            _cell(_changed(c["settings_changed"]) + (" (it judges one of the boards)" if c["judges_a_board"] else "")),
+            _cell(" → ".join(c["boards"])),
+            _cell(f["label"]),
+            _cell(f"{number(f['first'])} → {number(f['second'])}"),
+            _cell(number(f["change"], signed=True)),
+            _cell(f"{number(f['mean_change'], signed=True)} over {f['n']}"),
         )
-    if profile["setting_effects"]:
-        rows = tuple(
-            (
-                _cell(e["instrument"]),
-                _cell(_changed(e["settings_changed"])),
-                _cell(f"{number(e['published_setting_value'])} → {number(e['other_setting_value'])}"),
-                _cell(f"{number(e['difference'], signed=True)} {interval(e['ci95'])}"),
-                _cell(e["n"]),
-            )
-            for e in profile["setting_effects"]
-        )
-        blocks.append(
-            Block(
-                anchor="model-effects",
-                title="One setting changed",
-                intro="The same checkpoint under the published setting and another: the paired difference over the "
-                "items both runs scored, with its 95% bootstrap interval.",
-                tables=(Table(("instrument", "setting", "figure", "paired difference [95%]", "n"), rows),),
-            )
-        )
-    if profile["board_changes"]:
-        rows = tuple(
-            (
-                _cell(c["instrument"]),
-                _cell(
-                    _changed(c["settings_changed"]) + (" (it judges one of the boards)" if c["judges_a_board"] else "")
-                ),
-                _cell(" → ".join(c["boards"])),
-                _cell(f["label"]),
-                _cell(f"{number(f['first'])} → {number(f['second'])}"),
-                _cell(number(f["change"], signed=True)),
-                _cell(f"{number(f['mean_change'], signed=True)} over {f['n']}"),
-            )
-            for c in profile["board_changes"]
-            for f in c["figures"]
-        )
-        blocks.append(
-            Block(
-                anchor="model-board-changes",
-                title="Between two published boards",
-                intro="This model's published rows on two boards of one instrument that differ in one setting (e.g. "
-                "the judge): its figures on both and their change, beside the mean change of every model on both.",
-                tables=(
-                    Table(
-                        ("instrument", "setting", "boards", "figure", "on both", "change", "every model on both"),
-                        rows,
-                    ),
-                ),
-            )
-        )
+        for c in changes
+        for f in c["figures"]
+    )
+    headers = ("instrument", "setting", "boards", "figure", "on both", "change", "every model on both")
+    return Block(
+        anchor="model-board-changes",
+        title="Between two published boards",
+        intro="This model's published rows on two boards of one instrument that differ in one setting (e.g. "
+        "the judge): its figures on both and their change, beside the mean change of every model on both.",
+        tables=(Table(headers, rows),),
+    )
+
+
+def _names_block(profile: Mapping[str, Any], links: Mapping[str, str]) -> Block:
+    """The names the checkpoint was published under, its capability figures and the other checkpoints of its family."""
     names = tuple(
         (_cell(a["name"]), _cell(a["instrument"] or "every instrument"), _cell(a["source"])) for a in profile["aliases"]
     )
@@ -172,7 +164,21 @@ def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[B
         tables.append(Table(("figure", "published beside", "source"), capability, title="General capability"))
     if family_rows:
         tables.append(Table(("checkpoint",), family_rows, title=f"Other checkpoints of {profile['family_name']}"))
-    blocks.append(Block(anchor="model-names", title="Names and family", tables=tuple(tables)))
+    return Block(anchor="model-names", title="Names and family", tables=tuple(tables))
+
+
+def model_blocks(profile: Mapping[str, Any], links: Mapping[str, str]) -> list[Block]:
+    """A model page's parts: per instrument its entries; the setting effects; the changes between published boards;
+    its names with their sources and the other checkpoints of its family."""
+    blocks = [
+        _instrument_block(name, [e for e in profile["entries"] if e["instrument"] == name])
+        for name in dict.fromkeys(e["instrument"] for e in profile["entries"])
+    ]
+    if profile["setting_effects"]:
+        blocks.append(_setting_effects_block(profile["setting_effects"]))
+    if profile["board_changes"]:
+        blocks.append(_board_changes_block(profile["board_changes"]))
+    blocks.append(_names_block(profile, links))
     return blocks
 
 
