@@ -11,37 +11,55 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from empathybench.cli_commands import InstrumentRescoreGroup, parse_options
+from empathybench.cli_commands import InstrumentRescoreGroup, JudgeCalls, judge_settings, parse_options
 from empathybench.cli_options import (
-    MODEL_ARG_HELP,
-    PRICE_HELP,
+    AgainstPublishedOption,
     AllowUnverifiedOption,
     AtlasFileOption,
+    AtlasHtmlOption,
+    AtlasRunsOption,
+    BaseUrlOption,
     BatchFallbackOption,
     BatchOption,
     BatchPollIntervalOption,
+    BenchmarkOptionOption,
     BenchOption,
+    ComparisonBenchOption,
+    ComparisonJsonOption,
+    ComparisonLimitOption,
+    ComparisonOutOption,
     ConcurrencyOption,
+    DataBenchOption,
     DryRunOption,
     EvidenceHtmlOption,
     EvidenceJsonOption,
+    FamilyOption,
     JsonEstimateOption,
     JudgeArgOption,
     JudgeBaseUrlOption,
     JudgeOption,
     JudgePriceOption,
+    JudgeServerOption,
     LimitOption,
     MaxCostOption,
     MaxReplyBytesOption,
+    ModelArgOption,
+    ModelOption,
     NoCacheOption,
     PresetOption,
+    PriceOption,
     QuietOption,
+    RepeatsOption,
+    ReportOutOption,
     RunDirOption,
     SeedOption,
     SimulatorArgOption,
     SimulatorBaseUrlOption,
+    SimulatorOption,
+    SimulatorPriceOption,
     TimeoutOption,
     ValidatedBenchOption,
+    ValidationLimitOption,
     ValidationReportsArgument,
 )
 from empathybench.errors import UserError
@@ -56,6 +74,8 @@ app = typer.Typer(
     # Plain help (click's formatter): typer's rich panels print a type beside every flag (`--help <bool>`).
     rich_markup_mode=None,
 )
+
+
 data_app = typer.Typer(
     help="Fetch, verify and locate the pinned upstream data files.", no_args_is_help=True, rich_markup_mode=None
 )
@@ -95,37 +115,23 @@ def _default(ctx: typer.Context) -> None:
 
 @app.command()
 def run(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model", "-m", help="local | openai/<model> | anthropic/<model> | llamacpp/<file.gguf> | scripted/<name>"
-        ),
-    ] = "local",
+    model: ModelOption = "local",
     bench: BenchOption = None,
     preset: PresetOption = None,
     limit: LimitOption = None,
     out: RunDirOption = None,
     max_concurrency: ConcurrencyOption = None,
     seed: SeedOption = 0,
-    base_url: Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")] = None,
-    option: Annotated[
-        list[str] | None,
-        typer.Option("--option", "-O", help="Benchmark option BENCH.NAME=VALUE (see `empathybench list`)"),
-    ] = None,
+    base_url: BaseUrlOption = None,
+    option: BenchmarkOptionOption = None,
     allow_unverified: AllowUnverifiedOption = False,
     no_cache: NoCacheOption = False,
     quiet: QuietOption = False,
     judge: JudgeOption = None,
-    simulator: Annotated[
-        str | None,
-        typer.Option("--simulator", help="Model spec of the simulated person in conversational instruments"),
-    ] = None,
-    repeats: Annotated[
-        int,
-        typer.Option("--repeats", help="Run N times (1-100) with seeds seed..seed+N-1 and report run-to-run variation"),
-    ] = 1,
+    simulator: SimulatorOption = None,
+    repeats: RepeatsOption = 1,
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help=MODEL_ARG_HELP)] = None,
+    model_arg: ModelArgOption = None,
     judge_arg: JudgeArgOption = None,
     simulator_arg: SimulatorArgOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
@@ -133,11 +139,9 @@ def run(
     dry_run: DryRunOption = False,
     as_json: JsonEstimateOption = False,
     max_cost: MaxCostOption = None,
-    price: Annotated[str | None, typer.Option("--price", help=f"The model's price: {PRICE_HELP}")] = None,
+    price: PriceOption = None,
     judge_price: JudgePriceOption = None,
-    simulator_price: Annotated[
-        str | None, typer.Option("--simulator-price", help=f"The simulator's price: {PRICE_HELP}")
-    ] = None,
+    simulator_price: SimulatorPriceOption = None,
     batch: BatchOption = False,
     batch_poll_interval: BatchPollIntervalOption = 30.0,
     batch_fallback: BatchFallbackOption = "live",
@@ -183,20 +187,10 @@ def run(
 @app.command("report")
 def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="One run directory (re-render) or several (compare)")],
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Output name: writes NAME.html and NAME.md (and NAME.json for a comparison); a .html, .md or .json "
-            "ending is taken as NAME's",
-        ),
-    ] = None,
+    out: ReportOutOption = None,
     judge: JudgeOption = None,
     judge_arg: JudgeArgOption = None,
-    judge_base_url: Annotated[
-        str | None, typer.Option("--judge-base-url", "--base-url", help="The judge's server (else its provider's)")
-    ] = None,
+    judge_base_url: JudgeServerOption = None,
     no_cache: NoCacheOption = False,
     max_concurrency: ConcurrencyOption = None,
     timeout: TimeoutOption = DEFAULT_TIMEOUT_S,
@@ -207,14 +201,7 @@ def report_command(
     judge_price: JudgePriceOption = None,
     batch: BatchOption = False,
     batch_poll_interval: BatchPollIntervalOption = 30.0,
-    against_published: Annotated[
-        bool,
-        typer.Option(
-            "--against-published",
-            help="Check one run against the published run of the same model (the atlas): both figures, the paired "
-            "difference with its interval, a verdict, the settings that differ; with --json as JSON",
-        ),
-    ] = False,
+    against_published: AgainstPublishedOption = False,
 ) -> None:
     """Re-render a run's report, or compare several runs: leaderboard, paired differences, profiles overlaid.
 
@@ -224,28 +211,13 @@ def report_command(
     if against_published:
         from empathybench.cli_commands import report_against_published
 
-        if len(run_dirs) != 1 or judge is not None or dry_run or out is not None:
-            raise UserError("--against-published checks one run directory; give one, without --judge, --dry-run, --out")
-        report_against_published(run_dirs[0], as_json, stdout)
+        report_against_published(run_dirs, as_json, stdout, alone=judge is None and not dry_run and out is None)
         return
     from empathybench.cli_commands import report_command as report_runs
-    from empathybench.run.options import check_max_concurrency
+    from empathybench.cli_commands import report_judge_settings
 
-    settings = None
-    judge_only = {"--dry-run": dry_run, "--max-cost": max_cost is not None, "--judge-price": judge_price}
-    judge_only["--batch"] = batch
-    if judge is None and any(judge_only.values()):
-        raise UserError(f"{next(k for k, v in judge_only.items() if v)} applies to the judge calls of --judge")
-    if as_json and not dry_run:
-        raise UserError("--json prints the --dry-run estimate (or the --against-published check); add one of them")
-    check_max_concurrency(max_concurrency)
-    if judge is not None:
-        from empathybench.run.comparisons import JudgeSettings
-        from empathybench.run.plan import plan_role
-
-        role = plan_role("judge", judge, judge_arg or [], base_url=judge_base_url, price=judge_price)
-        # The judge, the cache, --max-concurrency, --timeout, --max-cost, --batch, --batch-poll-interval.
-        settings = JudgeSettings(role, not no_cache, max_concurrency, timeout, max_cost, batch, batch_poll_interval)
+    calls = JudgeCalls(judge_arg, judge_base_url, judge_price, not no_cache, max_concurrency, timeout, max_cost)
+    settings = report_judge_settings(judge, calls, dry_run, as_json, batch, batch_poll_interval)
     report_runs(run_dirs, out, settings, dry_run=dry_run, as_json=as_json, quiet=quiet, console=console, stdout=stdout)
 
 
@@ -255,9 +227,6 @@ def list_command() -> None:
     from empathybench.cli_commands import list_instruments
 
     list_instruments(stdout)
-
-
-DataBenchOption = Annotated[list[str] | None, typer.Option("--bench", "-b", help="Only these benchmarks' files")]
 
 
 @data_app.command("fetch")
@@ -292,19 +261,9 @@ def data_where(bench: DataBenchOption = None) -> None:
 @judge_app.command("validate")
 def judge_validate(
     judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to validate")],
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            "--limit",
-            "-n",
-            min=1,
-            help="At most N items to rate (the instrument's validation says which: e.g. spread over its strata)",
-        ),
-    ] = None,
+    limit: ValidationLimitOption = None,
     seed: Annotated[int, typer.Option(help="Seed for the judge's calls")] = 0,
-    judge_base_url: Annotated[
-        str | None, typer.Option("--judge-base-url", "--base-url", help="The judge's server (else its provider's)")
-    ] = None,
+    judge_base_url: JudgeServerOption = None,
     max_concurrency: ConcurrencyOption = None,
     attempts: Annotated[int, typer.Option(help="Judge asks per item, the first included (1-10)")] = 3,
     no_cache: NoCacheOption = False,
@@ -318,58 +277,24 @@ def judge_validate(
 ) -> None:
     """Have the judge rate an instrument's items with known human ratings; its agreement with the humans."""
     from empathybench.cli_commands import judge_validate as validate
-    from empathybench.run.plan import plan_role
 
-    role = plan_role("judge", judge, judge_arg or [], base_url=judge_base_url)
-    settings = {
-        "limit": limit,
-        "seed": seed,
-        "max_concurrency": max_concurrency,
-        "use_cache": not no_cache,
-        "allow_unverified": allow_unverified,
-        "attempts": attempts,
-        "console": None if quiet else console,
-        "request_timeout_s": timeout,
-    }
-    validate(role, out, as_json, settings, console, stdout, bench)
+    calls = JudgeCalls(judge_arg, judge_base_url, None, not no_cache, max_concurrency, timeout, None)
+    progress = None if quiet else console
+    validate(judge, calls, limit, seed, attempts, allow_unverified, progress, out, as_json, console, stdout, bench)
 
 
 @judge_app.command("compare")
 def judge_compare(
     judge: Annotated[str, typer.Option("--judge", help="Model spec of the judge to compare with the published judge")],
-    bench: Annotated[
-        str | None,
-        typer.Option(
-            "--bench",
-            help="The instrument whose published judge to compare with (default: the first installed one that offers "
-            "a judge comparison, in run order)",
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            "--limit", "-n", min=1, help="Re-judge a part only (the instrument says what N counts; --dry-run prints it)"
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Directory of the comparison's files: judge-comparison.json and the judgements file that resumes "
-            "it (default: judge-compare/<bench>-<judge>)",
-        ),
-    ] = None,
-    judge_base_url: Annotated[
-        str | None, typer.Option("--judge-base-url", "--base-url", help="The judge's server (else its provider's)")
-    ] = None,
+    bench: ComparisonBenchOption = None,
+    limit: ComparisonLimitOption = None,
+    out: ComparisonOutOption = None,
+    judge_base_url: JudgeServerOption = None,
     judge_arg: JudgeArgOption = None,
     judge_price: JudgePriceOption = None,
     dry_run: DryRunOption = False,
     max_cost: MaxCostOption = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the comparison (or the --dry-run estimate) as JSON instead of tables")
-    ] = False,
+    as_json: ComparisonJsonOption = False,
     max_concurrency: ConcurrencyOption = None,
     no_cache: NoCacheOption = False,
     allow_unverified: AllowUnverifiedOption = False,
@@ -381,28 +306,18 @@ def judge_compare(
     verdict against the instrument's margin (consistent, differs, inconclusive). What --limit N counts is the
     instrument's: the dry run says it."""
     from empathybench.cli_commands import judge_compare as compare
-    from empathybench.run.comparisons import JudgeSettings
-    from empathybench.run.options import check_max_concurrency
-    from empathybench.run.plan import plan_role
 
-    check_max_concurrency(max_concurrency)
-    role = plan_role("judge", judge, judge_arg or [], base_url=judge_base_url, price=judge_price)
-    settings = JudgeSettings(role, not no_cache, max_concurrency, timeout, max_cost)
-    compare(bench, settings, limit, out, allow_unverified, dry_run, as_json, quiet, console, stdout)
+    calls = JudgeCalls(judge_arg, judge_base_url, judge_price, not no_cache, max_concurrency, timeout, max_cost)
+    compare(bench, judge_settings(judge, calls), limit, out, allow_unverified, dry_run, as_json, quiet, console, stdout)
 
 
 @atlas_app.callback(invoke_without_command=True)
 def atlas_show(
     ctx: typer.Context,
-    runs: Annotated[
-        list[Path] | None, typer.Option("--run", "-r", help="A run directory to place among the published models")
-    ] = None,
+    runs: AtlasRunsOption = None,
     bench: BenchOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboards as JSON")] = False,
-    html: Annotated[
-        Path | None,
-        typer.Option("--html", help="Also write the atlas as a static site here (DIR/index.html, DIR/agreement.csv)"),
-    ] = None,
+    html: AtlasHtmlOption = None,
     atlas_file: AtlasFileOption = None,
 ) -> None:
     """Per instrument, the published models' recomputed figures with intervals, their published figures, and your
@@ -431,9 +346,7 @@ def atlas_build(
 def atlas_agreement(
     as_json: Annotated[bool, typer.Option("--json", help="Print the matrix as JSON")] = False,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Also write the matrix as CSV here")] = None,
-    family: Annotated[
-        bool, typer.Option("--family", help="Pair models of the same family too, not only the same checkpoint")
-    ] = False,
+    family: FamilyOption = False,
     atlas_file: AtlasFileOption = None,
 ) -> None:
     """Do the instruments agree? Spearman's rho per pair of instruments over the models both scored, with its

@@ -7,6 +7,7 @@ import signal
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -48,6 +49,52 @@ def run_dir_option(value: str) -> Path:
     if not value.strip():
         raise UserError("--out is empty; give the run directory, e.g. --out runs/my-run")
     return Path(value)
+
+
+@dataclass(frozen=True)
+class JudgeCalls:
+    """How a command's judge is reached and its calls made: its --judge-arg, --judge-base-url and --judge-price, the
+    cache, --max-concurrency, --timeout and --max-cost (report --judge and judge compare share them)."""
+
+    args: Sequence[str] | None
+    base_url: str | None
+    price: str | None
+    use_cache: bool
+    max_concurrency: int | None
+    timeout: float
+    max_cost: float | None
+
+
+def judge_settings(judge: str, calls: JudgeCalls, batch: bool = False, batch_poll_interval: float = 30.0) -> Any:
+    """The run/comparisons JudgeSettings of a command's judge options (its role planned as a run plans its roles)."""
+    from empathybench.run.comparisons import JudgeSettings
+    from empathybench.run.options import check_max_concurrency
+    from empathybench.run.plan import plan_role
+
+    check_max_concurrency(calls.max_concurrency)
+    role = plan_role("judge", judge, list(calls.args or []), base_url=calls.base_url, price=calls.price)
+    return JudgeSettings(
+        role, calls.use_cache, calls.max_concurrency, calls.timeout, calls.max_cost, batch, batch_poll_interval
+    )
+
+
+def report_judge_settings(
+    judge: str | None, calls: JudgeCalls, dry_run: bool, as_json: bool, batch: bool, batch_poll_interval: float
+) -> Any:
+    """`report`'s judge options checked (the options of judge calls need --judge; --json needs --dry-run here) and
+    made its JudgeSettings; None without --judge."""
+    from empathybench.run.options import check_max_concurrency
+
+    judge_only = {"--dry-run": dry_run, "--max-cost": calls.max_cost is not None, "--judge-price": calls.price}
+    judge_only["--batch"] = batch
+    if judge is None and any(judge_only.values()):
+        raise UserError(f"{next(k for k, v in judge_only.items() if v)} applies to the judge calls of --judge")
+    if as_json and not dry_run:
+        raise UserError("--json prints the --dry-run estimate (or the --against-published check); add one of them")
+    if judge is None:
+        check_max_concurrency(calls.max_concurrency)
+        return None
+    return judge_settings(judge, calls, batch, batch_poll_interval)
 
 
 def raise_terminated(signum: int, frame: Any) -> None:
@@ -366,24 +413,41 @@ def data_where(bench: list[str] | None, stdout: Console) -> None:
 
 
 def judge_validate(
-    judge: Any,
+    judge: str,
+    calls: JudgeCalls,
+    limit: int | None,
+    seed: int,
+    attempts: int,
+    allow_unverified: bool,
+    progress: Console | None,
     out: Path | None,
     as_json: bool,
-    settings: dict[str, Any],
     console: Console,
     stdout: Console,
     bench: str | None = None,
 ) -> None:
-    """`empathybench judge validate [--bench NAME]`: an installed instrument's validation rated by `judge` (a
-    RolePlan), figures and failures."""
+    """`empathybench judge validate [--bench NAME]`: an installed instrument's validation rated by `judge` (its role
+    planned as a run plans it, called as `calls` say; `progress`: where the progress is drawn, None for none),
+    figures and failures."""
     from empathybench.instruments.support import MAX_ATTEMPTS
     from empathybench.run.judge import installed_judge_validation, validate_judge
     from empathybench.run.options import check_max_concurrency
+    from empathybench.run.plan import plan_role
 
-    attempts = settings["attempts"]
+    role = plan_role("judge", judge, list(calls.args or []), base_url=calls.base_url)
     if not 1 <= attempts <= MAX_ATTEMPTS:
         raise UserError(f"--attempts must be between 1 and {MAX_ATTEMPTS}, not {attempts}")
-    check_max_concurrency(settings["max_concurrency"])
+    check_max_concurrency(calls.max_concurrency)
+    settings = {
+        "limit": limit,
+        "seed": seed,
+        "max_concurrency": calls.max_concurrency,
+        "use_cache": calls.use_cache,
+        "allow_unverified": allow_unverified,
+        "attempts": attempts,
+        "console": progress,
+        "request_timeout_s": calls.timeout,
+    }
     if out is not None and out.is_dir():
         raise UserError(f"--out {out} is a directory; give a file name, e.g. {out / 'judge-validation.json'}")
     if out is not None:
@@ -391,7 +455,7 @@ def judge_validate(
 
         check_writable_dir(out.parent, "the directory of --out")  # before the judge is asked anything
     validation = installed_judge_validation(bench)
-    report = validate_judge(validation, judge, **settings)
+    report = validate_judge(validation, role, **settings)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(dumps_redacted(report, indent=2) + "\n", encoding="utf-8")
@@ -636,8 +700,12 @@ def atlas_model(name: str, as_json: bool, atlas_file: Path | None, stdout: Conso
         render_model(view, stdout)
 
 
-def report_against_published(path: Path, as_json: bool, stdout: Console) -> None:
-    """`empathybench report RUN --against-published`: the reproduction check of one run against the atlas."""
+def report_against_published(run_dirs: Sequence[Path], as_json: bool, stdout: Console, *, alone: bool) -> None:
+    """`empathybench report RUN --against-published`: the reproduction check of one run against the atlas (`alone`:
+    given without --judge, --dry-run and --out, which it does not take)."""
+    if len(run_dirs) != 1 or not alone:
+        raise UserError("--against-published checks one run directory; give one, without --judge, --dry-run, --out")
+    path = run_dirs[0]
     from empathybench.atlas.data import load_atlas
     from empathybench.atlas.reproduce import check_run
     from empathybench.atlas.views import render_reproduction

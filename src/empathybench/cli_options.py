@@ -139,3 +139,95 @@ EvidenceHtmlOption = Annotated[
     Path | None,
     typer.Option("--html", help="Also write the evidence as a static page here (DIR/index.html, DIR/evidence.csv)"),
 ]
+
+
+# --- the options of one command each, declared here so cli.py holds the commands alone ---------------------------
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model", "-m", help="local | openai/<model> | anthropic/<model> | llamacpp/<file.gguf> | scripted/<name>"
+    ),
+]
+BaseUrlOption = Annotated[str | None, typer.Option(help="Server URL for openai/ (else OPENAI_BASE_URL)")]
+BenchmarkOptionOption = Annotated[
+    list[str] | None,
+    typer.Option("--option", "-O", help="Benchmark option BENCH.NAME=VALUE (see `empathybench list`)"),
+]
+SimulatorOption = Annotated[
+    str | None, typer.Option("--simulator", help="Model spec of the simulated person in conversational instruments")
+]
+RepeatsOption = Annotated[
+    int, typer.Option("--repeats", help="Run N times (1-100) with seeds seed..seed+N-1 and report run-to-run variation")
+]
+ModelArgOption = Annotated[list[str] | None, typer.Option("--model-arg", "-M", help=MODEL_ARG_HELP)]
+PriceOption = Annotated[str | None, typer.Option("--price", help=f"The model's price: {PRICE_HELP}")]
+SimulatorPriceOption = Annotated[
+    str | None, typer.Option("--simulator-price", help=f"The simulator's price: {PRICE_HELP}")
+]
+ReportOutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Output name: writes NAME.html and NAME.md (and NAME.json for a comparison); a .html, .md or .json "
+        "ending is taken as NAME's",
+    ),
+]
+# report, judge validate and judge compare: the judge's server, also spelled --base-url there
+JudgeServerOption = Annotated[
+    str | None, typer.Option("--judge-base-url", "--base-url", help="The judge's server (else its provider's)")
+]
+AgainstPublishedOption = Annotated[
+    bool,
+    typer.Option(
+        "--against-published",
+        help="Check one run against the published run of the same model (the atlas): both figures, the paired "
+        "difference with its interval, a verdict, the settings that differ; with --json as JSON",
+    ),
+]
+ValidationLimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        "-n",
+        min=1,
+        help="At most N items to rate (the instrument's validation says which: e.g. spread over its strata)",
+    ),
+]
+ComparisonBenchOption = Annotated[
+    str | None,
+    typer.Option(
+        "--bench",
+        help="The instrument whose published judge to compare with (default: the first installed one that offers "
+        "a judge comparison, in run order)",
+    ),
+]
+ComparisonLimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "--limit", "-n", min=1, help="Re-judge a part only (the instrument says what N counts; --dry-run prints it)"
+    ),
+]
+ComparisonOutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Directory of the comparison's files: judge-comparison.json and the judgements file that resumes "
+        "it (default: judge-compare/<bench>-<judge>)",
+    ),
+]
+ComparisonJsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the comparison (or the --dry-run estimate) as JSON instead of tables")
+]
+AtlasRunsOption = Annotated[
+    list[Path] | None, typer.Option("--run", "-r", help="A run directory to place among the published models")
+]
+AtlasHtmlOption = Annotated[
+    Path | None,
+    typer.Option("--html", help="Also write the atlas as a static site here (DIR/index.html, DIR/agreement.csv)"),
+]
+DataBenchOption = Annotated[list[str] | None, typer.Option("--bench", "-b", help="Only these benchmarks' files")]
+FamilyOption = Annotated[
+    bool, typer.Option("--family", help="Pair models of the same family too, not only the same checkpoint")
+]
