@@ -144,6 +144,21 @@ def _backend(settings: JudgeSettings, hook: RunComparison) -> Any:
 # --- judging -----------------------------------------------------------------------------------------------------
 
 
+def judge_engine(
+    backend: Any, settings: JudgeSettings, cache: ResponseCache | None, stats: RunStats, meter: CostMeter
+) -> Engine:
+    """The engine a command's judge is asked through: its concurrency, timeout, budget meter and the cache."""
+    return Engine(
+        backend,
+        cache=cache,
+        max_concurrency=settings.max_concurrency,
+        stats=stats,
+        request_timeout_s=settings.request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S,
+        label="judge",
+        meter=meter,
+    )
+
+
 def judged_comparisons(
     runs: Sequence[Any], settings: JudgeSettings, *, target: Path, console: Console | None = None
 ) -> dict[str, ComparisonOutput]:
@@ -167,15 +182,7 @@ def judged_comparisons(
             pending = _pending(prepared, stored)
             stats = RunStats(items_total=len(pending))
             meter = CostMeter(prices, budget_usd=settings.max_cost, spent_before_usd=spent)
-            engine = Engine(
-                backend,
-                cache=cache,
-                max_concurrency=settings.max_concurrency,
-                stats=stats,
-                request_timeout_s=settings.request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S,
-                label="judge",
-                meter=meter,
-            )
+            engine = judge_engine(backend, settings, cache, stats, meter)
             batch_round = None
             if settings.batch:  # every call the cache cannot answer goes into one batch (one round)
                 batch_round = BatchRound(

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from empathybench.engine.cache import ResponseCache
-from empathybench.engine.engine import DEFAULT_REQUEST_TIMEOUT_S, Engine, RunStats
+from empathybench.engine.engine import Engine, RunStats
 from empathybench.engine.progress import RunProgress
 from empathybench.errors import UserError
 from empathybench.instruments.protocol import ComparisonJudging, JudgeComparison, PreparedJudgeComparison
@@ -34,6 +34,7 @@ from empathybench.run.comparisons import (
     check_settings,
     cost_line,
     dry_judge_pending,
+    judge_engine,
     judge_estimate_notes,
     judge_pending,
     read_judgements,
@@ -130,15 +131,7 @@ def compare_judge(compare: CompareSettings, judge: JudgeSettings, *, console: Co
     meter = CostMeter(prices, budget_usd=judge.max_cost)
     cache = ResponseCache(cache_dir() / "responses.sqlite") if judge.use_cache else None
     try:
-        engine = Engine(
-            backend,
-            cache=cache,
-            max_concurrency=judge.max_concurrency,
-            stats=stats,
-            request_timeout_s=judge.request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S,
-            label="judge",
-            meter=meter,
-        )
+        engine = judge_engine(backend, judge, cache, stats, meter)
         progress = RunProgress(console or Console(quiet=True), stats, enabled=console is not None)
         with progress:
             progress.set_description(f"{compare.bench} judge compare")
